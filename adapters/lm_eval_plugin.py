@@ -1,0 +1,1 @@
+"""kpass adapter entry module (filled in by the adapter work)."""

@@ -1,0 +1,1 @@
+"""kpass metric core."""

@@ -1,0 +1,21 @@
+"""Shared test configuration.
+
+Hypothesis runs with a deterministic profile in CI (``CI`` set) and by default, so that a
+failure is reproducible from the same checkout; ``HYPOTHESIS_PROFILE=explore`` searches more.
+"""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "deterministic",
+    derandomize=True,
+    database=None,
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+settings.register_profile("explore", max_examples=2000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
