@@ -1,0 +1,68 @@
+"""Exceptions raised by the kpass host (the core raises plain ``ValueError``/``TypeError``)."""
+
+from __future__ import annotations
+
+__all__ = ["DataError", "MetricSpecError", "PluginConflictError", "PluginLoadError", "UnknownMetricError"]
+
+
+class DataError(ValueError):
+    """Bad or inconsistent sample data, located by source, line and field.
+
+    The ``kpass`` command turns it into exit code 1 and prints ``str(error)``, which names the
+    file, the line and the field when they are known.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong and, where possible, how to fix it.
+    source : str, optional
+        File name (or the ``source`` label given to :meth:`kpass.SampleTable.from_records`).
+    line : int, optional
+        1-based line of the offending record (the header is line 1 in CSV files).
+    field : str, optional
+        Column / field concerned.
+    """
+
+    def __init__(self, message: str, *, source: str | None = None, line: int | None = None,
+                 field: str | None = None) -> None:
+        self.message = message
+        self.source = source
+        self.line = line
+        self.field = field
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        where = []
+        if self.source is not None:
+            where.append(str(self.source))
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        if self.field is not None:
+            where.append(f"field '{self.field}'")
+        return f"{', '.join(where)}: {self.message}" if where else self.message
+
+    def __reduce__(self):  # keep keyword-only arguments through pickling (multiprocessing)
+        return (_rebuild_data_error, (self.message, self.source, self.line, self.field))
+
+
+def _rebuild_data_error(message, source, line, field):
+    return DataError(message, source=source, line=line, field=field)
+
+
+class MetricSpecError(ValueError):
+    """A metric spec such as ``pass@1,8`` that cannot be parsed; the message lists what is valid."""
+
+
+class UnknownMetricError(MetricSpecError, KeyError):
+    """A metric spec naming a family no plugin registered; the message lists the families."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class PluginLoadError(RuntimeError):
+    """A plugin of the ``kpass`` entry-point group could not be imported or registered."""
+
+
+class PluginConflictError(PluginLoadError, ValueError):
+    """Two plugins registered one name; the message names both (a ``ValueError`` too)."""

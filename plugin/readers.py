@@ -1,0 +1,382 @@
+"""Readers for sample tables stored as JSONL, CSV and Parquet, and reader selection.
+
+A reader is any object with ``can_read(path) -> bool`` and ``read(path) -> SampleTable``
+(optionally ``description`` and ``suffixes`` for listings), registered through the
+``register_readers`` hook. :func:`read_samples` picks, for every file, the one reader that
+recognises it (or the reader named by the caller) and concatenates the tables.
+
+File formats (schema in :mod:`kpass.table`):
+
+- JSONL (``.jsonl``, ``.ndjson``, optionally ``.gz``): one JSON object per line; blank lines are
+  skipped; ``NaN`` is read and then rejected wherever a number or boolean is required.
+- CSV (``.csv``, optionally ``.gz``): a header line, then one sample per line; an empty cell is
+  null; ``cot_verdicts`` is a JSON list in its cell (``"[true, null]"``).
+- Parquet (``.parquet``, ``.pq``; needs ``pyarrow``): one column per field; string columns are
+  dictionary-encoded without converting rows to Python. Errors name the 1-based row as the line.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import pathlib
+from collections.abc import Callable, Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Any
+
+import numpy as np
+
+from .errors import DataError
+from .table import Categorical, SampleTable
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pluggy
+
+__all__ = ["CsvReader", "JsonlReader", "ParquetReader", "choose_reader", "read_samples"]
+
+Progress = Callable[[int], None]
+
+
+def _suffixes(path: pathlib.Path) -> str:
+    name = path.name.lower()
+    return name[:-3] if name.endswith(".gz") else name
+
+
+def _open_text(path: pathlib.Path) -> IO[str]:
+    if path.name.lower().endswith(".gz"):
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
+    return open(path, encoding="utf-8", newline="")
+
+
+class JsonlReader:
+    """Sample tables as JSON Lines: one JSON object (one sample) per line."""
+
+    name = "jsonl"
+    suffixes = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
+    description = "kpass sample table, one JSON object per line"
+
+    def matches_suffix(self, path: str | os.PathLike) -> bool:
+        return _suffixes(pathlib.Path(path)).endswith((".jsonl", ".ndjson"))
+
+    def can_read(self, path: str | os.PathLike) -> bool:
+        """Suffix ``.jsonl``/``.ndjson`` and a first record that is not some other tool's log
+        (it has ``problem_id``, or cannot be told apart: empty or broken files are ours to report)."""
+        path = pathlib.Path(path)
+        if not self.matches_suffix(path):
+            return False
+        try:
+            with _open_text(path) as handle:
+                for line in handle:
+                    if line.strip():
+                        record = json.loads(line)
+                        return not isinstance(record, dict) or "problem_id" in record
+        except (OSError, UnicodeDecodeError, ValueError, EOFError):
+            return True
+        return True
+
+    def read(self, path: str | os.PathLike, *, progress: Progress | None = None) -> SampleTable:
+        path = pathlib.Path(path)
+        source = str(path)
+        records: list[Any] = []
+        lines: list[int] = []
+        try:
+            handle = _open_text(path)
+        except OSError as exc:
+            raise DataError(f"cannot open: {exc}", source=source) from None
+        with handle:
+            try:
+                text = handle.read()
+            except (UnicodeDecodeError, OSError, EOFError) as exc:
+                raise DataError(f"cannot read the file: {exc}", source=source, line=1) from None
+        if progress is not None:
+            progress(0)
+        all_lines = text.split("\n")
+        ends_with_newline = text.endswith("\n")
+        if ends_with_newline:
+            all_lines.pop()
+        last = len(all_lines)
+        loads = json.loads
+        for number, line in enumerate(all_lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = loads(line)
+            except ValueError as exc:
+                if number == last and not ends_with_newline:
+                    message = (f"truncated last line (no newline at the end and the JSON is incomplete: "
+                               f"{exc.msg} at column {exc.colno}); was the file still being written?")
+                else:
+                    message = f"invalid JSON: {exc.msg} at column {exc.colno}"
+                raise DataError(message, source=source, line=number) from None
+            if not isinstance(record, dict):
+                raise DataError(f"each line must be a JSON object (one sample); got {type(record).__name__}",
+                                source=source, line=number)
+            records.append(record)
+            lines.append(number)
+            if progress is not None and number % 65536 == 0:
+                progress(number)
+        if not records:
+            raise DataError("the file is empty: no samples", source=source, line=1)
+        table = SampleTable.from_records(records, source=source, lines=lines)
+        if progress is not None:
+            progress(last)
+        return table
+
+
+class CsvReader:
+    """Sample tables as CSV with a header line; empty cells are null."""
+
+    name = "csv"
+    suffixes = (".csv", ".csv.gz")
+    description = "kpass sample table as CSV with a header"
+
+    def matches_suffix(self, path: str | os.PathLike) -> bool:
+        return _suffixes(pathlib.Path(path)).endswith(".csv")
+
+    def can_read(self, path: str | os.PathLike) -> bool:
+        return self.matches_suffix(path)
+
+    def read(self, path: str | os.PathLike, *, progress: Progress | None = None) -> SampleTable:
+        path = pathlib.Path(path)
+        source = str(path)
+        try:
+            handle = _open_text(path)
+        except OSError as exc:
+            raise DataError(f"cannot open: {exc}", source=source) from None
+        with handle:
+            try:
+                raw = handle.read()
+            except (UnicodeDecodeError, OSError, EOFError) as exc:
+                raise DataError(f"cannot read the file: {exc}", source=source, line=1) from None
+        reader = csv.reader(io.StringIO(raw, newline=""))
+        try:
+            header = next(reader, None)
+        except csv.Error as exc:
+            raise DataError(f"malformed CSV header: {exc}", source=source, line=1) from None
+        if header is None or not any(cell.strip() for cell in header):
+            raise DataError("the file is empty: no header and no samples", source=source, line=1)
+        header = [cell.strip() for cell in header]
+        duplicates = sorted({name for name in header if header.count(name) > 1})
+        if duplicates:
+            raise DataError(f"duplicate column(s) in the header: {', '.join(duplicates)}", source=source, line=1,
+                            field=duplicates[0])
+        columns: list[list[Any]] = [[] for _ in header]
+        lines: list[int] = []
+        width = len(header)
+        ends_with_newline = raw.endswith("\n")
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                raise DataError(f"malformed CSV ({exc}); a truncated last line?", source=source,
+                                line=reader.line_num) from None
+            number = reader.line_num
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            if len(row) != width:
+                truncated = not ends_with_newline and number >= raw.count("\n") + 1
+                hint = " (truncated last line: was the file still being written?)" if truncated else ""
+                field = header[len(row)] if len(row) < width else None
+                raise DataError(f"expected {width} fields as in the header, got {len(row)}{hint}", source=source,
+                                line=number, field=field)
+            for column, cell in zip(columns, row):
+                column.append(cell if cell != "" else None)
+            lines.append(number)
+            if progress is not None and number % 65536 == 0:
+                progress(number)
+        if not lines:
+            raise DataError("the file has a header but no samples", source=source, line=2)
+        arrays = {}
+        for name, values in zip(header, columns):
+            array = np.empty(len(values), dtype=object)
+            array[:] = values
+            arrays[name] = array
+        return SampleTable.from_columns(arrays, source=source, lines=lines)
+
+
+class ParquetReader:
+    """Sample tables as Parquet (needs pyarrow); strings are dictionary-encoded in Arrow."""
+
+    name = "parquet"
+    suffixes = (".parquet", ".pq")
+    description = "kpass sample table as Parquet (needs pyarrow)"
+
+    def matches_suffix(self, path: str | os.PathLike) -> bool:
+        return pathlib.Path(path).name.lower().endswith(self.suffixes)
+
+    def can_read(self, path: str | os.PathLike) -> bool:
+        return self.matches_suffix(path)
+
+    def read(self, path: str | os.PathLike, *, progress: Progress | None = None) -> SampleTable:
+        path = pathlib.Path(path)
+        source = str(path)
+        try:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise DataError("reading Parquet needs pyarrow: pip install pyarrow", source=source) from None
+        try:
+            arrow = pq.read_table(path)
+        except (OSError, pa.ArrowException) as exc:
+            raise DataError(f"not a readable Parquet file: {exc}", source=source, line=1) from None
+        if arrow.num_rows == 0:
+            raise DataError("the file is empty: no samples", source=source, line=1)
+        columns: dict[str, Any] = {}
+        for name in arrow.column_names:
+            column = arrow.column(name).combine_chunks()
+            kind = column.type
+            if pa.types.is_dictionary(kind):
+                column = column.cast(kind.value_type)
+                kind = column.type
+            if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+                if name in ("sample_index", "correct", "finished", "output_tokens", "answer_token", "cot_verdicts"):
+                    columns[name] = np.array(column.to_pylist(), dtype=object)
+                    continue
+                encoded = pc.dictionary_encode(column)
+                codes = encoded.indices.to_numpy(zero_copy_only=False)
+                codes = np.where(encoded.is_null().to_numpy(zero_copy_only=False), -1, codes).astype(np.int64)
+                columns[name] = Categorical(codes=codes, categories=encoded.dictionary.to_pylist())
+            elif pa.types.is_boolean(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind):
+                if column.null_count:
+                    values = column.cast(pa.float64()).to_numpy(zero_copy_only=False)  # nulls -> NaN
+                    if pa.types.is_boolean(kind) or pa.types.is_integer(kind):
+                        values = np.where(column.is_null().to_numpy(zero_copy_only=False), np.nan, values)
+                    columns[name] = values
+                else:
+                    columns[name] = column.to_numpy(zero_copy_only=False)
+            else:
+                columns[name] = np.array(column.to_pylist() + [None], dtype=object)[:-1]
+        if progress is not None:
+            progress(arrow.num_rows)
+        return SampleTable.from_columns(columns, source=source)
+
+
+# ----------------------------------------------------------------------------------------------
+# selection
+
+
+def _describe_readers(readers) -> str:
+    parts = []
+    for name, reader in readers.items():
+        suffixes = getattr(reader, "suffixes", ())
+        description = getattr(reader, "description", "")
+        detail = ", ".join(suffixes)
+        parts.append(f"{name}" + (f" ({detail})" if detail else "") + (f": {description}" if description else ""))
+    return "; ".join(parts)
+
+
+def choose_reader(path: str | os.PathLike, *, reader: str | None = None,
+                  plugin_manager: "pluggy.PluginManager | None" = None) -> tuple[str, Any]:
+    """The ``(name, reader)`` that will read ``path``.
+
+    The named ``reader`` when given; else the only reader whose ``can_read`` accepts the file;
+    else a built-in reader whose suffix matches (it then reports what is wrong with the file).
+
+    Raises
+    ------
+    ValueError
+        Unknown reader name (listing the registered readers).
+    DataError
+        No reader recognises the file, or several do (choose one with ``reader=``).
+    """
+    from .manager import get_registry
+
+    registry = get_registry(plugin_manager)
+    readers = registry.readers
+    if reader is not None:
+        if reader not in readers:
+            raise ValueError(f"unknown reader {reader!r}; registered readers: {', '.join(readers) or 'none'}.")
+        return reader, readers[reader]
+    claiming = []
+    for name, candidate in readers.items():
+        try:
+            accepted = bool(candidate.can_read(path))
+        except Exception as exc:  # noqa: BLE001 - a plugin's sniffing must not hide the file's problem
+            raise DataError(f"reader '{name}' (plugin '{registry.owners.get(('reader', name))}') failed "
+                            f"while checking the file: {type(exc).__name__}: {exc}", source=str(path)) from exc
+        if accepted:
+            claiming.append(name)
+    if len(claiming) == 1:
+        return claiming[0], readers[claiming[0]]
+    if len(claiming) > 1:
+        raise DataError(f"several readers recognise this file: {', '.join(claiming)}; choose one with "
+                        f"--reader NAME (Python: reader=NAME)", source=str(path))
+    for name, candidate in readers.items():
+        matches = getattr(candidate, "matches_suffix", None)
+        if matches is not None and matches(path):
+            return name, candidate
+    raise DataError(f"no reader recognises this file; registered readers: {_describe_readers(readers)}",
+                    source=str(path))
+
+
+def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, reader: str | None = None,
+                 plugin_manager: "pluggy.PluginManager | None" = None,
+                 progress: Callable[[str, int], None] | None = None) -> SampleTable:
+    """Read sample files with the registered readers and concatenate them into one table.
+
+    Parameters
+    ----------
+    paths : path or sequence of paths
+        Sample files (JSONL, CSV, Parquet, or any format a plugin reader recognises).
+    reader : str, optional
+        Force one reader by name (``"jsonl"``, ``"csv"``, ``"parquet"``, a plugin's reader).
+    plugin_manager : pluggy.PluginManager, optional
+        Host to take the readers from (default: :func:`kpass.get_plugin_manager`).
+    progress : callable ``(path, units_done)``, optional
+        Called while reading (the CLI draws a progress bar with it).
+
+    Raises
+    ------
+    FileNotFoundError
+        A path that does not exist.
+    DataError
+        Unreadable or invalid data, naming the file, the line and the field; samples of one
+        problem duplicated or split across files.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    paths = list(paths)
+    if not paths:
+        raise ValueError("`paths` is empty: give at least one sample file.")
+    tables = []
+    for path in paths:
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"no such file: {path}")
+        if os.path.isdir(path):
+            raise DataError("is a directory, not a sample file", source=str(path))
+        name, chosen = choose_reader(path, reader=reader, plugin_manager=plugin_manager)
+        callback = None if progress is None else (lambda units, _path=str(path): progress(_path, units))
+        try:
+            table = chosen.read(path, progress=callback) if callback is not None and _takes_progress(chosen) \
+                else chosen.read(path)
+        except DataError:
+            raise
+        except (ValueError, TypeError, KeyError, OSError) as exc:
+            raise DataError(f"reader '{name}' failed: {type(exc).__name__}: {exc}", source=str(path)) from exc
+        if not isinstance(table, SampleTable):
+            raise TypeError(f"reader '{name}' returned {type(table).__name__}, not a kpass.SampleTable.")
+        tables.append(table)
+    return SampleTable.concat(tables)
+
+
+def _takes_progress(reader: Any) -> bool:
+    import inspect
+
+    try:
+        return "progress" in inspect.signature(reader.read).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def iter_reader_descriptions(plugin_manager=None) -> Iterable[str]:
+    """One line per registered reader (for ``kpass readers``-style listings)."""
+    from .manager import get_registry
+
+    registry = get_registry(plugin_manager)
+    for name, reader in registry.readers.items():
+        yield f"{name}: {getattr(reader, 'description', '')} [{registry.owners.get(('reader', name))}]"

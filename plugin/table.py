@@ -1,0 +1,858 @@
+"""The sample table: one row per sample, columnar numpy, categorical columns as integer codes.
+
+Every reader and adapter produces a :class:`SampleTable`; every report starts from one. The
+schema (see ``docs/ARCHITECTURE.md`` and the README):
+
+==============  ====================  ========  ==================================================
+column          type                  required  meaning
+==============  ====================  ========  ==================================================
+model           str                   yes       model name
+task            str                   yes       task / benchmark name
+problem_id      str                   yes       problem id, unique within (model, task)
+sample_index    int >= 0              yes       0-based index of the sample within the problem
+correct         bool                  yes       final answer judged correct (true/false, 1/0)
+answer          str or null           no        extracted final answer (null: none extractable)
+gold            str or null           no        gold answer
+finished        bool or null          no        emitted a final answer before its token limit
+output_tokens   int or null           no        output tokens generated
+answer_token    int or null           no        output-token position where the answer was complete
+cot_verdicts    list of bool/null     no        CoT verifier verdicts (null = invalid verdict)
+cluster         str or null           no        cluster of the problem (passage, subject, ...)
+metadata        object                no        free metadata (kept, never interpreted)
+==============  ====================  ========  ==================================================
+
+Rules checked when a table is built (each violation is a :class:`~kpass.DataError` naming the
+source, the line and the field):
+
+- the required columns are present and never null; ``correct`` is boolean (``true``/``false``,
+  ``1``/``0``, also as strings); numbers are finite (NaN is an error, never a silent null);
+- ``(model, task, problem_id, sample_index)`` is unique (a duplicate names both lines);
+- a problem's samples under one model are indexed ``0..n-1`` without gaps. This is how a problem
+  whose samples were *mixed up between two models* is caught: if model A holds samples 0-3 of a
+  problem and model B holds 4-7, B's indices do not start at 0 and the error names both models.
+  It also catches a silently dropped sample (a gap) and 1-based epochs;
+- a column that is not in the schema is kept as a metadata column (usable with ``--by`` and
+  ``--cluster-by``) and listed in :attr:`SampleTable.extra_columns`; a column name that looks like a
+  misspelt schema column (``corect``, ``answers``) is an error, because keeping it would silently
+  ignore the data the user meant to give.
+
+Different ``n`` per problem is allowed (a report lists it); problems with fewer samples than a
+metric needs are excluded from that metric and listed with the reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import math
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .errors import DataError
+
+__all__ = [
+    "CATEGORICAL_COLUMNS",
+    "Categorical",
+    "OPTIONAL_COLUMNS",
+    "REQUIRED_COLUMNS",
+    "SCHEMA_COLUMNS",
+    "SampleTable",
+]
+
+REQUIRED_COLUMNS = ("model", "task", "problem_id", "sample_index", "correct")
+OPTIONAL_COLUMNS = (
+    "answer", "gold", "finished", "output_tokens", "answer_token", "cot_verdicts", "cluster", "metadata",
+)
+SCHEMA_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+CATEGORICAL_COLUMNS = ("model", "task", "problem_id", "answer", "gold", "cluster")
+_NULLABLE_BOOL_COLUMNS = ("finished",)
+_NULLABLE_INT_COLUMNS = ("output_tokens", "answer_token")
+_NULL = -1
+
+_TRUE_STRINGS = {"true": True, "false": False, "1": True, "0": False, "t": True, "f": False}
+
+
+@dataclasses.dataclass(frozen=True)
+class Categorical:
+    """Pre-coded categorical column for :meth:`SampleTable.from_columns` (fast path).
+
+    Attributes
+    ----------
+    codes : ndarray of int, shape (rows,)
+        Index into ``categories`` per row; ``-1`` is null (only for nullable columns).
+    categories : sequence of str
+        Distinct values.
+    """
+
+    codes: Any
+    categories: Sequence[Any]
+
+
+# --------------------------------------------------------------------------------------------
+# column conversion (vectorized wherever the input is already a typed array)
+
+
+class _Context:
+    """Where rows came from, to name the source and line in errors."""
+
+    def __init__(self, source_names: list[str], source_codes: NDArray[np.int32], lines: NDArray[np.int64]):
+        self.source_names = source_names
+        self.source_codes = source_codes
+        self.lines = lines
+
+    def error(self, message: str, row: int | None = None, field: str | None = None) -> DataError:
+        if row is None:
+            source = ", ".join(self.source_names) if len(self.source_names) <= 3 else (
+                f"{self.source_names[0]} (+{len(self.source_names) - 1} more files)")
+            return DataError(message, source=source or None, field=field)
+        return DataError(
+            message, source=self.source_names[int(self.source_codes[row])], line=int(self.lines[row]), field=field
+        )
+
+
+def _is_null(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _stringify(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, sort_keys=True)
+    return str(value)
+
+
+def _to_categorical(values: Any, name: str, nullable: bool, ctx: _Context) -> tuple[NDArray[np.int32], list[str]]:
+    if hasattr(values, "codes") and hasattr(values, "categories"):
+        codes = np.asarray(values.codes)
+        if codes.dtype.kind not in "iu":
+            raise TypeError(f"`{name}` codes must be integers; got dtype {codes.dtype}.")
+        categories = [_stringify(v) for v in values.categories]
+        codes = codes.astype(np.int64, copy=False)
+        bad = (codes < _NULL) | (codes >= len(categories))
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ctx.error(f"code {int(codes[row])} is outside the {len(categories)} categories", row, name)
+        if len(set(categories)) != len(categories):  # e.g. 1 and "1": merge
+            unique = {}
+            remap = np.array([unique.setdefault(c, len(unique)) for c in categories], dtype=np.int64)
+            codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], _NULL)
+            categories = list(unique)
+    else:
+        array = values if isinstance(values, np.ndarray) else None
+        if array is None:
+            try:
+                array = np.asarray(values)
+            except (ValueError, TypeError):
+                array = np.empty(len(values), dtype=object)
+                array[:] = list(values)
+            if array.ndim != 1:
+                array = np.empty(len(values), dtype=object)
+                array[:] = list(values)
+        kind = array.dtype.kind
+        if kind in "USiub":
+            uniques, first, codes = np.unique(array, return_index=True, return_inverse=True)
+            categories = [_stringify(u.item()) for u in uniques]
+            codes = _renumber_by_first(codes.astype(np.int64).ravel(), first)
+            categories = [categories[i] for i in np.argsort(first, kind="stable").tolist()]
+        elif kind == "f":
+            nan = np.isnan(array)
+            uniques, first, codes = np.unique(np.where(nan, np.inf, array), return_index=True, return_inverse=True)
+            categories = [_stringify(int(u)) if float(u).is_integer() else repr(float(u)) for u in uniques]
+            codes = _renumber_by_first(codes.astype(np.int64).ravel(), first)
+            categories = [categories[i] for i in np.argsort(first, kind="stable").tolist()]
+            if nan.any():  # inf stood for NaN: drop that category, make it null
+                nan_code = int(codes[np.flatnonzero(nan)[0]])
+                codes = np.where(nan, _NULL, codes - (codes > nan_code))
+                del categories[nan_code]
+        else:
+            mapping: dict[str, int] = {}
+            codes = np.empty(len(array), dtype=np.int64)
+            setdefault = mapping.setdefault
+            for row, value in enumerate(array.tolist()):
+                if value is None or (value.__class__ is float and value != value):
+                    codes[row] = _NULL
+                else:
+                    codes[row] = setdefault(value if value.__class__ is str else _stringify(value), len(mapping))
+            categories = list(mapping)
+    if not nullable:
+        null = codes < 0
+        if null.any():
+            row = int(np.flatnonzero(null)[0])
+            raise ctx.error(f"`{name}` is required and may not be null or NaN", row, name)
+    dtype = np.int32 if len(categories) < 2**31 - 1 else np.int64
+    return codes.astype(dtype, copy=False), categories
+
+
+def _renumber_by_first(codes: NDArray[np.int64], first: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Renumber np.unique's sorted codes so that categories follow first appearance."""
+    permutation = np.argsort(first, kind="stable")
+    inverse = np.empty_like(permutation)
+    inverse[permutation] = np.arange(len(permutation))
+    return inverse[codes]
+
+
+def _as_array(values: Any) -> np.ndarray:
+    if isinstance(values, np.ndarray):
+        return values
+    try:
+        array = np.asarray(values)
+    except (ValueError, TypeError):
+        array = None
+    if array is None or array.ndim != 1:
+        array = np.empty(len(values), dtype=object)
+        array[:] = list(values)
+    return array
+
+
+def _to_bool(values: Any, name: str, nullable: bool, ctx: _Context) -> NDArray:
+    """bool array (required) or int8 with -1 for null (nullable)."""
+    array = _as_array(values)
+    kind = array.dtype.kind
+    what = "true/false (or 1/0)" + (" or null" if nullable else "")
+    if kind == "b":
+        return array.astype(np.int8) if nullable else array.astype(bool, copy=False)
+    if kind in "iu":
+        bad = (array != 0) & (array != 1)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ctx.error(f"`{name}` must be {what}; got {array[row].item()!r}", row, name)
+        return array.astype(np.int8) if nullable else array.astype(bool)
+    if kind == "f":
+        nan = np.isnan(array)
+        bad = ~nan & (array != 0) & (array != 1)
+        if bad.any() or (nan.any() and not nullable):
+            row = int(np.flatnonzero(bad | (nan if not nullable else False))[0])
+            raise ctx.error(f"`{name}` must be {what}; got {array[row].item()!r}", row, name)
+        if nullable:
+            return np.where(nan, _NULL, array).astype(np.int8)
+        return array.astype(bool)
+    out = np.empty(len(array), dtype=np.int8)
+    for row, value in enumerate(array.tolist()):
+        if value is True or value is False:
+            out[row] = value
+        elif isinstance(value, str) and value.strip().lower() in _TRUE_STRINGS:
+            out[row] = _TRUE_STRINGS[value.strip().lower()]
+        elif isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value in (0, 1):
+            out[row] = value
+        elif isinstance(value, float) and value in (0.0, 1.0):
+            out[row] = int(value)
+        elif nullable and (value is None or (isinstance(value, str) and value.strip().lower() in ("", "null", "none"))):
+            out[row] = _NULL
+        else:
+            raise ctx.error(f"`{name}` must be {what}; got {value!r}", row, name)
+    return out if nullable else out.astype(bool)
+
+
+def _to_int(values: Any, name: str, nullable: bool, ctx: _Context) -> NDArray[np.int64]:
+    """int64 >= 0, with -1 for null when nullable."""
+    array = _as_array(values)
+    kind = array.dtype.kind
+    what = "an integer >= 0" + (" or null" if nullable else "")
+    if kind in "iu":
+        out = array.astype(np.int64, copy=False)
+    elif kind == "f":
+        nan = np.isnan(array)
+        bad = ~nan & ((array != np.floor(array)) | ~np.isfinite(array))
+        if bad.any() or (nan.any() and not nullable):
+            row = int(np.flatnonzero(bad | (nan if not nullable else False))[0])
+            raise ctx.error(f"`{name}` must be {what}; got {array[row].item()!r}", row, name)
+        out = np.where(nan, _NULL, array).astype(np.int64)
+        nan_rows = nan
+        negative = ~nan_rows & (out < 0)
+        if negative.any():
+            row = int(np.flatnonzero(negative)[0])
+            raise ctx.error(f"`{name}` must be {what}; got {array[row].item()!r}", row, name)
+        return out
+    else:
+        out = np.empty(len(array), dtype=np.int64)
+        for row, value in enumerate(array.tolist()):
+            if isinstance(value, (bool, np.bool_)):
+                raise ctx.error(f"`{name}` must be {what}; got {value!r}", row, name)
+            if isinstance(value, (int, np.integer)):
+                out[row] = value
+                if value < 0:
+                    raise ctx.error(f"`{name}` must be {what}; got {value!r}", row, name)
+                continue
+            if isinstance(value, float) and value.is_integer() and value >= 0:
+                out[row] = int(value)
+                continue
+            if isinstance(value, str) and value.strip().isdigit():
+                out[row] = int(value.strip())
+                continue
+            if nullable and (value is None or (isinstance(value, str) and value.strip().lower() in ("", "null", "none"))):
+                out[row] = _NULL
+                continue
+            raise ctx.error(f"`{name}` must be {what}; got {value!r}", row, name)
+        return out
+    negative = out < 0
+    if negative.any():
+        row = int(np.flatnonzero(negative)[0])
+        raise ctx.error(f"`{name}` must be {what}; got {int(out[row])}", row, name)
+    return out
+
+
+def _to_verdicts(values: Any, name: str, ctx: _Context) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
+    """Ragged verdict lists as flat int8 (1 yes, 0 no, -1 invalid) plus row offsets."""
+    flat: list[int] = []
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    for row, value in enumerate(values):
+        if isinstance(value, str):
+            text = value.strip()
+            if text in ("", "null", "None"):
+                value = None
+            else:
+                try:
+                    value = json.loads(text)
+                except json.JSONDecodeError:
+                    raise ctx.error(
+                        f"`{name}` must be a list of true/false/null (in CSV: a JSON list); got {value!r}", row, name
+                    ) from None
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            offsets[row + 1] = len(flat)
+            continue
+        if isinstance(value, np.ndarray):
+            value = value.tolist()
+        if not isinstance(value, (list, tuple)):
+            raise ctx.error(f"`{name}` must be a list of true/false/null; got {value!r}", row, name)
+        for verdict in value:
+            if verdict is None:
+                flat.append(_NULL)
+            elif verdict is True or verdict is False or (isinstance(verdict, (int, np.integer, np.bool_)) and verdict in (0, 1)):
+                flat.append(int(verdict))
+            else:
+                raise ctx.error(f"`{name}` verdicts must be true, false or null; got {verdict!r}", row, name)
+        offsets[row + 1] = len(flat)
+    return np.asarray(flat, dtype=np.int8), offsets
+
+
+def _close_schema_name(name: str) -> str | None:
+    close = difflib.get_close_matches(name.lower(), SCHEMA_COLUMNS, n=1, cutoff=0.8)
+    return close[0] if close and close[0] != name else None
+
+
+def _missing_hint(missing: Sequence[str], present: Iterable[str]) -> str:
+    hints = []
+    for name in present:
+        close = difflib.get_close_matches(name.lower(), missing, n=1, cutoff=0.8)
+        if close and close[0] != name:
+            hints.append(f"'{name}' -> '{close[0]}'")
+    return f" (misspelt? {', '.join(hints)})" if hints else ""
+
+
+def _check_extra_name(name: str, values: Any, ctx: _Context) -> None:
+    close = _close_schema_name(name)
+    if close:
+        row = 0
+        if isinstance(values, np.ndarray) and values.dtype == object:
+            present = np.flatnonzero(np.not_equal(values, None))
+            row = int(present[0]) if present.size else 0
+        raise ctx.error(
+            f"unknown column '{name}' looks like a misspelling of the schema column '{close}'; "
+            f"rename it (or, to keep it as free metadata, nest it under 'metadata'). "
+            f"Schema columns: {', '.join(SCHEMA_COLUMNS)}.",
+            row,
+            name,
+        )
+
+
+# --------------------------------------------------------------------------------------------
+
+
+class SampleTable:
+    """One row per sample; columns are numpy arrays, categorical columns integer codes.
+
+    Build with :meth:`from_records`, :meth:`from_columns` or :meth:`concat`; do not call the
+    constructor. A built table has passed every check listed in the module docstring.
+
+    Attributes
+    ----------
+    sources : list of str
+        Files (or labels) the rows came from.
+    extra_columns : tuple of str
+        Columns outside the schema, kept as string metadata columns.
+    """
+
+    __slots__ = (
+        "_columns", "_categories", "_verdict_offsets", "_source_codes", "_lines", "sources",
+        "extra_columns", "_index",
+    )
+
+    def __init__(self) -> None:  # use the classmethods
+        self._columns: dict[str, np.ndarray] = {}
+        self._categories: dict[str, list[str]] = {}
+        self._verdict_offsets: NDArray[np.int64] | None = None
+        self._source_codes: NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self._lines: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.sources: list[str] = []
+        self.extra_columns: tuple[str, ...] = ()
+        self._index: _ProblemIndex | None = None
+
+    # ---------------------------------------------------------------- construction
+
+    @classmethod
+    def from_columns(cls, columns: Mapping[str, Any], *, source: str,
+                     lines: Sequence[int] | NDArray | None = None) -> "SampleTable":
+        """Build a table from column arrays (the fast path for large data).
+
+        Parameters
+        ----------
+        columns : Mapping[str, array_like] or pandas.DataFrame
+            Column name -> values, all of one length. Categorical columns may be given as
+            :class:`Categorical` (codes and categories) to skip factorizing strings.
+        source : str
+            File name or label, used in error messages.
+        lines : sequence of int, optional
+            1-based line (or row) number of each row in ``source``; default ``1..rows``.
+
+        Raises
+        ------
+        DataError
+            Any violation of the schema rules (module docstring), naming source, line and field.
+        """
+        if not isinstance(columns, Mapping) and hasattr(columns, "columns") and hasattr(columns, "__getitem__"):
+            columns = {name: np.asarray(columns[name]) for name in columns.columns}  # a pandas DataFrame
+        if not isinstance(columns, Mapping):
+            raise TypeError(f"`columns` must be a mapping of column name -> values; got {type(columns).__name__}.")
+        lengths = {name: len(values.codes) if isinstance(values, Categorical) else len(values)
+                   for name, values in columns.items()}
+        n_rows = next(iter(lengths.values()), 0)
+        if n_rows == 0:
+            raise DataError("no samples: the input is empty", source=source)
+        if len(set(lengths.values())) > 1:
+            raise DataError(f"columns have different lengths: {lengths}", source=source)
+        line_numbers = (np.arange(1, n_rows + 1, dtype=np.int64) if lines is None
+                        else np.asarray(lines, dtype=np.int64))
+        if line_numbers.shape != (n_rows,):
+            raise ValueError(f"`lines` must have one entry per row ({n_rows}); got shape {line_numbers.shape}.")
+        ctx = _Context([source], np.zeros(n_rows, dtype=np.int32), line_numbers)
+        missing = [name for name in REQUIRED_COLUMNS if name not in columns]
+        if missing:
+            raise DataError(
+                f"missing required column(s) {', '.join(missing)}; a sample table needs "
+                f"{', '.join(REQUIRED_COLUMNS)} (optional: {', '.join(OPTIONAL_COLUMNS)})"
+                f"{_missing_hint(missing, columns)}",
+                source=source, line=int(line_numbers[0]), field=missing[0],
+            )
+        table = cls()
+        table.sources = [source]
+        table._source_codes = ctx.source_codes
+        table._lines = line_numbers
+        extras = []
+        for name, values in columns.items():
+            if not isinstance(name, str):
+                raise TypeError(f"column names must be strings; got {name!r}.")
+            if name in CATEGORICAL_COLUMNS:
+                table._columns[name], table._categories[name] = _to_categorical(
+                    values, name, name not in REQUIRED_COLUMNS, ctx)
+            elif name == "sample_index":
+                table._columns[name] = _to_int(values, name, False, ctx)
+            elif name == "correct":
+                table._columns[name] = _to_bool(values, name, False, ctx)
+            elif name in _NULLABLE_BOOL_COLUMNS:
+                table._columns[name] = _to_bool(values, name, True, ctx)
+            elif name in _NULLABLE_INT_COLUMNS:
+                table._columns[name] = _to_int(values, name, True, ctx)
+            elif name == "cot_verdicts":
+                table._columns[name], table._verdict_offsets = _to_verdicts(values, name, ctx)
+            elif name == "metadata":
+                table._columns[name] = _as_object_array(values)
+            else:
+                _check_extra_name(name, values, ctx)
+                table._columns[name], table._categories[name] = _to_categorical(values, name, True, ctx)
+                extras.append(name)
+        table.extra_columns = tuple(extras)
+        table._validate_keys(ctx)
+        return table
+
+    @classmethod
+    def from_records(cls, records: Iterable[Mapping[str, Any]], *, source: str,
+                     lines: Sequence[int] | None = None) -> "SampleTable":
+        """Build a table from one mapping per sample (JSON objects, adapter output).
+
+        Parameters
+        ----------
+        records : iterable of Mapping[str, Any]
+            One mapping per sample with the schema columns (and any extra columns).
+        source : str
+            File name or label, used in error messages.
+        lines : sequence of int, optional
+            1-based line of each record in ``source``; default ``1..len(records)``.
+
+        Raises
+        ------
+        DataError
+            A record that is not a mapping, or any schema violation (see :meth:`from_columns`).
+        """
+        records = list(records)
+        if not records:
+            raise DataError("no samples: the input is empty", source=source)
+        line_numbers = list(range(1, len(records) + 1)) if lines is None else list(lines)
+        if len(line_numbers) != len(records):
+            raise ValueError(f"`lines` must have one entry per record ({len(records)}); got {len(line_numbers)}.")
+        names: dict[str, None] = {}
+        for row, record in enumerate(records):
+            if not isinstance(record, Mapping):
+                raise DataError(f"a sample must be an object/mapping; got {type(record).__name__}",
+                                source=source, line=line_numbers[row])
+            if row == 0 or len(record) != len(names) or any(key not in names for key in record):
+                for key in record:
+                    names.setdefault(key, None)
+        columns: dict[str, Any] = {}
+        for name in names:
+            if name in REQUIRED_COLUMNS:
+                column = []
+                for row, record in enumerate(records):
+                    if name not in record:
+                        raise DataError(f"missing required field '{name}'{_missing_hint([name], record)}",
+                                        source=source, line=line_numbers[row], field=name)
+                    column.append(record[name])
+            else:
+                column = [record.get(name) for record in records]
+            array = np.empty(len(column), dtype=object)
+            array[:] = column
+            columns[name] = array
+        for name in REQUIRED_COLUMNS:
+            if name not in columns:
+                raise DataError(f"missing required field '{name}'{_missing_hint([name], names)}",
+                                source=source, line=line_numbers[0], field=name)
+        return cls.from_columns(columns, source=source, lines=line_numbers)
+
+    @classmethod
+    def concat(cls, tables: Iterable["SampleTable"]) -> "SampleTable":
+        """Stack tables (several files) into one, merging categories and checking keys again.
+
+        Raises
+        ------
+        DataError
+            The same ``(model, task, problem_id, sample_index)`` in two inputs (both named), or a
+            problem whose samples are split between inputs so that indices are not ``0..n-1``.
+        """
+        tables = list(tables)
+        if not tables:
+            raise ValueError("`tables` is empty; nothing to concatenate.")
+        for table in tables:
+            if not isinstance(table, SampleTable):
+                raise TypeError(f"`tables` must contain SampleTable objects; got {type(table).__name__}.")
+        if len(tables) == 1:
+            return tables[0]
+        out = cls()
+        sources: list[str] = []
+        source_codes = []
+        for table in tables:
+            remap = np.array([_index_of(sources, name) for name in table.sources], dtype=np.int32)
+            source_codes.append(remap[table._source_codes])
+        out.sources = sources
+        out._source_codes = np.concatenate(source_codes)
+        out._lines = np.concatenate([t._lines for t in tables])
+        names: dict[str, None] = {}
+        for table in tables:
+            for name in table._columns:
+                names.setdefault(name, None)
+        extras = []
+        for name in names:
+            if name in CATEGORICAL_COLUMNS or name in {e for t in tables for e in t.extra_columns}:
+                merged: list[str] = []
+                lookup: dict[str, int] = {}
+                parts = []
+                for table in tables:
+                    if name in table._columns:
+                        remap = np.array([lookup.setdefault(c, len(lookup)) for c in table._categories[name]]
+                                         + [_NULL], dtype=np.int64)
+                        codes = table._columns[name]
+                        parts.append(remap[codes].astype(np.int32) if remap.size else codes)  # -1 -> last
+                    else:
+                        parts.append(np.full(len(table), _NULL, dtype=np.int32))
+                merged = list(lookup)
+                out._columns[name] = np.concatenate(parts)
+                out._categories[name] = merged
+                if name not in CATEGORICAL_COLUMNS:
+                    extras.append(name)
+            elif name == "cot_verdicts":
+                flats, offsets, shift = [], [np.zeros(1, dtype=np.int64)], 0
+                for table in tables:
+                    if name in table._columns:
+                        flats.append(table._columns[name])
+                        offsets.append(table._verdict_offsets[1:] + shift)
+                        shift += len(table._columns[name])
+                    else:
+                        offsets.append(np.full(len(table), shift, dtype=np.int64))
+                out._columns[name] = np.concatenate(flats) if flats else np.zeros(0, dtype=np.int8)
+                out._verdict_offsets = np.concatenate(offsets)
+            elif name == "metadata":
+                parts = [t._columns[name] if name in t._columns else np.full(len(t), None, dtype=object)
+                         for t in tables]
+                out._columns[name] = np.concatenate(parts)
+            else:  # numeric nullable columns; correct/sample_index always present
+                fill = {"finished": np.int8}.get(name, np.int64)
+                parts = [t._columns[name] if name in t._columns else np.full(len(t), _NULL, dtype=fill)
+                         for t in tables]
+                out._columns[name] = np.concatenate(parts)
+        out.extra_columns = tuple(extras)
+        out._validate_keys(_Context(out.sources, out._source_codes, out._lines))
+        return out
+
+    # ---------------------------------------------------------------- validation and index
+
+    def _validate_keys(self, ctx: _Context) -> None:
+        index = _ProblemIndex.build(self)
+        n_rows = len(self)
+        order = index.order
+        sample_index = self._columns["sample_index"][order]
+        problem_of_row = np.repeat(np.arange(index.n_problems), index.n_samples)
+        same_problem = problem_of_row[1:] == problem_of_row[:-1]
+        duplicate = same_problem & (sample_index[1:] == sample_index[:-1])
+        if duplicate.any():
+            position = int(np.flatnonzero(duplicate)[0])
+            first, second = sorted((int(order[position]), int(order[position + 1])))
+            where_first = f"{self.sources[int(self._source_codes[first])]} line {int(self._lines[first])}"
+            raise ctx.error(
+                f"duplicate sample: (model, task, problem_id, sample_index) = "
+                f"({self._describe_problem(first)}, {int(self._columns['sample_index'][first])}) appears "
+                f"again here; first at {where_first}. Each sample must appear once (were two runs "
+                f"concatenated? give them different model names)",
+                second, "sample_index",
+            )
+        rank = np.arange(n_rows, dtype=np.int64) - np.repeat(index.starts, index.n_samples)
+        misplaced = sample_index != rank
+        if misplaced.any():
+            position = int(np.flatnonzero(misplaced)[0])
+            problem = int(problem_of_row[position])
+            row = int(order[index.starts[problem]])
+            indices = sample_index[index.starts[problem]: index.starts[problem] + index.n_samples[problem]]
+            got = _describe_indices(indices)
+            message = (f"samples of problem ({self._describe_problem(row)}) have sample_index {got}; "
+                       f"expected 0..{int(index.n_samples[problem]) - 1} (0-based, no gaps)")
+            others = self._same_problem_other_models(index, problem)
+            if others:
+                message += (f". The missing indices appear under model(s) {', '.join(map(repr, others))}: "
+                            "this problem's samples look mixed up between models (a problem's samples "
+                            "under one model must be numbered 0..n-1)")
+            elif indices[0] == 1 and int(indices[-1]) == len(indices):
+                message += ". If the indices are 1-based epochs, subtract 1"
+            else:
+                message += (". Some samples seem to be missing (dropped upstream?); kpass does not guess "
+                            "which, so re-run them or renumber the samples you have")
+            raise ctx.error(message, row, "sample_index")
+        self._index = index
+
+    def _describe_problem(self, row: int) -> str:
+        return ", ".join(repr(self._categories[name][int(self._columns[name][row])])
+                         for name in ("model", "task", "problem_id"))
+
+    def _same_problem_other_models(self, index: "_ProblemIndex", problem: int) -> list[str]:
+        """Models holding the same (task, problem_id) with sample indices disjoint from this one's."""
+        same = ((index.task_codes == index.task_codes[problem]) & (index.problem_codes == index.problem_codes[problem])
+                & (index.model_codes != index.model_codes[problem]))
+        here = set(self._problem_sample_indices(index, problem))
+        return [self._categories["model"][int(index.model_codes[other])] for other in np.flatnonzero(same).tolist()
+                if not here & set(self._problem_sample_indices(index, other))]
+
+    def _problem_sample_indices(self, index: "_ProblemIndex", problem: int) -> list[int]:
+        rows = index.order[index.starts[problem]: index.starts[problem] + index.n_samples[problem]]
+        return self._columns["sample_index"][rows].tolist()
+
+    # ---------------------------------------------------------------- access
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __repr__(self) -> str:
+        index = self._index
+        return (f"<SampleTable {len(self)} samples, {index.n_problems if index else '?'} problems, "
+                f"models={self.categories('model')[:5]}, columns={self.columns}>")
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """Names of the columns present (schema columns first, then extra columns)."""
+        return tuple(name for name in (*SCHEMA_COLUMNS, *self.extra_columns) if name in self._columns)
+
+    def has_column(self, name: str) -> bool:
+        """Whether ``name`` is present (optional schema columns may be absent)."""
+        return name in self._columns
+
+    def is_categorical(self, name: str) -> bool:
+        """Whether ``name`` is stored as codes plus categories."""
+        return name in self._categories
+
+    def codes(self, name: str) -> NDArray[np.integer]:
+        """Integer codes of a categorical column (``-1`` = null)."""
+        self._require(name)
+        if name not in self._categories:
+            raise KeyError(f"column '{name}' is not categorical; categorical columns: {sorted(self._categories)}")
+        return self._columns[name]
+
+    def categories(self, name: str) -> list[str]:
+        """Category values of a categorical column, in order of first appearance."""
+        self._require(name)
+        return list(self._categories[name])
+
+    def column(self, name: str) -> np.ndarray:
+        """Values of a column; categorical ones decoded to an object array (``None`` = null).
+
+        Nullable booleans are int8 and nullable integers int64 with ``-1`` for null. For
+        ``cot_verdicts`` see :meth:`verdicts`.
+        """
+        self._require(name)
+        if name in self._categories:
+            lookup = np.array(self._categories[name] + [None], dtype=object)
+            return lookup[self._columns[name]]
+        if name == "cot_verdicts":
+            flat, offsets = self.verdicts()
+            return np.array([flat[offsets[i]:offsets[i + 1]].tolist() for i in range(len(self))], dtype=object)
+        return self._columns[name]
+
+    def verdicts(self) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
+        """CoT verdicts as ``(flat, offsets)``: row i's verdicts are ``flat[offsets[i]:offsets[i+1]]``
+        with 1 = yes, 0 = no, -1 = invalid."""
+        self._require("cot_verdicts")
+        return self._columns["cot_verdicts"], self._verdict_offsets
+
+    def error_location(self, row: int | None = None) -> dict[str, Any]:
+        """``source=`` and ``line=`` keywords for a :class:`~kpass.DataError` about ``row``, or
+        about the whole table (its first line; all sources when there are several)."""
+        if row is None:
+            if len(self.sources) != 1:
+                return {"source": ", ".join(self.sources), "line": None}
+            row = 0
+        source, line = self.location(row)
+        return {"source": source, "line": line}
+
+    def location(self, row: int) -> tuple[str, int]:
+        """``(source, line)`` of a row, for error messages."""
+        return self.sources[int(self._source_codes[row])], int(self._lines[row])
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """Rows as dicts (for small tables and tests); nulls as ``None``."""
+        decoded = {}
+        for name in self.columns:
+            values = self.column(name)
+            if name in _NULLABLE_BOOL_COLUMNS:
+                values = [None if v < 0 else bool(v) for v in values.tolist()]
+            elif name in _NULLABLE_INT_COLUMNS:
+                values = [None if v < 0 else v for v in values.tolist()]
+            elif name == "cot_verdicts":
+                values = [[None if x < 0 else bool(x) for x in row] for row in values]
+            else:
+                values = values.tolist()
+            decoded[name] = values
+        return [{name: decoded[name][i] for name in decoded} for i in range(len(self))]
+
+    def _require(self, name: str) -> None:
+        if name not in self._columns:
+            raise KeyError(f"the table has no column '{name}'; columns: {', '.join(self.columns)}")
+
+    @property
+    def problem_index(self) -> "_ProblemIndex":
+        """Rows grouped by problem (model, task, problem_id), sorted by sample_index."""
+        assert self._index is not None
+        return self._index
+
+
+def _index_of(items: list[str], value: str) -> int:
+    try:
+        return items.index(value)
+    except ValueError:
+        items.append(value)
+        return len(items) - 1
+
+
+def _as_object_array(values: Any) -> np.ndarray:
+    array = np.empty(len(values), dtype=object)
+    array[:] = list(values)
+    return array
+
+
+def _describe_indices(indices: NDArray[np.int64]) -> str:
+    values = indices.tolist()
+    if len(values) <= 8:
+        return ", ".join(map(str, values))
+    return ", ".join(map(str, values[:4])) + ", ..., " + ", ".join(map(str, values[-2:]))
+
+
+@dataclasses.dataclass(frozen=True)
+class _ProblemIndex:
+    """Rows sorted by problem then sample_index, and per-problem counts (all vectorized).
+
+    ``order`` permutes the rows; problem ``j`` holds sorted rows ``starts[j] : starts[j] + n_samples[j]``.
+    Problems are sorted by (model code, task code, problem code).
+    """
+
+    order: NDArray[np.int64]
+    starts: NDArray[np.int64]
+    n_samples: NDArray[np.int64]
+    n_correct: NDArray[np.int64]
+    model_codes: NDArray[np.int64]
+    task_codes: NDArray[np.int64]
+    problem_codes: NDArray[np.int64]
+
+    @property
+    def n_problems(self) -> int:
+        return len(self.starts)
+
+    @classmethod
+    def build(cls, table: SampleTable) -> "_ProblemIndex":
+        model = table._columns["model"]
+        task = table._columns["task"]
+        problem = table._columns["problem_id"]
+        sample_index = table._columns["sample_index"]
+        sizes = [max(len(table._categories[name]), 1) for name in ("model", "task", "problem_id")]
+        max_index = int(sample_index.max()) + 1
+        if math.prod(sizes) * max_index < 2**62:
+            key = model.astype(np.int64)
+            key *= sizes[1]
+            key += task
+            key *= sizes[2]
+            key += problem
+            problem_key = key.copy()
+            key *= max_index
+            key += sample_index
+            order = np.argsort(key, kind="stable")
+            del key
+            sorted_problem_key = problem_key[order]
+            del problem_key
+            change = np.empty(len(order), dtype=bool)
+            change[0] = True
+            np.not_equal(sorted_problem_key[1:], sorted_problem_key[:-1], out=change[1:])
+            del sorted_problem_key
+        else:  # astronomically many categories: fall back to a 4-key lexsort
+            order = np.lexsort((sample_index, problem, task, model))
+            change = np.empty(len(order), dtype=bool)
+            change[0] = True
+            change[1:] = False
+            for column in (model, task, problem):
+                sorted_column = column[order]
+                change[1:] |= sorted_column[1:] != sorted_column[:-1]
+        starts = np.flatnonzero(change).astype(np.int64)
+        del change
+        n_samples = np.diff(np.append(starts, len(order)))
+        correct_sorted = table._columns["correct"][order]
+        cumulative = np.concatenate([[0], np.cumsum(correct_sorted, dtype=np.int64)])
+        del correct_sorted
+        n_correct = cumulative[starts + n_samples] - cumulative[starts]
+        first_rows = order[starts]
+        return cls(
+            order=order, starts=starts, n_samples=n_samples.astype(np.int64), n_correct=n_correct,
+            model_codes=model[first_rows].astype(np.int64), task_codes=task[first_rows].astype(np.int64),
+            problem_codes=problem[first_rows].astype(np.int64),
+        )
+
+    def rows_of(self, problems: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Table rows of the given problems, concatenated in problem order, and their offsets."""
+        lengths = self.n_samples[problems]
+        offsets = np.zeros(len(problems) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        if offsets[-1] == 0:
+            return np.zeros(0, dtype=np.int64), offsets
+        within = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1], lengths)
+        positions = np.repeat(self.starts[problems], lengths) + within
+        return self.order[positions], offsets

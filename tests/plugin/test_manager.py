@@ -1,0 +1,254 @@
+"""The pluggy host: hooks, built-ins through the same hooks, duplicates, KPASS_LOAD_PLUGINS,
+plugins that fail to import. Each test builds its own PluginManager (no shared state)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import kpass
+from kpass import cli, manager
+
+
+def small_table():
+    records = [
+        {"model": "m", "task": "t", "problem_id": f"p{j}", "sample_index": s, "correct": (j + s) % 3 == 0}
+        for j in range(6) for s in range(4)
+    ]
+    return kpass.SampleTable.from_records(records, source="inline")
+
+
+class AlwaysHalf(kpass.MetricFamily):
+    symbol = "half@"
+    example = "half@2"
+    description = "test family: 0.5 for every problem"
+
+    def compute(self, problems, spec):
+        return np.full(len(problems), 0.5)
+
+
+def test_builtins_are_registered_through_the_hooks():
+    pm = kpass.make_plugin_manager(load_entry_points=False)
+    registry = kpass.get_registry(pm)
+    assert list(registry.metrics) == ["pass@k", "pass^k", "G-Pass@k", "mG-Pass@k", "cons@k", "CoT-Pass@k", "fin@k"]
+    assert {"jsonl", "csv", "parquet"} <= set(registry.readers)
+    assert {owner for owner in registry.owners.values()} >= {"kpass.builtin"}
+    assert pm.get_plugin("kpass.builtin") is not None
+
+
+def test_inline_plugin_metric_works_in_specs_and_reports():
+    pm = kpass.make_plugin_manager(load_entry_points=False)
+
+    class P:
+        @kpass.hookimpl
+        def register_metrics(self, register):
+            register("half@k", AlwaysHalf())
+
+    plugin = P()
+    pm.register(plugin, name="half-plugin")
+    try:
+        (spec,) = kpass.parse_metric_specs("HALF@2", plugin_manager=pm)
+        assert spec.name == "half@2" and spec.family == "half@k"
+        report = kpass.compute_report(small_table(), "half@2 pass@1", plugin_manager=pm, method="t")
+        row = report.row("half@2", model="m", task="t")
+        assert row.estimate == 0.5 and row.n_problems == 6 and row.standard_error == 0.0
+        assert kpass.get_registry(pm).owners[("metric", "half@k")] == "half-plugin"
+    finally:
+        pm.unregister(plugin)
+    with pytest.raises(kpass.UnknownMetricError):
+        kpass.parse_metric_specs("half@2", plugin_manager=pm)
+
+
+def test_duplicate_name_names_both_plugins():
+    pm = kpass.make_plugin_manager(load_entry_points=False)
+
+    class P:
+        @kpass.hookimpl
+        def register_metrics(self, register):
+            register("pass@k", AlwaysHalf())
+
+    plugin = P()
+    pm.register(plugin, name="copycat")
+    try:
+        with pytest.raises(ValueError, match="'pass@k' is registered by two plugins: 'kpass.builtin' and 'copycat'"):
+            kpass.get_registry(pm)
+        with pytest.raises(kpass.PluginConflictError):
+            kpass.parse_metric_specs("pass@1", plugin_manager=pm)
+    finally:
+        pm.unregister(plugin)
+    assert "pass@k" in kpass.get_registry(pm).metrics
+
+
+def test_duplicate_spec_prefix_names_both_plugins():
+    pm = kpass.make_plugin_manager(load_entry_points=False)
+
+    class Majority(AlwaysHalf):
+        symbol = "MAJ@"  # collides with the alias of cons@k, case-insensitively
+
+    class P:
+        @kpass.hookimpl
+        def register_metrics(self, register):
+            register("my-majority@k", Majority())
+
+    plugin = P()
+    pm.register(plugin, name="voting")
+    try:
+        with pytest.raises(ValueError, match=r"prefix 'MAJ@'.*'kpass.builtin' \(family 'cons@k'\) and 'voting'"):
+            kpass.get_registry(pm)
+    finally:
+        pm.unregister(plugin)
+
+
+def test_duplicate_reader_and_bad_objects():
+    pm = kpass.make_plugin_manager(load_entry_points=False)
+
+    class P:
+        @kpass.hookimpl
+        def register_readers(self, register):
+            register("csv", object())
+
+    plugin = P()
+    pm.register(plugin, name="csv-again")
+    try:
+        with pytest.raises(ValueError, match="reader name 'csv' is registered by two plugins: 'kpass.builtin' and 'csv-again'"):
+            kpass.get_registry(pm)
+    finally:
+        pm.unregister(plugin)
+
+    class Q:
+        @kpass.hookimpl
+        def register_metrics(self, register):
+            register("nosymbol", kpass.MetricFamily())
+
+    plugin = Q()
+    pm.register(plugin, name="q")
+    try:
+        with pytest.raises(TypeError, match="family 'nosymbol' from plugin 'q' needs a `symbol`"):
+            kpass.get_registry(pm)
+    finally:
+        pm.unregister(plugin)
+
+
+# ------------------------------------------------------------------------------------------
+# entry points (faked: EntryPoint objects pointing at modules placed in sys.modules)
+
+
+def _module(name, *, metric_symbol=None):
+    module = types.ModuleType(name)
+    if metric_symbol is not None:
+        family = type("F", (AlwaysHalf,), {"symbol": metric_symbol})
+
+        @kpass.hookimpl
+        def register_metrics(register):
+            register(f"{metric_symbol}k", family())
+
+        module.register_metrics = register_metrics
+    return module
+
+
+@pytest.fixture
+def fake_entry_points(monkeypatch):
+    monkeypatch.setitem(sys.modules, "fake_kpass_alpha", _module("fake_kpass_alpha", metric_symbol="alpha@"))
+    monkeypatch.setitem(sys.modules, "fake_kpass_beta", _module("fake_kpass_beta", metric_symbol="beta@"))
+    points = [
+        importlib.metadata.EntryPoint(name="alpha", value="fake_kpass_alpha", group="kpass"),
+        importlib.metadata.EntryPoint(name="beta", value="fake_kpass_beta", group="kpass"),
+    ]
+
+    def entry_points(**selection):
+        assert selection == {"group": "kpass"}
+        return list(points)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    return points
+
+
+def test_entry_points_load_and_pinning(fake_entry_points, monkeypatch):
+    monkeypatch.delenv("KPASS_LOAD_PLUGINS", raising=False)
+    pm = kpass.make_plugin_manager()
+    assert {"alpha@k", "beta@k"} <= set(kpass.get_registry(pm).metrics)
+
+    monkeypatch.setenv("KPASS_LOAD_PLUGINS", "beta")
+    pm = kpass.make_plugin_manager()
+    metrics = kpass.get_registry(pm).metrics
+    assert "beta@k" in metrics and "alpha@k" not in metrics and "pass@k" in metrics  # built-ins always load
+
+    monkeypatch.setenv("KPASS_LOAD_PLUGINS", "")
+    pm = kpass.make_plugin_manager()
+    assert not {"alpha@k", "beta@k"} & set(kpass.get_registry(pm).metrics)
+
+    monkeypatch.setenv("KPASS_LOAD_PLUGINS", "alpha, gamma")
+    with pytest.raises(kpass.PluginLoadError, match="names 'gamma', which no installed kpass plugin provides; installed: alpha, beta"):
+        kpass.make_plugin_manager()
+
+
+def test_plugin_that_fails_to_import_is_named(fake_entry_points, monkeypatch):
+    monkeypatch.delenv("KPASS_LOAD_PLUGINS", raising=False)
+    fake_entry_points.append(
+        importlib.metadata.EntryPoint(name="broken", value="kpass_no_such_module_xyz", group="kpass"))
+    with pytest.raises(kpass.PluginLoadError,
+                       match=r"plugin 'broken' \(entry point 'broken = kpass_no_such_module_xyz'\) failed to import: "
+                             r"ModuleNotFoundError"):
+        kpass.make_plugin_manager()
+    monkeypatch.setenv("KPASS_LOAD_PLUGINS", "alpha")  # pinning around the broken one works
+    assert "alpha@k" in kpass.get_registry(kpass.make_plugin_manager()).metrics
+
+
+def test_cli_reports_a_broken_plugin_with_exit_code_1(fake_entry_points, monkeypatch, capsys):
+    monkeypatch.delenv("KPASS_LOAD_PLUGINS", raising=False)
+    fake_entry_points.append(
+        importlib.metadata.EntryPoint(name="broken", value="kpass_no_such_module_xyz", group="kpass"))
+    kpass.reset_plugin_manager()
+    try:
+        assert cli.main(["metrics"]) == 1
+        assert "plugin 'broken'" in capsys.readouterr().err
+    finally:
+        kpass.reset_plugin_manager()
+
+
+def test_cli_lists_plugin_metrics(fake_entry_points, monkeypatch, capsys):
+    monkeypatch.setenv("KPASS_LOAD_PLUGINS", "alpha")
+    kpass.reset_plugin_manager()
+    try:
+        assert cli.main(["metrics"]) == 0
+        out = capsys.readouterr().out
+        assert "alpha@k" in out and "[alpha]" in out and "cons@k" in out
+        assert cli.main(["plugins"]) == 0
+        out = capsys.readouterr().out
+        assert "alpha: metric alpha@k" in out and "kpass.builtin:" in out
+    finally:
+        kpass.reset_plugin_manager()
+
+
+def test_default_manager_is_cached_and_resettable(monkeypatch):
+    monkeypatch.setenv("KPASS_LOAD_PLUGINS", "")
+    kpass.reset_plugin_manager()
+    try:
+        first = kpass.get_plugin_manager()
+        assert kpass.get_plugin_manager() is first
+        assert kpass.get_registry() is kpass.get_registry()  # cached while the plugins are unchanged
+        kpass.reset_plugin_manager()
+        assert kpass.get_plugin_manager() is not first
+    finally:
+        kpass.reset_plugin_manager()
+
+
+def test_manager_module_uses_the_kpass_group():
+    assert manager.ENTRY_POINT_GROUP == "kpass"
+    pm = kpass.make_plugin_manager(load_entry_points=False, builtins=False)
+    assert pm.project_name == "kpass"
+    assert set(kpass.get_registry(pm).metrics) == set()
+
+
+def test_public_api_reexports_the_core():
+    import kpass.metrics
+
+    assert set(kpass.metrics.__all__) <= set(kpass.__all__)
+    for name in kpass.__all__:
+        assert hasattr(kpass, name), name
+    assert kpass.pass_at_k is kpass.metrics.pass_at_k
+    assert {"hookimpl", "SampleTable", "compute_report", "parse_metric_specs", "__version__"} <= set(kpass.__all__)
