@@ -347,9 +347,16 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
     for path in paths:
         if not os.path.exists(path):
             raise FileNotFoundError(f"no such file: {path}")
-        if os.path.isdir(path):
-            raise DataError("is a directory, not a sample file", source=str(path))
-        name, chosen = choose_reader(path, reader=reader, plugin_manager=plugin_manager)
+        if os.path.isdir(path) and reader is None:
+            # Some logs are directories (lm-eval's --output_path); only a reader that claims the
+            # directory may read it, never a file reader by its suffix.
+            try:
+                name, chosen = choose_reader(path, plugin_manager=plugin_manager)
+            except DataError as exc:
+                raise DataError(f"is a directory that no reader recognises ({exc.message})",
+                                source=str(path)) from exc
+        else:
+            name, chosen = choose_reader(path, reader=reader, plugin_manager=plugin_manager)
         callback = None if progress is None else (lambda units, _path=str(path): progress(_path, units))
         try:
             table = chosen.read(path, progress=callback) if callback is not None and _takes_progress(chosen) \

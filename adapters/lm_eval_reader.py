@@ -1,0 +1,380 @@
+"""Read lm-eval ``--log_samples`` output into a :class:`kpass.SampleTable` (post hoc, no re-run).
+
+``lm_eval ... --log_samples --output_path OUT`` writes, per model, ``OUT/<model>/results_<date>.json``
+(the task configs: filters, metrics, ``repeats``) and ``OUT/<model>/samples_<task>_<date>.jsonl``
+(one line per document and filter pipeline, with all K raw generations in ``resps``). This reader
+re-applies each task's own filter pipelines without their selection steps to all K generations
+(:mod:`kpass.adapters.lm_eval_samples`), judges each extracted answer with the task's first
+binary metric (``exact_match`` for most generation tasks, with its YAML options), and returns one
+row per generation: ``problem_id`` = ``doc_id``, ``task`` = ``"<task>/<filter>"``.
+
+Accepted paths: an output directory (searched recursively), a ``results_*.json`` file, or a
+``samples_*.jsonl`` file (its ``results_*.json`` of the same run must sit beside it).
+
+For every pipeline that ends in ``take_first``, the re-scored first generation must agree with the
+score lm-eval logged for it; a disagreement (multiple targets, a target mapping, a custom metric)
+is a :class:`kpass.DataError` naming the file and line, never silently different numbers.
+
+Limits (each raises :class:`kpass.DataError` naming the task and file): tasks scored by a custom
+``process_results`` function, by ``doc_to_choice`` targets, or only by ``!function`` metrics cannot be
+re-scored post hoc; run them through ``kpass-lm-eval`` instead, which scores with the live task.
+Non-generation tasks (log-likelihood, multiple choice) have no K samples and are skipped with a
+warning.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .lm_eval_samples import sample_columns, sample_pipelines, score_samples
+
+__all__ = ["LmEvalSamplesReader", "read_lm_eval_output"]
+
+logger = logging.getLogger(__name__)
+
+_RESULTS_PATTERN = re.compile(r"^results_(?P<date>.+)\.json$")
+_SAMPLES_PATTERN = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[^_]+)\.jsonl$")
+_CONFIG_KEYS_NOT_KWARGS = frozenset({"metric", "aggregation", "higher_is_better", "hf_evaluate"})
+
+
+def _data_error(message: str, *, source: Any = None, line: int | None = None, field: str | None = None):
+    from kpass.errors import DataError
+
+    return DataError(message, source=None if source is None else str(source), line=line, field=field)
+
+
+class LmEvalSamplesReader:
+    """The ``lm_eval`` reader registered through kpass's ``register_readers`` hook."""
+
+    name = "lm_eval"
+    description = "lm-evaluation-harness --log_samples output (results_*.json + samples_*.jsonl)"
+
+    def can_read(self, path: str | Path) -> bool:
+        """True for an lm-eval output directory, a results JSON or a samples JSONL of lm-eval."""
+        path = Path(path)
+        try:
+            if path.is_dir():
+                return any(True for _ in _results_files(path))
+            if path.is_file():
+                if _RESULTS_PATTERN.match(path.name):
+                    return _looks_like_results(path)
+                if _SAMPLES_PATTERN.match(path.name):
+                    return _looks_like_samples(path)
+        except OSError:
+            return False
+        return False
+
+    def read(self, path: str | Path):
+        """Read ``path``; see :func:`read_lm_eval_output`."""
+        return read_lm_eval_output(path)
+
+
+def _looks_like_results(path: Path) -> bool:
+    try:
+        with path.open("r", encoding="utf-8") as handle:
+            head = handle.read(4096)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return '"results"' in head or '"configs"' in head
+
+
+def _looks_like_samples(path: Path) -> bool:
+    try:
+        with path.open("r", encoding="utf-8") as handle:
+            first = handle.readline()
+        record = json.loads(first)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(record, dict) and "doc_id" in record and "resps" in record
+
+
+def _results_files(directory: Path):
+    for candidate in sorted(directory.rglob("results_*.json")):
+        if candidate.is_file() and _RESULTS_PATTERN.match(candidate.name) and _looks_like_results(candidate):
+            yield candidate
+
+
+def read_lm_eval_output(path: str | Path):
+    """Read lm-eval ``--log_samples`` output into a sample table.
+
+    Parameters
+    ----------
+    path : str or Path
+        Output directory, ``results_<date>.json`` or ``samples_<task>_<date>.jsonl``.
+
+    Returns
+    -------
+    kpass.SampleTable
+        One row per generation of every generation task (and filter pipeline) found.
+
+    Raises
+    ------
+    kpass.DataError
+        Missing files, corrupt or truncated JSON (file and line named), two runs of the same model
+        and task under one directory, a task that cannot be re-scored post hoc.
+    """
+    from kpass import SampleTable
+
+    path = Path(path)
+    if path.is_dir():
+        results_files = list(_results_files(path))
+        if not results_files:
+            raise _data_error("no lm-eval results_*.json file in this directory (was lm_eval run with "
+                              "--output_path?)", source=path)
+        jobs = [(results, None) for results in results_files]
+    elif path.is_file() and _RESULTS_PATTERN.match(path.name):
+        jobs = [(path, None)]
+    elif path.is_file() and _SAMPLES_PATTERN.match(path.name):
+        match = _SAMPLES_PATTERN.match(path.name)
+        results = path.with_name(f"results_{match.group('date')}.json")
+        if not results.is_file():
+            raise _data_error(f"the results file of this run ({results.name}) is missing; kpass needs it "
+                              "for the task's filters and metrics", source=path)
+        jobs = [(results, match.group("task"))]
+    else:
+        raise _data_error("not an lm-eval output directory, results_*.json or samples_*.jsonl file", source=path)
+
+    tables = []
+    seen: dict[tuple[str, str], Path] = {}
+    for results_path, only_task in jobs:
+        for (model, task), table in _read_run(results_path, only_task):
+            if (model, task) in seen:
+                raise _data_error(
+                    f"model {model!r}, task {task!r} appears in two runs: {seen[(model, task)]} and "
+                    f"{results_path}; point kpass at one results file (or separate directories)",
+                    source=path,
+                )
+            seen[(model, task)] = results_path
+            tables.append(table)
+    if not tables:
+        raise _data_error("no generation task with logged samples found (lm-eval needs --log_samples, "
+                          "and only generate_until tasks have K samples)", source=path)
+    return tables[0] if len(tables) == 1 else SampleTable.concat(tables)
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise _data_error(f"not UTF-8 text: {error}", source=path) from error
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise _data_error(f"invalid or truncated JSON: {error.msg} (column {error.colno})",
+                          source=path, line=error.lineno) from error
+    if not isinstance(data, dict):
+        raise _data_error(f"expected a JSON object, got {type(data).__name__}", source=path, line=1)
+    return data
+
+
+def _model_name(results: Mapping[str, Any], results_path: Path) -> str:
+    name = results.get("model_name")
+    if isinstance(name, str) and name:
+        return name
+    config = results.get("config") or {}
+    model_args = config.get("model_args")
+    if isinstance(model_args, Mapping):
+        for key in ("peft", "delta", "pretrained", "model", "path", "engine"):
+            if model_args.get(key):
+                return str(model_args[key])
+    if isinstance(config.get("model"), str):
+        return config["model"]
+    return results_path.parent.name
+
+
+def _read_run(results_path: Path, only_task: str | None):
+    from kpass import SampleTable
+
+    results = _load_json(results_path)
+    configs = results.get("configs")
+    if not isinstance(configs, Mapping):
+        raise _data_error("no 'configs' object: not an lm-eval results file", source=results_path, field="configs")
+    date = _RESULTS_PATTERN.match(results_path.name).group("date")
+    model = _model_name(results, results_path)
+    tasks = [only_task] if only_task is not None else list(configs)
+    for task in tasks:
+        config = configs.get(task)
+        if not isinstance(config, Mapping):
+            raise _data_error(f"task {task!r} has no config in this results file", source=results_path,
+                              field="configs")
+        if config.get("output_type", "generate_until") != "generate_until":
+            warnings.warn(
+                f"kpass: skipping lm-eval task {task!r} ({config.get('output_type')}): only generate_until "
+                "tasks have K samples to score.", stacklevel=3)
+            continue
+        samples_path = results_path.with_name(f"samples_{task}_{date}.jsonl")
+        if not samples_path.is_file():
+            raise _data_error(f"samples file {samples_path.name} of task {task!r} is missing (run lm_eval "
+                              "with --log_samples)", source=results_path)
+        docs = _read_samples(samples_path)
+        score, metric_names = _config_scorer(config, task, samples_path)
+        for pipeline in sample_pipelines(config.get("filter_list")):
+            answers = pipeline.apply([d["resps"] for d in docs], [d["doc"] for d in docs])
+            metric, verdicts = score_samples(
+                answers,
+                lambda d, answer: score(docs[d]["target"], answer),
+                metric=None, task=task, doc_ids=[d["doc_id"] for d in docs],
+            )
+            _check_against_lm_eval(pipeline, metric, docs, verdicts, task, samples_path)
+            columns, lines = sample_columns(
+                model=model, task=task, pipeline=pipeline, cluster_by=None,
+                doc_ids=[d["doc_id"] for d in docs], docs=[d["doc"] for d in docs],
+                targets=[d["target"] for d in docs], answers=answers, verdicts=verdicts,
+                doc_lines=[d["line"] for d in docs],
+            )
+            table = SampleTable.from_columns(columns, source=str(samples_path), lines=lines)
+            yield (model, table.categories("task")[0]), table
+        logger.debug("read %s (%d documents, metrics %s)", samples_path, len(docs), metric_names)
+
+
+def _check_against_lm_eval(pipeline, metric: str, docs, verdicts, task: str, samples_path: Path) -> None:
+    """Post-hoc verdicts of the first generation must equal lm-eval's own logged score.
+
+    For a pipeline whose only selection step is a final ``take_first``, lm-eval scored generation 0
+    through the same steps with the same metric; a disagreement means the post-hoc scoring does not
+    reproduce the task (multiple targets, a target mapping, a custom metric), and is an error
+    rather than silently wrong numbers.
+    """
+    if pipeline.removed != ("take_first",):
+        return
+    for d, doc in enumerate(docs):
+        logged = doc["logged"].get(pipeline.name) or {}
+        value = logged.get(metric)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value not in (0, 1):
+            continue
+        if bool(value) != verdicts[d][0]:
+            raise _data_error(
+                f"task {task!r}, pipeline {pipeline.name!r}, doc_id {doc['doc_id']}: lm-eval logged "
+                f"{metric}={value} for the first generation but re-scoring it gives {int(verdicts[d][0])}; "
+                "this task's scoring cannot be reproduced from the files (multiple targets, a target "
+                "mapping or a custom metric?). Run it through kpass-lm-eval.",
+                source=samples_path, line=logged.get("line"), field=metric)
+
+
+def _read_samples(samples_path: Path) -> list[dict[str, Any]]:
+    """One entry per doc_id: doc, target, the K raw generations and the line it came from."""
+    docs: dict[Any, dict[str, Any]] = {}
+    with samples_path.open("r", encoding="utf-8") as handle:
+        for number, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as error:
+                raise _data_error(f"invalid or truncated JSON line: {error.msg} (column {error.colno})",
+                                  source=samples_path, line=number) from error
+            if not isinstance(record, dict):
+                raise _data_error("a sample line must be a JSON object", source=samples_path, line=number)
+            for field in ("doc_id", "doc", "target", "resps"):
+                if field not in record:
+                    raise _data_error(f"missing field '{field}'", source=samples_path, line=number, field=field)
+            doc_id = record["doc_id"]
+            logged = {"line": number, **{name: record.get(name) for name in record.get("metrics") or ()
+                                         if isinstance(name, str)}}
+            if doc_id in docs:
+                if docs[doc_id]["raw_resps"] != record["resps"]:
+                    raise _data_error(
+                        f"doc_id {doc_id} has different 'resps' on lines {docs[doc_id]['line']} and "
+                        f"{number}; the file mixes two runs", source=samples_path, line=number, field="resps")
+                docs[doc_id]["logged"].setdefault(record.get("filter"), logged)
+                continue
+            resps = record["resps"]
+            if (not isinstance(resps, list) or len(resps) != 1 or not isinstance(resps[0], list)
+                    or not resps[0]):
+                raise _data_error(
+                    "expected 'resps' = [[generation 1, ..., generation K]] (one generate_until request "
+                    f"per document); got {str(resps)[:120]}", source=samples_path, line=number, field="resps")
+            doc = record["doc"] if isinstance(record["doc"], dict) else {"doc": record["doc"]}
+            docs[doc_id] = {"doc_id": doc_id, "doc": doc, "target": record["target"],
+                            "resps": list(resps[0]), "raw_resps": resps, "line": number,
+                            "logged": {record.get("filter"): logged}}
+    if not docs:
+        raise _data_error("no samples: the file is empty", source=samples_path)
+    return list(docs.values())
+
+
+def _config_scorer(config: Mapping[str, Any], task: str, source: Path):
+    """``score(target, answer) -> {metric: value}`` rebuilt from a task config's ``metric_list``.
+
+    Mirrors the ``generate_until`` branch of lm-eval's ``ConfigurableTask.process_results`` for
+    registered metrics called as ``fn(references=[gold], predictions=[answer], **kwargs)``.
+    """
+    from lm_eval.api.registry import get_metric, metric_registry
+
+    import lm_eval.api.metrics  # noqa: F401  (registers the built-in metrics)
+
+    from .lm_eval_metrics import KPASS_METRIC_NAMES, kpass_scorer_of
+
+    if _is_code(config.get("process_results")):
+        raise _data_error(
+            f"task {task!r} scores with its own process_results function, which the results file keeps "
+            "only as source text; kpass cannot re-score its K samples post hoc. Run the task through "
+            "kpass-lm-eval, which scores with the live task.", source=source, field="process_results")
+    if config.get("doc_to_choice") is not None:
+        raise _data_error(
+            f"task {task!r} maps targets through doc_to_choice; post-hoc scoring supports plain targets only. "
+            "Run the task through kpass-lm-eval.", source=source, field="doc_to_choice")
+    metric_list = config.get("metric_list") or [{"metric": "exact_match"}]
+    scorers = []
+    kpass_entries = []
+    for entry in metric_list:
+        name = entry.get("metric") if isinstance(entry, Mapping) else None
+        if not isinstance(name, str):
+            continue
+        kwargs = {key: value for key, value in entry.items() if key not in _CONFIG_KEYS_NOT_KWARGS}
+        if name in KPASS_METRIC_NAMES or (_is_code(name) and _kpass_function_source(name)):
+            kpass_entries.append(kwargs)
+            continue
+        if _is_code(name) or entry.get("hf_evaluate") or name not in metric_registry:
+            continue
+        scorers.append((name, get_metric(name), kwargs))
+    if not scorers and kpass_entries:
+        # a task scored only by kpass metrics: judge samples the way they do (score_with + options)
+        name, kwargs = kpass_scorer_of(kpass_entries[0])
+        scorers.append((name, get_metric(name), kwargs))
+    if not scorers:
+        raise _data_error(
+            f"task {task!r} has no registered lm-eval metric kpass can call per sample (metric_list: "
+            f"{[_short(e.get('metric')) for e in metric_list if isinstance(e, Mapping)]}); run it through "
+            "kpass-lm-eval.", source=source, field="metric_list")
+
+    def score(target: Any, answer: Any) -> dict[str, Any]:
+        gold = target
+        if isinstance(answer, str) and not isinstance(gold, str):
+            gold = str(gold)
+        out: dict[str, Any] = {}
+        for name, function, kwargs in scorers:
+            try:
+                value = function(references=[gold], predictions=[answer], **kwargs)
+            except TypeError:
+                value = function([gold, answer])
+            if isinstance(value, Mapping):
+                out.update(value)
+            else:
+                out[name] = value
+        return out
+
+    return score, [name for name, _, _ in scorers]
+
+
+def _kpass_function_source(text: str) -> bool:
+    """True for the dumped source of one of kpass's lm-eval metric functions."""
+    from .lm_eval_metrics import KPASS_METRIC_NAMES
+
+    head = text.lstrip().split("(", 1)[0]
+    return head.startswith("def ") and head[4:].strip() in KPASS_METRIC_NAMES
+
+
+def _is_code(value: Any) -> bool:
+    return isinstance(value, str) and ("def " in value or "\n" in value)
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    return text if len(text) < 40 else text[:37] + "..."

@@ -1,0 +1,405 @@
+"""Per-sample answers and verdicts from lm-eval's K repeats, shared by the flag and the reader.
+
+lm-eval keeps all K generations of a document (``resps``) but its filter pipelines usually end in a
+selection step (``take_first``, ``take_first_k``, ``majority_vote``) that reduces them to one. kpass
+needs one verdict per generation, judged the way the task judges its first one. This module
+
+* turns each of a task's filter pipelines into a *sample pipeline*: the same steps with the
+  selection steps removed, so K responses go in and K extracted answers come out
+  (:func:`sample_pipelines`, :meth:`SamplePipeline.apply`);
+* scores each extracted answer with the task's own metric through a caller-supplied ``score``
+  function (the task object in the live run, the metric registry post hoc) and checks that the
+  metric is binary (:func:`score_samples`);
+* lays out the sample-table columns (:func:`sample_columns`) and measures how many documents got K
+  identical generations (:func:`identical_response_share`, the temperature-0 trap).
+
+One problem is one ``doc_id``. The table's ``task`` is ``"<task>/<filter>"`` (just ``"<task>"`` for
+lm-eval's default ``"none"`` pipeline), so every pipeline gets its own rows, as in lm-eval's table.
+
+Answers for cons@k: the filtered answer of each sample; the pipeline's fallback for "no match"
+(``"[invalid]"`` unless the regex step sets ``fallback``) and empty answers become null (no
+extractable answer). An answer that the task's metric judges correct is recorded as the gold
+answer, so that equivalent correct spellings (``"Paris"``/``"paris"`` under ``ignore_case``) form one
+class, the gold class.
+
+No lm-eval import at module level: the functions that need lm-eval import it when called.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "DEFAULT_FALLBACK",
+    "SELECTION_FILTERS",
+    "SamplePipeline",
+    "binary_verdict",
+    "identical_response_share",
+    "is_kpass_value",
+    "sample_columns",
+    "sample_pipelines",
+    "score_samples",
+    "task_key",
+]
+
+#: Filter steps that choose among the K responses instead of transforming each one.
+SELECTION_FILTERS = frozenset({"take_first", "take_first_k", "majority_vote"})
+#: What lm-eval's ``regex`` and ``multi_choice_regex`` filters return when nothing matches.
+DEFAULT_FALLBACK = "[invalid]"
+_EXTRACTION_FILTERS = frozenset({"regex", "multi_choice_regex"})
+#: Marker key of the per-document values that kpass's own lm-eval metrics return.
+KPASS_VALUE_KEY = "kpass_samples"
+#: Document fields copied into the table as ``doc.<field>`` columns (short scalars only).
+_MAX_DOC_FIELD_LENGTH = 64
+
+
+def task_key(task: str, filter_name: str) -> str:
+    """Task name in the sample table for ``task`` scored through pipeline ``filter_name``."""
+    return task if filter_name == "none" else f"{task}/{filter_name}"
+
+
+def is_kpass_value(value: Any) -> bool:
+    """True for a per-document value produced by one of kpass's own lm-eval metrics."""
+    return isinstance(value, Mapping) and KPASS_VALUE_KEY in value
+
+
+@dataclasses.dataclass(frozen=True)
+class SamplePipeline:
+    """One of a task's filter pipelines without its selection steps.
+
+    Attributes
+    ----------
+    name : str
+        The pipeline's name in the task config (lm-eval's ``filter`` key).
+    components : tuple of (function, kwargs)
+        The steps kept, in order, as ``build_filter_ensemble`` takes them.
+    removed : tuple of str
+        Selection steps removed (``take_first``, ``majority_vote``, ...).
+    fallbacks : frozenset of str
+        Values meaning "no extractable answer" (the extraction steps' ``fallback``).
+    cluster_field : str or None
+        Document field named by a ``kpass_cluster`` step, if the pipeline has one.
+    """
+
+    name: str
+    components: tuple[tuple[Any, dict[str, Any]], ...]
+    removed: tuple[str, ...]
+    fallbacks: frozenset[str]
+    cluster_field: str | None = None
+
+    def apply(self, responses: Sequence[Sequence[Any]], docs: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+        """Run the kept steps over every document's responses; one answer per response.
+
+        Parameters
+        ----------
+        responses : sequence of sequence
+            ``responses[d]`` holds the K raw generations of document ``d`` (lm-eval's ``resps``).
+        docs : sequence of mapping
+            The documents, in the same order (filters may read them).
+
+        Returns
+        -------
+        list of list
+            ``answers[d][i]`` is the filtered answer of generation ``i`` of document ``d``.
+
+        Raises
+        ------
+        ValueError
+            A kept step does not return one answer per response (a custom filter that selects).
+        """
+        from lm_eval.filters import build_filter_ensemble
+
+        holders = [_Holder(list(r), doc) for r, doc in zip(responses, docs, strict=True)]
+        if self.components and holders:
+            build_filter_ensemble(self.name, [list(c) for c in self.components]).apply(holders)
+            answers = [h.filtered_resps[self.name] for h in holders]
+        else:
+            answers = [h.resps for h in holders]
+        out: list[list[Any]] = []
+        for index, (holder, answer) in enumerate(zip(holders, answers, strict=True)):
+            if isinstance(answer, str) or not isinstance(answer, Sequence) or len(answer) != len(holder.resps):
+                raise ValueError(
+                    f"filter pipeline {self.name!r} (steps {self.step_names()}) does not keep one answer "
+                    f"per response: document {index} has {len(holder.resps)} responses and the pipeline "
+                    f"returned {answer!r}; kpass cannot score each sample through it."
+                )
+            out.append(list(answer))
+        return out
+
+    def step_names(self) -> list[str]:
+        return [_function_name(function) for function, _ in self.components]
+
+    def answer_or_none(self, value: Any) -> str | None:
+        """The answer recorded for cons@k: null for fallbacks and empty answers."""
+        if value is None:
+            return None
+        text = value if isinstance(value, str) else str(value)
+        if not text.strip() or text in self.fallbacks:
+            return None
+        return text
+
+
+class _Holder:
+    """The three attributes of ``lm_eval.api.instance.Instance`` that ``FilterEnsemble.apply`` uses."""
+
+    __slots__ = ("resps", "doc", "filtered_resps")
+
+    def __init__(self, resps: list[Any], doc: Mapping[str, Any]) -> None:
+        self.resps = resps
+        self.doc = doc
+        self.filtered_resps: dict[str, Any] = {}
+
+
+def _function_name(function: Any) -> str:
+    if isinstance(function, str):
+        return function
+    return getattr(function, "__name__", repr(function))
+
+
+def sample_pipelines(filter_list: Sequence[Mapping[str, Any]] | None) -> list[SamplePipeline]:
+    """The sample pipelines of a task config's ``filter_list`` (lm-eval's default when None).
+
+    Parameters
+    ----------
+    filter_list : sequence of mapping or None
+        ``[{"name": ..., "filter": [{"function": ..., **kwargs}, ...]}, ...]`` as in a task YAML
+        or the ``configs`` of a results JSON. None stands for lm-eval's default pipeline
+        ``none = [take_first]``, whose sample pipeline keeps the raw generations.
+
+    Returns
+    -------
+    list of SamplePipeline
+        One per pipeline, in config order.
+
+    Raises
+    ------
+    ValueError
+        A malformed entry (no ``name`` or no ``filter`` list, a step without ``function``).
+    """
+    if filter_list is None:
+        return [SamplePipeline("none", (), ("take_first",), frozenset())]
+    pipelines = []
+    for position, entry in enumerate(filter_list):
+        if not isinstance(entry, Mapping) or "name" not in entry or not isinstance(entry.get("filter"), Sequence):
+            raise ValueError(
+                f"`filter_list` entry {position} must be a mapping with 'name' and a 'filter' list; got {entry!r}."
+            )
+        kept: list[tuple[Any, dict[str, Any]]] = []
+        removed: list[str] = []
+        fallbacks: set[str] = set()
+        cluster_field = None
+        for step in entry["filter"]:
+            if not isinstance(step, Mapping) or "function" not in step:
+                raise ValueError(
+                    f"filter pipeline {entry['name']!r}: every step needs a 'function'; got {step!r}."
+                )
+            function = step["function"]
+            kwargs = {key: value for key, value in step.items() if key != "function"}
+            name = _function_name(function)
+            if name in SELECTION_FILTERS:
+                removed.append(name)
+                continue
+            if name in _EXTRACTION_FILTERS:
+                fallback = kwargs.get("fallback", DEFAULT_FALLBACK)
+                if isinstance(fallback, str):
+                    fallbacks.add(fallback)
+            if name == "kpass_cluster" and isinstance(kwargs.get("field"), str):
+                cluster_field = kwargs["field"]
+            kept.append((function, kwargs))
+        pipelines.append(SamplePipeline(str(entry["name"]), tuple(kept), tuple(removed), frozenset(fallbacks),
+                                        cluster_field))
+    return pipelines
+
+
+def binary_verdict(value: Any, *, metric: str, where: str) -> bool:
+    """A metric value as a verdict; kpass's metrics need 0/1 (or boolean) values.
+
+    Raises
+    ------
+    ValueError
+        ``value`` is not one of ``0, 1, False, True`` (for instance an F1 of 0.5, or NaN).
+    """
+    if isinstance(value, (bool, numbers.Integral)) or (isinstance(value, numbers.Real) and not math.isnan(value)):
+        if value == 1:
+            return True
+        if value == 0:
+            return False
+    raise ValueError(
+        f"metric {metric!r} returned {value!r} for {where}; kpass's k-sample metrics need a binary "
+        f"verdict (0/1 or true/false) per sample. Choose a binary metric of the task."
+    )
+
+
+def choose_metric(first_result: Mapping[str, Any], requested: str | None, *, task: str) -> str:
+    """The metric whose per-sample value decides correctness.
+
+    ``requested`` if given (it must be among the task's metrics), else the first metric whose
+    value on the first sample is a number (kpass's own k-sample metrics are skipped).
+    """
+    numeric = [name for name, value in first_result.items()
+               if not is_kpass_value(value) and isinstance(value, (bool, numbers.Real))]
+    if requested is not None:
+        if requested not in first_result:
+            raise ValueError(
+                f"task {task!r} has no metric {requested!r}; its metrics are {sorted(first_result)}."
+            )
+        return requested
+    if not numeric:
+        raise ValueError(
+            f"task {task!r} has no numeric per-sample metric to judge samples by (metrics: "
+            f"{sorted(first_result)})."
+        )
+    return numeric[0]
+
+
+def score_samples(
+    answers: Sequence[Sequence[Any]],
+    score: Callable[[int, Any], Mapping[str, Any]],
+    *,
+    metric: str | None,
+    task: str,
+    doc_ids: Sequence[Any],
+) -> tuple[str, list[list[bool]]]:
+    """Judge every extracted answer with the task's metric.
+
+    Parameters
+    ----------
+    answers : sequence of sequence
+        ``answers[d][i]``: filtered answer of sample ``i`` of document ``d``.
+    score : callable
+        ``score(d, answer) -> {metric: value}``, the task's scoring of one answer of document ``d``.
+    metric : str or None
+        Metric to use (None: see :func:`choose_metric`).
+    task : str
+        Task name, for messages.
+    doc_ids : sequence
+        Document ids, for messages.
+
+    Returns
+    -------
+    metric : str
+        The metric used.
+    verdicts : list of list of bool
+        ``verdicts[d][i]``.
+    """
+    chosen = metric
+    verdicts: list[list[bool]] = []
+    for d, doc_answers in enumerate(answers):
+        row = []
+        seen: dict[Any, Mapping[str, Any]] = {}  # one call per distinct answer of a document
+        for i, answer in enumerate(doc_answers):
+            try:
+                result = seen[answer]
+            except (KeyError, TypeError):
+                result = score(d, answer)
+                try:
+                    seen[answer] = result
+                except TypeError:  # unhashable answer: score every time
+                    pass
+            if chosen is None:
+                chosen = choose_metric(result, None, task=task)
+            elif d == 0 and i == 0:
+                choose_metric(result, chosen, task=task)
+            row.append(binary_verdict(result.get(chosen), metric=chosen,
+                                      where=f"task {task!r}, doc_id {doc_ids[d]}, sample {i}"))
+        verdicts.append(row)
+    if chosen is None:
+        raise ValueError(f"task {task!r} has no samples to score.")
+    return chosen, verdicts
+
+
+def identical_response_share(responses: Sequence[Sequence[Any]]) -> float:
+    """Share of documents with at least two generations whose generations are all identical.
+
+    A high share means the K samples carry no more information than one (temperature 0, or a
+    seed repeated across repeats). Returns 0.0 when no document has two generations.
+    """
+    eligible = [r for r in responses if len(r) >= 2]
+    if not eligible:
+        return 0.0
+    identical = sum(1 for r in eligible if all(x == r[0] for x in r[1:]))
+    return identical / len(eligible)
+
+
+def _doc_fields(doc: Mapping[str, Any]) -> dict[str, str]:
+    fields = {}
+    for key, value in doc.items():
+        if isinstance(value, bool) or isinstance(value, (numbers.Integral, str)):
+            text = str(value)
+            if len(text) <= _MAX_DOC_FIELD_LENGTH:
+                fields[f"doc.{key}"] = text
+    return fields
+
+
+def sample_columns(
+    *,
+    model: str,
+    task: str,
+    pipeline: SamplePipeline,
+    doc_ids: Sequence[Any],
+    docs: Sequence[Mapping[str, Any]],
+    targets: Sequence[Any],
+    answers: Sequence[Sequence[Any]],
+    verdicts: Sequence[Sequence[bool]],
+    cluster_by: str | None = None,
+    doc_lines: Sequence[int] | None = None,
+    doc_fields: bool = True,
+) -> tuple[dict[str, list[Any]], list[int]]:
+    """Columns of the sample table for one task and pipeline, and each row's source line.
+
+    Each document contributes K rows (``sample_index`` 0..K-1, ``problem_id = str(doc_id)``).
+    With ``doc_fields``, short scalar document fields are kept as ``doc.<field>`` columns so that
+    ``kpass report --cluster-by doc.<field>`` and ``--by doc.<field>`` can use them; ``cluster_by``
+    (a document field; default: the pipeline's ``kpass_cluster`` field) fills the ``cluster`` column.
+
+    Raises
+    ------
+    ValueError
+        A document lacks the ``cluster_by`` field (message lists the fields it has).
+    """
+    key = task_key(task, pipeline.name)
+    if cluster_by is None:
+        cluster_by = pipeline.cluster_field
+    columns: dict[str, list[Any]] = {name: [] for name in (
+        "model", "task", "problem_id", "sample_index", "correct", "answer", "gold")}
+    if cluster_by is not None:
+        columns["cluster"] = []
+    extra: dict[str, list[Any]] = {}
+    lines: list[int] = []
+    rows = 0
+    for d, (doc_id, doc, target) in enumerate(zip(doc_ids, docs, targets, strict=True)):
+        gold = None if target is None else str(target)
+        doc_answers, doc_verdicts = answers[d], verdicts[d]
+        n = len(doc_answers)
+        if len(doc_verdicts) != n:
+            raise ValueError(f"document {doc_id}: {n} answers but {len(doc_verdicts)} verdicts.")
+        columns["model"].extend([model] * n)
+        columns["task"].extend([key] * n)
+        columns["problem_id"].extend([str(doc_id)] * n)
+        columns["sample_index"].extend(range(n))
+        columns["correct"].extend(bool(v) for v in doc_verdicts)
+        columns["answer"].extend(gold if v and gold is not None else pipeline.answer_or_none(a)
+                                 for a, v in zip(doc_answers, doc_verdicts))
+        columns["gold"].extend([gold] * n)
+        if cluster_by is not None:
+            if cluster_by not in doc:
+                raise ValueError(
+                    f"cluster field {cluster_by!r}: document {doc_id} of task {task!r} has no field "
+                    f"{cluster_by!r}; its fields are {sorted(doc)}."
+                )
+            cluster = doc[cluster_by]
+            columns["cluster"].extend([None if cluster is None else str(cluster)] * n)
+        fields = _doc_fields(doc) if doc_fields else {}
+        for name in fields:
+            if name not in extra:
+                extra[name] = [None] * rows
+        for name, values in extra.items():
+            values.extend([fields.get(name)] * n)
+        rows += n
+        lines.extend([doc_lines[d] if doc_lines is not None else d + 1] * n)
+    columns.update(extra)
+    return columns, lines

@@ -1,0 +1,220 @@
+"""A small OpenAI-compatible completions server on 127.0.0.1 for end-to-end lm-eval tests.
+
+It answers arithmetic prompts such as ``"Question: What is 22 + 11?\\nAnswer:"`` the way a sampled
+model would, with behaviour that is fixed per problem and per request seed:
+
+* every problem (the question text) has its own accuracy ``p`` in {0, 1/4, 1/2, 3/4, 1}, drawn from a
+  hash of the question, so problems differ in difficulty;
+* a sample is drawn from ``random.Random(f"{question}|{seed}")``: correct with probability ``p``,
+  otherwise one of a few wrong answers (so wrong answers collide and majority votes are
+  non-trivial), and now and then without a final answer at all (nothing to extract);
+* the same question and the same ``"seed"`` always give the same text (a server that honours seeds,
+  like vLLM); a request without a seed draws from the server's own unseeded generator;
+* ``temperature == 0`` is greedy: the text does not depend on the seed.
+
+Endpoints: ``POST /v1/completions`` (``prompt`` a string or a list of strings; one seed for the
+whole batch, as in the OpenAI API) and ``POST /v1/chat/completions`` (the last user message is the
+prompt). Every request is recorded in :attr:`FakeOpenAIServer.requests` so that tests can check which
+seeds were sent.
+
+Run it by hand with ``python tests/adapters/fake_openai_server.py --port 8765``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+QUESTION_PATTERN = re.compile(r"What is (-?\d+) ([-+*]) (-?\d+)\?")
+ACCURACY_LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
+WRONG_OFFSETS = (-10, -2, -1, 1, 2, 10)
+NO_ANSWER_PROBABILITY = 0.1
+
+
+def problem_accuracy(question: str) -> float:
+    """Accuracy of the fake model on one question (fixed by a hash of the question text)."""
+    digest = hashlib.sha256(question.encode("utf-8")).digest()
+    return ACCURACY_LEVELS[digest[0] % len(ACCURACY_LEVELS)]
+
+
+def solve(question: str) -> int | None:
+    """Exact answer of the last arithmetic question in ``question`` (None when there is none)."""
+    matches = QUESTION_PATTERN.findall(question)
+    if not matches:
+        return None
+    left, operator, right = matches[-1]
+    a, b = int(left), int(right)
+    return {"+": a + b, "-": a - b, "*": a * b}[operator]
+
+
+def _question_of(prompt: str) -> str:
+    matches = list(QUESTION_PATTERN.finditer(prompt))
+    return matches[-1].group(0) if matches else prompt
+
+
+def generate(prompt: str, *, seed: int | None, temperature: float, unseeded: random.Random) -> str:
+    """Text the fake model returns for ``prompt`` under ``seed`` and ``temperature``."""
+    question = _question_of(prompt)
+    truth = solve(question)
+    if truth is None:
+        return " I do not know."
+    accuracy = problem_accuracy(question)
+    if temperature <= 0:
+        answer = truth if accuracy >= 0.5 else truth + WRONG_OFFSETS[0]
+        return f" Let me compute. The answer is {answer}."
+    rng = random.Random(f"{question}|{seed}") if seed is not None else unseeded
+    if rng.random() < NO_ANSWER_PROBABILITY:
+        return " Let me think about it."
+    answer = truth if rng.random() < accuracy else truth + rng.choice(WRONG_OFFSETS)
+    return f" Let me compute. The answer is {answer}."
+
+
+class FakeOpenAIServer:
+    """OpenAI-compatible completions server in a background thread on a free 127.0.0.1 port.
+
+    Use as a context manager or call :meth:`start` / :meth:`stop`.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._unseeded = random.Random()
+        self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> FakeOpenAIServer:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def _record(self, entry: dict[str, Any]) -> None:
+        with self._lock:
+            self.requests.append(entry)
+
+    def _complete(self, prompts: list[str], body: dict[str, Any]) -> list[str]:
+        seed = body.get("seed")
+        temperature = float(body.get("temperature", 1.0) or 0.0)
+        self._record({"prompts": list(prompts), "seed": seed, "temperature": temperature})
+        with self._lock:  # the unseeded generator is shared between handler threads
+            return [
+                generate(p, seed=seed, temperature=temperature, unseeded=self._unseeded)
+                for p in prompts
+            ]
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                return  # keep test output quiet
+
+            def _reply(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode("utf-8")
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path.rstrip("/") == "/v1/models":
+                    self._reply(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+                else:
+                    self._reply(404, {"error": {"message": f"no route {self.path}"}})
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length", "0"))
+                try:
+                    body = json.loads(self.rfile.read(length) or b"{}")
+                except json.JSONDecodeError as error:
+                    self._reply(400, {"error": {"message": f"invalid JSON: {error}"}})
+                    return
+                path = self.path.rstrip("/")
+                created = int(time.time())
+                if path == "/v1/completions":
+                    prompt = body.get("prompt", "")
+                    prompts = [prompt] if isinstance(prompt, str) else [str(p) for p in prompt]
+                    texts = server._complete(prompts, body)
+                    choices = [
+                        {"index": i, "text": text, "finish_reason": "stop", "logprobs": None}
+                        for i, text in enumerate(texts)
+                    ]
+                    self._reply(200, {"id": "cmpl-fake", "object": "text_completion",
+                                      "created": created, "model": body.get("model", "fake"),
+                                      "choices": choices,
+                                      "usage": {"prompt_tokens": 0, "completion_tokens": 0,
+                                                "total_tokens": 0}})
+                elif path == "/v1/chat/completions":
+                    messages = body.get("messages") or [{"role": "user", "content": ""}]
+                    user = [m for m in messages if m.get("role") == "user"] or messages
+                    content = user[-1].get("content", "")
+                    if isinstance(content, list):
+                        content = " ".join(str(part.get("text", "")) for part in content)
+                    (text,) = server._complete([str(content)], body)
+                    self._reply(200, {"id": "chatcmpl-fake", "object": "chat.completion",
+                                      "created": created, "model": body.get("model", "fake"),
+                                      "choices": [{"index": 0, "finish_reason": "stop",
+                                                   "message": {"role": "assistant",
+                                                               "content": text.strip()}}],
+                                      "usage": {"prompt_tokens": 0, "completion_tokens": 0,
+                                                "total_tokens": 0}})
+                else:
+                    self._reply(404, {"error": {"message": f"no route {self.path}"}})
+
+        return Handler
+
+
+@contextmanager
+def running_server() -> Iterator[FakeOpenAIServer]:
+    """Start a :class:`FakeOpenAIServer` on a free port and stop it on exit."""
+    server = FakeOpenAIServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: a free one)")
+    args = parser.parse_args()
+    server = FakeOpenAIServer(port=args.port).start()
+    print(f"fake OpenAI server at {server.base_url}/completions", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""``kpass-lm-eval`` pieces that need no full run: flags, per-repeat API seeds, cache guards.
+
+The end-to-end behaviour (real ``lm_eval`` runs through the command) is in test_lm_eval_e2e.py.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from lm_eval.api.filter import FilterEnsemble
+from lm_eval.api.instance import Instance
+from lm_eval.api.model import CachingLM
+from lm_eval.filters import build_filter_ensemble
+from lm_eval.models.openai_completions import LocalCompletionsAPI
+
+import kpass
+from kpass.adapters import lm_eval_cli as cli
+
+HERE = Path(__file__).resolve().parent
+
+
+def _load_fake_server():
+    name = "kpass_tests_fake_openai_server"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, HERE / "fake_openai_server.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+fake_server = _load_fake_server()
+SAMPLING = {"until": ["\n\n"], "do_sample": True, "temperature": 0.7, "max_gen_toks": 32}
+
+
+@pytest.fixture(scope="module")
+def server():
+    with fake_server.running_server() as running:
+        yield running
+
+
+# ------------------------------------------------------------------------------------ flags
+
+
+def test_kpass_flags_are_taken_out_and_everything_else_kept_in_order():
+    options, rest = cli.parse_kpass_args([
+        "--tasks", "gsm8k", "--kpass", "pass@1,8 cons@8", "--model", "hf", "--kpass-samples=8",
+        "--kpass-cluster-by", "subject", "--gen_kwargs", "temperature=0.7", "--kpass", "g-pass@8_0.5",
+        "--kpass-tasks", "gsm8k,math", "--kpass-filter=strict-match", "--kpass-metric", "exact_match",
+        "--kpass-method", "t", "--kpass-confidence-level", "0.9", "--kpass-seed", "3", "--log_samples"])
+    assert rest == ["--tasks", "gsm8k", "--model", "hf", "--gen_kwargs", "temperature=0.7", "--log_samples"]
+    assert options == cli.KpassOptions(metrics="pass@1,8 cons@8 g-pass@8_0.5", samples=8, cluster_by="subject",
+                                       tasks=["gsm8k", "math"], metric="exact_match", filters=["strict-match"],
+                                       method="t", confidence_level=0.9, seed=3)
+
+
+def test_no_kpass_flag_passes_everything_through():
+    options, rest = cli.parse_kpass_args(["--tasks", "x", "--cache_requests", "true"])
+    assert options.metrics is None and rest == ["--tasks", "x", "--cache_requests", "true"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--kpass", "pass@1", "--kpass-sample", "8"], r"unknown kpass flag\(s\) --kpass-sample; kpass flags: "),
+    (["--kpass-samples", "8"], "--kpass-samples need --kpass SPECS"),
+    (["--kpass", "pass@1", "--kpass-samples", "0"], "invalid kpass flag value"),
+    (["--kpass", "pass@1", "--kpass-confidence-level", "1.5"], r"must be in \(0, 1\)"),
+    (["--kpass"], "--kpass needs a value"),
+    (["--kpass", "pass@1", "--cache_requests", "true"],
+     "--cache_requests true reuses requests built by an earlier run"),
+    (["--kpass", "pass@1", "--cache_requests"], "--cache_requests true reuses"),
+    (["--kpass", "pass@1", "--cache_requests=true"], "--cache_requests true reuses"),
+])
+def test_bad_kpass_flags_are_usage_errors(argv, message, capsys):
+    with pytest.raises(cli.KpassUsageError, match=message) as error:
+        cli.parse_kpass_args(argv)
+    assert error.value.code == 2
+    assert cli.main([*argv, "--tasks", "x"]) == 2
+    assert "kpass-lm-eval: error:" in capsys.readouterr().err
+
+
+def test_cache_requests_refresh_is_allowed():
+    _, rest = cli.parse_kpass_args(["--kpass", "pass@1", "--cache_requests", "refresh"])
+    assert rest == ["--cache_requests", "refresh"]
+
+
+def test_bad_metric_spec_is_a_usage_error(capsys):
+    assert cli.main(["--kpass", "pas@1", "--tasks", "x"]) == 2
+    assert "invalid metric spec 'pas@1'" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------ seeds
+
+
+def _instance(question: str, doc_id: int, repeats: int) -> Instance:
+    return Instance(request_type="generate_until", doc={"q": question},
+                    arguments=(f"Question: {question}\nAnswer:", dict(SAMPLING)), idx=0,
+                    metadata=("arith", doc_id, repeats))
+
+
+def _model(server, **kwargs) -> LocalCompletionsAPI:
+    return LocalCompletionsAPI(base_url=f"{server.base_url}/completions", model="fake", tokenizer_backend=None,
+                               **kwargs)
+
+
+def test_lm_eval_sends_one_seed_for_all_repeats_without_kpass(server):
+    model = _model(server)
+    request = _instance("What is 5 - 38?", 0, 4)
+    before = len(server.requests)
+    texts = model.generate_until([request] * 4, disable_tqdm=True)
+    assert [r["seed"] for r in server.requests[before:]] == [1234] * 4
+    assert len(set(texts)) == 1  # the trap: 4 "samples", one generation
+
+
+def test_repeat_r_is_sent_with_seed_plus_r(server):
+    model = _model(server)
+    cli._vary_api_seeds(model)
+    cli._vary_api_seeds(model)  # idempotent
+    request = _instance("What is 5 - 38?", 0, 6)
+    before = len(server.requests)
+    texts = model.generate_until([request] * 6, disable_tqdm=True)
+    assert sorted(r["seed"] for r in server.requests[before:]) == [1234, 1235, 1236, 1237, 1238, 1239]
+    assert len(set(texts)) > 1
+    assert request.args[1] == SAMPLING  # the task's instance is untouched
+    # the same seeds again give the same samples (reproducible), in the order of the repeats
+    again = model.generate_until([request] * 6, disable_tqdm=True)
+    assert again == texts
+    assert texts[0] == _model(server).generate_until([request], disable_tqdm=True)[0]
+
+
+def test_batches_never_mix_repeats_so_one_seed_per_batch_is_right(server):
+    model = _model(server, batch_size=2)
+    cli._vary_api_seeds(model)
+    requests = [_instance("What is 5 - 38?", 0, 3), _instance("What is 10 - 20?", 1, 3)]
+    before = len(server.requests)
+    model.generate_until([requests[0]] * 3 + [requests[1]] * 3, disable_tqdm=True)
+    sent = server.requests[before:]
+    assert sorted(r["seed"] for r in sent) == [1234, 1235, 1236]
+    assert all(len(r["prompts"]) == 2 and len(set(r["prompts"])) == 2 for r in sent)
+
+
+def test_a_seed_in_the_task_gen_kwargs_is_varied_too(server):
+    model = _model(server)
+    cli._vary_api_seeds(model)
+    request = _instance("What is 5 - 38?", 0, 3)
+    request.arguments[1]["seed"] = 7
+    before = len(server.requests)
+    model.generate_until([request] * 3, disable_tqdm=True)
+    assert [r["seed"] for r in server.requests[before:]] == [7, 8, 9]
+
+
+# ------------------------------------------------------------------------------------ guards
+
+
+def _task(repeats=1, do_sample=False, filters=None):
+    config = SimpleNamespace(repeats=repeats, generation_kwargs={"do_sample": do_sample, "temperature": 0.0},
+                             filter_list=None)
+
+    def set_config(key, value):
+        setattr(config, key, value)
+
+    return SimpleNamespace(OUTPUT_TYPE="generate_until", config=config, set_config=set_config,
+                           eval_docs=[{"id": 0, "topic": "a"}],
+                           _filters=filters or [build_filter_ensemble("none", [["take_first", None]])])
+
+
+def _state(specs="pass@1,4", **options):
+    return cli._RunState(options=cli.KpassOptions(metrics=specs, **options),
+                         specs=kpass.parse_metric_specs(specs) if specs else [])
+
+
+def test_use_cache_is_refused_when_the_repeats_would_share_one_cached_generation(server, tmp_path):
+    cached = CachingLM(_model(server), str(tmp_path / "cache.db"))
+    with pytest.raises(cli.KpassUsageError, match=r"--use_cache with tasks \['greedy'\], which do not sample"):
+        cli._prepare(_state(), cached, {"tasks": {"greedy": _task()}}, None)
+    state = _state()
+    cli._prepare(state, cached, {"tasks": {"sampled": _task(do_sample=True)}}, None)
+    assert [(t.name, t.repeats, t.original_repeats) for t in state.tasks] == [("sampled", 4, 1)]
+
+
+def test_prepare_sets_repeats_and_lets_the_task_pipelines_see_the_first_responses(server):
+    task, other = _task(), SimpleNamespace(OUTPUT_TYPE="multiple_choice")
+    state = _state("pass@1,8", samples=None)
+    cli._prepare(state, _model(server), {"tasks": {"gen": task, "mc": other}}, None)
+    assert task.config.repeats == 8 and [t.name for t in state.tasks] == ["gen"]
+    (ensemble,) = task._filters
+    assert isinstance(ensemble, FilterEnsemble) and len(ensemble.filters) == 2
+    holder = SimpleNamespace(resps=["first", "second"], doc={}, filtered_resps={})
+    ensemble.apply([holder])
+    assert holder.filtered_resps["none"] == "first"
+
+
+def test_prepare_checks_task_names_and_the_cluster_field(server):
+    with pytest.raises(cli.KpassUsageError, match=r"--kpass-tasks names \['nope'\]"):
+        cli._prepare(_state(tasks=["nope"]), _model(server), {"tasks": {"gen": _task()}}, None)
+    with pytest.raises(cli.KpassUsageError, match=r"--kpass-tasks \['mc'\]: only generate_until tasks"):
+        cli._prepare(_state(tasks=["mc"]), _model(server),
+                     {"tasks": {"mc": SimpleNamespace(OUTPUT_TYPE="multiple_choice")}}, None)
+    with pytest.raises(cli.KpassUsageError, match=r"--kpass-cluster-by 'passage': documents of task gen have no "
+                                                  r"such field; fields: \['id', 'topic'\]"):
+        cli._prepare(_state(cluster_by="passage"), _model(server), {"tasks": {"gen": _task()}}, None)
+
+
+def test_without_kpass_only_tasks_that_repeat_themselves_are_watched(server):
+    single, repeated = _task(), _task(repeats=4, do_sample=True)
+    state = _state(None)
+    cli._prepare(state, _model(server), {"tasks": {"single": single, "repeated": repeated}}, None)
+    assert [(t.name, t.repeats) for t in state.tasks] == [("repeated", 4)]
+    assert single.config.repeats == 1 and repeated.config.repeats == 4

@@ -1,0 +1,278 @@
+"""The lm-eval ``--log_samples`` reader (kpass.adapters.lm_eval_reader), on files laid out as lm-eval 0.4.13
+writes them (``results_<date>.json`` + ``samples_<task>_<date>.jsonl`` per model directory).
+
+The end-to-end tests read real lm-eval output; these cover formats and failures on small files.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import kpass
+from kpass.adapters.lm_eval_plugin import register_readers
+from kpass.adapters.lm_eval_reader import LmEvalSamplesReader, read_lm_eval_output
+
+DATE = "2026-11-29T11-21-55.902322"
+REGEX = {"function": "regex", "regex_pattern": r"The answer is (\-?[0-9]+)"}
+CONFIG = {
+    "task": "arith",
+    "output_type": "generate_until",
+    "repeats": 4,
+    "metric_list": [{"metric": "exact_match", "aggregation": "mean", "higher_is_better": True,
+                     "ignore_case": True}],
+    "filter_list": [{"name": "strict-match", "filter": [REGEX, {"function": "take_first"}]},
+                    {"name": "maj@4", "filter": [REGEX, {"function": "majority_vote"}, {"function": "take_first"}]}],
+}
+DOCS = [  # (doc, target, K generations)
+    ({"id": "q0", "topic": "add"}, "33", [" The answer is 33.", " The answer is 32.", " Hmm.", " The answer is 33."]),
+    ({"id": "q1", "topic": "sub"}, "22", [" The answer is 22."] * 4),
+    ({"id": "q2", "topic": "add"}, "9", [" The answer is 8.", " The answer is 8.", " The answer is 9.", " No."]),
+]
+
+
+def _first_answer(pipeline, generation):
+    """What lm-eval's pipeline makes of generation 0 (regex step or raw text), for the logged score."""
+    steps = [step for step in pipeline.get("filter", []) if step["function"] == "regex"]
+    if not steps:
+        return generation
+    found = re.findall(steps[0]["regex_pattern"], generation)
+    return found[0].strip() if found else "[invalid]"
+
+
+def _sample_lines(config, docs):
+    for pipeline in config.get("filter_list") or [{"name": "none"}]:
+        for doc_id, (doc, target, resps) in enumerate(docs):
+            first = _first_answer(pipeline, resps[0])
+            yield {"doc_id": doc_id, "doc": doc, "target": target, "arguments": {"gen_args_0": {"arg_0": "Q"}},
+                   "resps": [resps], "filtered_resps": [first], "filter": pipeline["name"],
+                   "metrics": ["exact_match"], "doc_hash": "h", "prompt_hash": "p", "target_hash": "t",
+                   "exact_match": float(first.lower() == target.lower())}
+
+
+def write_run(directory: Path, tasks=None, *, model="fake", date=DATE) -> Path:
+    """An lm-eval output directory for ``tasks`` = {name: (config, docs)}; returns the model dir."""
+    tasks = {"arith": (CONFIG, DOCS)} if tasks is None else tasks
+    model_dir = directory / model
+    model_dir.mkdir(parents=True, exist_ok=True)
+    results = {"results": {name: {"alias": name} for name in tasks}, "configs": {n: c for n, (c, _) in tasks.items()},
+               "config": {"model": "local-completions", "model_args": {"model": model}}, "model_name": model,
+               "lm_eval_version": "0.4.13"}
+    (model_dir / f"results_{date}.json").write_text(json.dumps(results, indent=2))
+    for name, (config, docs) in tasks.items():
+        lines = "".join(json.dumps(line) + "\n" for line in _sample_lines(config, docs))
+        (model_dir / f"samples_{name}_{date}.jsonl").write_text(lines)
+    return model_dir
+
+
+def test_reads_every_generation_of_every_pipeline(tmp_path):
+    write_run(tmp_path)
+    table = read_lm_eval_output(tmp_path)
+    assert table.categories("task") == ["arith/strict-match", "arith/maj@4"]
+    assert len(table) == 2 * 3 * 4
+    records = [r for r in table.to_records() if r["task"] == "arith/strict-match"]
+    assert [r["correct"] for r in records] == [True, False, False, True, True, True, True, True,
+                                               False, False, True, False]
+    assert [r["answer"] for r in records[:4]] == ["33", "32", None, "33"]
+    assert {r["model"] for r in records} == {"fake"} and records[0]["doc.topic"] == "add"
+    assert [r["problem_id"] for r in records[::4]] == ["0", "1", "2"]
+    report = kpass.compute_report(table, "pass@1,4 cons@4", seed=0)
+    n, c = np.array([4, 4, 4]), np.array([2, 4, 1])
+    assert report.row("pass@4", task="arith/strict-match").estimate == pytest.approx(
+        np.mean(kpass.pass_at_k(n, c, 4)))
+    assert report.row("pass@1", task="arith/maj@4").estimate == pytest.approx(7 / 12)
+    # majority vote over all 4: q0 wins (33 x2), q1 wins, q2 loses (8 x2)
+    assert report.row("cons@4", task="arith/strict-match").estimate == pytest.approx(2 / 3)
+
+
+def test_reads_a_results_file_or_a_samples_file(tmp_path):
+    model_dir = write_run(tmp_path)
+    by_results = read_lm_eval_output(model_dir / f"results_{DATE}.json")
+    by_samples = read_lm_eval_output(model_dir / f"samples_arith_{DATE}.jsonl")
+    assert by_results.to_records() == by_samples.to_records() == read_lm_eval_output(tmp_path).to_records()
+
+
+def test_the_default_pipeline_scores_raw_generations(tmp_path):
+    config = {**CONFIG, "filter_list": None, "metric_list": None}
+    docs = [({"id": "a"}, "yes", ["yes", "no", "yes"])]
+    write_run(tmp_path, {"plain": (config, docs)})
+    table = read_lm_eval_output(tmp_path)
+    assert table.categories("task") == ["plain"]
+    assert [r["correct"] for r in table.to_records()] == [True, False, True]
+
+
+def test_can_read_only_lm_eval_output(tmp_path):
+    reader = LmEvalSamplesReader()
+    model_dir = write_run(tmp_path / "out")
+    assert reader.can_read(tmp_path / "out") and reader.can_read(model_dir / f"results_{DATE}.json")
+    assert reader.can_read(model_dir / f"samples_arith_{DATE}.jsonl")
+    own = tmp_path / "samples_mine_2026-01-01T00-00-00.1.jsonl"  # a kpass sample table with an lm-eval-like name
+    own.write_text(json.dumps({"model": "m", "task": "t", "problem_id": "1", "sample_index": 0, "correct": 1}) + "\n")
+    other = tmp_path / "results_x.json"
+    other.write_text("[1, 2]")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert not any(reader.can_read(p) for p in (own, other, empty, tmp_path / "missing"))
+
+
+def test_registered_through_the_kpass_plugin_hook(tmp_path):
+    registered = {}
+    register_readers(lambda name, reader: registered.setdefault(name, reader))
+    assert isinstance(registered["lm_eval"], LmEvalSamplesReader)
+    registry = kpass.get_registry()
+    assert isinstance(registry.readers["lm_eval"], LmEvalSamplesReader)
+    assert registry.owners[("reader", "lm_eval")] == "lm_eval"
+    model_dir = write_run(tmp_path)
+    samples = model_dir / f"samples_arith_{DATE}.jsonl"
+    assert kpass.choose_reader(samples)[0] == "lm_eval"
+    assert len(kpass.read_samples(samples)) == 24
+
+
+def test_truncated_samples_line_names_file_and_line(tmp_path):
+    model_dir = write_run(tmp_path)
+    samples = model_dir / f"samples_arith_{DATE}.jsonl"
+    text = samples.read_text()
+    samples.write_text(text[: text.index("\n", text.index("\n") + 1) + 40])  # two lines, then half a line
+    with pytest.raises(kpass.DataError, match=rf"samples_arith_{DATE}\.jsonl, line 3: invalid or truncated JSON line"):
+        read_lm_eval_output(tmp_path)
+
+
+def test_corrupt_results_json_names_the_file(tmp_path):
+    model_dir = write_run(tmp_path)
+    (model_dir / f"results_{DATE}.json").write_text('{"results": {}, "configs": {\n  "arith": ')
+    with pytest.raises(kpass.DataError, match=r"results_.*\.json, line 2: invalid or truncated JSON"):
+        read_lm_eval_output(model_dir / f"results_{DATE}.json")
+
+
+def test_missing_samples_or_fields_are_named(tmp_path):
+    model_dir = write_run(tmp_path)
+    samples = model_dir / f"samples_arith_{DATE}.jsonl"
+    lines = samples.read_text().splitlines()
+    broken = json.loads(lines[1])
+    del broken["resps"]
+    samples.write_text("\n".join([lines[0], json.dumps(broken), *lines[2:]]) + "\n")
+    with pytest.raises(kpass.DataError, match=r"line 2, field 'resps': missing field 'resps'"):
+        read_lm_eval_output(tmp_path)
+    samples.unlink()
+    with pytest.raises(kpass.DataError, match=rf"samples file samples_arith_{DATE}\.jsonl of task 'arith' is missing"):
+        read_lm_eval_output(tmp_path)
+
+
+def test_resps_mixed_from_two_runs_are_refused(tmp_path):
+    model_dir = write_run(tmp_path)
+    samples = model_dir / f"samples_arith_{DATE}.jsonl"
+    lines = samples.read_text().splitlines()
+    changed = json.loads(lines[4])  # doc 1 under the second pipeline
+    changed["resps"] = [[" The answer is 1."] * 4]
+    lines[4] = json.dumps(changed)
+    samples.write_text("\n".join(lines) + "\n")
+    with pytest.raises(kpass.DataError, match="line 5, field 'resps': doc_id 1 has different 'resps' on lines 2 and 5"):
+        read_lm_eval_output(tmp_path)
+
+
+def test_two_runs_of_one_model_and_task_are_refused(tmp_path):
+    write_run(tmp_path)
+    write_run(tmp_path, date="2026-11-30T00-00-00.000001")
+    with pytest.raises(kpass.DataError, match="model 'fake', task 'arith/strict-match' appears in two runs"):
+        read_lm_eval_output(tmp_path)
+    write_run(tmp_path / "other", model="other")
+    assert set(read_lm_eval_output(tmp_path / "other").categories("model")) == {"other"}
+
+
+def test_two_models_in_one_directory(tmp_path):
+    write_run(tmp_path, model="a")
+    write_run(tmp_path, model="b", date="2026-11-30T00-00-00.000001")
+    table = read_lm_eval_output(tmp_path)
+    assert table.categories("model") == ["a", "b"]
+    comparison = kpass.compute_comparison(table, "pass@1", baseline="a", seed=0)
+    assert all(row.estimate == 0 for row in comparison.rows)
+
+
+def test_non_generation_tasks_are_skipped_with_a_warning(tmp_path):
+    mc = {"task": "mc", "output_type": "multiple_choice", "metric_list": [{"metric": "acc"}]}
+    write_run(tmp_path, {"arith": (CONFIG, DOCS), "mc": (mc, [({"id": 0}, "0", ["x"])])})
+    with pytest.warns(UserWarning, match="skipping lm-eval task 'mc' \\(multiple_choice\\)"):
+        table = read_lm_eval_output(tmp_path)
+    assert table.categories("task") == ["arith/strict-match", "arith/maj@4"]
+    write_run(tmp_path / "only_mc", {"mc": (mc, [({"id": 0}, "0", ["x"])])})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(kpass.DataError, match="no generation task with logged samples found"):
+            read_lm_eval_output(tmp_path / "only_mc")
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"process_results": "def process_results(doc, results):\n    return {}\n"}, "scores with its own process_results"),
+    ({"doc_to_choice": "{{choices}}"}, "maps targets through doc_to_choice"),
+    ({"metric_list": [{"metric": "def my_metric(references, predictions):\n    return 1\n"}]},
+     "has no registered lm-eval metric kpass can call per sample"),
+])
+def test_tasks_that_cannot_be_rescored_post_hoc_are_named(tmp_path, change, message):
+    write_run(tmp_path, {"arith": ({**CONFIG, **change}, DOCS)})
+    with pytest.raises(kpass.DataError, match=message):
+        read_lm_eval_output(tmp_path)
+
+
+def test_scoring_that_disagrees_with_lm_eval_is_an_error(tmp_path):
+    """A task lm-eval scored otherwise (here: as if it had several valid targets) is not re-scored silently."""
+    model_dir = write_run(tmp_path)
+    samples = model_dir / f"samples_arith_{DATE}.jsonl"
+    lines = samples.read_text().splitlines()
+    logged = json.loads(lines[2])  # doc 2, strict-match: first generation "8", target "9"
+    logged["exact_match"] = 1.0
+    lines[2] = json.dumps(logged)
+    samples.write_text("\n".join(lines) + "\n")
+    with pytest.raises(kpass.DataError, match=r"line 3, field 'exact_match': task 'arith', pipeline "
+                                              r"'strict-match', doc_id 2: lm-eval logged exact_match=1.0"):
+        read_lm_eval_output(tmp_path)
+
+
+def test_a_task_scored_only_by_kpass_metrics_is_judged_like_them(tmp_path):
+    config = {**CONFIG, "metric_list": [
+        {"metric": "kpass", "metrics": "pass@1,4", "ignore_case": True},
+        {"metric": "def kpass_g_pass_at_k(references=None, predictions=None, **kwargs):\n    ...\n", "k": 4,
+         "tau": 0.5}],
+        "filter_list": [{"name": "all", "filter": [REGEX, {"function": "kpass_cluster", "field": "topic"}]}]}
+    write_run(tmp_path, {"arith": (config, DOCS)})
+    table = read_lm_eval_output(tmp_path)
+    records = table.to_records()
+    assert [r["cluster"] for r in records[::4]] == ["add", "sub", "add"]
+    assert sum(r["correct"] for r in records) == 7
+
+
+def test_not_lm_eval_output(tmp_path):
+    with pytest.raises(kpass.DataError, match="no lm-eval results_\\*.json file in this directory"):
+        read_lm_eval_output(tmp_path)
+    other = tmp_path / "x.csv"
+    other.write_text("a,b\n")
+    with pytest.raises(kpass.DataError, match="not an lm-eval output directory"):
+        read_lm_eval_output(other)
+    lonely = tmp_path / f"samples_t_{DATE}.jsonl"
+    lonely.write_text("{}\n")
+    with pytest.raises(kpass.DataError, match=f"the results file of this run \\(results_{DATE}.json\\) is missing"):
+        read_lm_eval_output(lonely)
+
+
+def test_plugin_modules_import_without_lm_eval():
+    """The ``kpass`` entry point must load even where lm-eval is not installed."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; sys.modules['lm_eval'] = None\n"  # any `import lm_eval...` now fails
+        "import kpass.adapters.lm_eval_plugin, kpass.adapters.lm_eval_reader, kpass.adapters.lm_eval_samples\n"
+        "import kpass.adapters.lm_eval_cli, kpass\n"
+        "assert 'lm_eval' in kpass.get_registry().readers\n"
+        "try:\n"
+        "    import kpass.adapters.lm_eval_metrics\n"
+        "except ImportError:\n"
+        "    print('ok')\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "ok"
