@@ -1,0 +1,353 @@
+"""Input validation shared by every kpass estimator (private module).
+
+The estimators in :mod:`kpass.metrics` each have one ``_<name>_iv`` function that calls the
+helpers below. Other core modules (cons@k, intervals, power) may import them too. Every error
+message names the parameter, the offending value(s) and, for per-problem arrays, the first
+offending problems by index (at most :data:`MAX_REPORTED` of them), so that a user can find the
+problem in their data.
+
+Conventions
+-----------
+- ``TypeError`` for the wrong kind of object (strings, booleans where counts belong, complex
+  numbers, nested ragged lists); ``ValueError`` for a wrong value (negative, non-integer, NaN,
+  out of range, mismatched shapes, unknown option).
+- Counts may be given as integer arrays or as float arrays holding whole numbers (``2.0`` is
+  accepted, ``2.5`` is not). Boolean arrays are rejected as counts: a boolean array is almost
+  always a per-sample outcome matrix passed where counts belong (use
+  :func:`kpass.metrics.counts_from_matrix`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "MAX_REPORTED",
+    "as_count_array",
+    "check_counts",
+    "check_k",
+    "check_option",
+    "check_tau",
+    "describe_offenders",
+    "exact_threshold",
+]
+
+#: How many offending problems an error message lists.
+MAX_REPORTED = 5
+
+
+def describe_offenders(
+    bad: NDArray[np.bool_], values: NDArray[Any] | None = None, *, value_name: str | None = None
+) -> str:
+    """Describe the first offending entries of a boolean mask for an error message.
+
+    Parameters
+    ----------
+    bad : ndarray of bool
+        ``True`` where the entry is invalid. 1-D masks are reported as problem indices, higher
+        dimensional masks as index tuples.
+    values : ndarray, optional
+        Values to show beside each index (same shape as ``bad``).
+    value_name : str, optional
+        Name of the shown values, e.g. ``"n_samples"``.
+
+    Returns
+    -------
+    str
+        For example ``"3 problems; first: [0] (n_samples=2), [4] (n_samples=1), ..."``.
+    """
+    bad = np.asarray(bad, dtype=bool)
+    if bad.ndim == 0:
+        if values is None:
+            return "the scalar value"
+        return f"the scalar value ({value_name or 'value'}={_fmt(np.asarray(values).item())})"
+    positions = np.argwhere(bad)
+    total = len(positions)
+    shown = []
+    for pos in positions[:MAX_REPORTED]:
+        index = tuple(int(p) for p in pos)
+        label = f"[{index[0]}]" if len(index) == 1 else "[" + ", ".join(map(str, index)) + "]"
+        if values is not None:
+            label += f" ({value_name or 'value'}={_fmt(np.asarray(values)[index])})"
+        shown.append(label)
+    noun = "problem" if bad.ndim == 1 else "entry"
+    plural = noun if total == 1 else ("problems" if noun == "problem" else "entries")
+    more = ", ..." if total > MAX_REPORTED else ""
+    return f"{total} {plural}; first: {', '.join(shown)}{more}"
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return repr(float(value))
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    return repr(value)
+
+
+def as_count_array(value: Any, name: str, *, ndim: int | tuple[int, ...] | None = (0, 1)) -> NDArray[np.int64]:
+    """Convert ``value`` to a non-negative ``int64`` array of counts, or raise.
+
+    Parameters
+    ----------
+    value : array_like of int
+        Counts. Integer dtypes, or floats holding whole numbers (``2.0``), are accepted.
+    name : str
+        Parameter name used in error messages.
+    ndim : int, tuple of int or None, default: (0, 1)
+        Allowed numbers of dimensions (``None``: any).
+
+    Returns
+    -------
+    ndarray of int64
+        The counts, same shape as ``value``.
+
+    Raises
+    ------
+    TypeError
+        Booleans, strings, complex or other non-numeric input, ragged nested sequences.
+    ValueError
+        Wrong number of dimensions, NaN or infinity, non-integer values, negative values.
+    """
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"`{name}` must be an array of integer counts; got the string {value!r}.")
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as exc:  # ragged nested lists
+        raise TypeError(f"`{name}` must be a rectangular array of integer counts; got {_short(value)} ({exc}).") from None
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if arr.ndim not in allowed:
+            want = " or ".join(f"{d}-D" for d in allowed)
+            raise ValueError(f"`{name}` must be {want}; got an array of shape {arr.shape}.")
+    kind = arr.dtype.kind
+    if kind == "b":
+        raise TypeError(
+            f"`{name}` must hold integer counts, not booleans (got dtype bool); to count a per-sample "
+            "0/1 outcome matrix use kpass.metrics.counts_from_matrix."
+        )
+    if kind == "O" and arr.size and all(
+        isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr.flat
+    ):
+        try:
+            arr = arr.astype(np.int64)
+        except OverflowError:
+            raise ValueError(f"`{name}` holds integers too large for int64; got {_short(value)}.") from None
+        kind = "i"
+    if kind == "O" and arr.size == 0:
+        arr = arr.astype(np.int64)
+        kind = "i"
+    if kind not in "iuf":
+        raise TypeError(f"`{name}` must be an array of integer counts; got dtype {arr.dtype} ({_short(value)}).")
+    if kind == "f":
+        finite = np.isfinite(arr)
+        if not finite.all():
+            raise ValueError(f"`{name}` must be finite integer counts; NaN or infinity at {describe_offenders(~finite, arr, value_name=name)}.")
+        whole = arr == np.floor(arr)
+        if not whole.all():
+            raise ValueError(f"`{name}` must hold whole numbers; non-integer values at {describe_offenders(~whole, arr, value_name=name)}.")
+        if np.any(np.abs(arr) > 2.0**53):
+            raise ValueError(f"`{name}` holds floats beyond 2**53, which are not exact integers; pass an integer array.")
+    negative = arr < 0
+    if negative.any():
+        raise ValueError(f"`{name}` must be non-negative; negative values at {describe_offenders(negative, arr, value_name=name)}.")
+    if kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"`{name}` holds integers too large for int64.")
+    return arr.astype(np.int64, copy=False)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_counts(
+    n_samples: Any, n_correct: Any, *, correct_name: str = "n_correct"
+) -> tuple[NDArray[np.int64], NDArray[np.int64], bool]:
+    """Validate per-problem ``(n_samples, n_correct)`` counts.
+
+    Both must be 0-D or 1-D integer counts with ``0 <= n_correct <= n_samples``. A 0-D array
+    broadcasts against a 1-D one (one ``n`` for every problem); two 1-D arrays must have the same
+    length.
+
+    Parameters
+    ----------
+    n_samples, n_correct : array_like of int
+        Samples drawn and samples with the property (correct, finished, ...) per problem.
+    correct_name : str, default: "n_correct"
+        Name of the second parameter in messages (``"n_cot_correct"``, ``"n_finished"``).
+
+    Returns
+    -------
+    n, c : ndarray of int64, shape (N,)
+    scalar_input : bool
+        ``True`` when both inputs were 0-D; callers then drop the problem axis of the result.
+    """
+    n = as_count_array(n_samples, "n_samples")
+    c = as_count_array(n_correct, correct_name)
+    scalar_input = n.ndim == 0 and c.ndim == 0
+    if n.ndim == 1 and c.ndim == 1 and n.shape != c.shape:
+        raise ValueError(
+            f"`n_samples` and `{correct_name}` must have the same length (one entry per problem); "
+            f"got {n.shape[0]} and {c.shape[0]}."
+        )
+    n, c = np.broadcast_arrays(np.atleast_1d(n), np.atleast_1d(c))
+    over = c > n
+    if over.any():
+        first = np.flatnonzero(over)[:MAX_REPORTED]
+        pairs = ", ".join(f"[{i}] ({correct_name}={c[i]}, n_samples={n[i]})" for i in first)
+        more = ", ..." if over.sum() > MAX_REPORTED else ""
+        raise ValueError(
+            f"`{correct_name}` exceeds `n_samples` for {int(over.sum())} problem"
+            f"{'s' if over.sum() != 1 else ''}; first: {pairs}{more}."
+        )
+    return np.ascontiguousarray(n), np.ascontiguousarray(c), bool(scalar_input)
+
+
+def check_k(k: Any, n: NDArray[np.int64] | None = None, *, name: str = "k") -> tuple[NDArray[np.int64], bool]:
+    """Validate ``k`` (an int or a 1-D sequence of ints, each >= 1 and <= every ``n``).
+
+    Parameters
+    ----------
+    k : int or sequence of int
+        Number of draws. Floats holding whole numbers are accepted.
+    n : ndarray of int64, shape (N,), optional
+        Samples per problem; when given, every ``k`` must satisfy ``k <= n`` for every problem
+        (``k > n`` is undefined for a without-replacement estimator; see METRICS.md section 1).
+    name : str, default: "k"
+
+    Returns
+    -------
+    k_values : ndarray of int64, shape (K,)
+    k_is_scalar : bool
+    """
+    if isinstance(k, (bool, np.bool_)):
+        raise TypeError(f"`{name}` must be an integer >= 1 or a 1-D sequence of them; got the boolean {k!r}.")
+    if isinstance(k, (str, bytes)):
+        raise TypeError(f"`{name}` must be an integer >= 1 or a 1-D sequence of them; got the string {k!r}.")
+    try:
+        arr = np.asarray(k)
+    except (ValueError, TypeError):
+        raise TypeError(f"`{name}` must be an integer >= 1 or a 1-D sequence of them; got {_short(k)}.") from None
+    if arr.ndim > 1:
+        raise ValueError(f"`{name}` must be an integer or a 1-D sequence; got an array of shape {arr.shape}.")
+    if arr.ndim == 1 and arr.size == 0:
+        raise ValueError(f"`{name}` must not be an empty sequence.")
+    if arr.dtype.kind == "b":
+        raise TypeError(f"`{name}` must hold integers, not booleans; got {_short(k)}.")
+    if arr.dtype.kind == "O":
+        if all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr.flat):
+            arr = arr.astype(np.int64)
+        else:
+            raise TypeError(f"`{name}` must be an integer >= 1 or a 1-D sequence of them; got {_short(k)}.")
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"`{name}` must be an integer >= 1 or a 1-D sequence of them; got {_short(k)} (dtype {arr.dtype}).")
+    if arr.dtype.kind == "f":
+        if not np.isfinite(arr).all() or not (arr == np.floor(arr)).all():
+            raise ValueError(f"`{name}` must be a whole number >= 1; got {_short(k)}.")
+    if (arr < 1).any():
+        raise ValueError(f"`{name}` must be >= 1; got {_short(k)}.")
+    k_is_scalar = arr.ndim == 0
+    k_values = np.atleast_1d(arr).astype(np.int64)
+    if n is not None and n.size:
+        k_max = int(k_values.max())
+        too_small = n < k_max
+        if too_small.any():
+            raise ValueError(
+                f"`{name}` = {k_max} exceeds `n_samples` (k > n is undefined for an unbiased "
+                f"estimator) for {describe_offenders(too_small, n, value_name='n_samples')}; "
+                f"draw more samples, lower `{name}`, or drop those problems."
+            )
+    return k_values, bool(k_is_scalar)
+
+
+def _tau_to_fraction(value: Any) -> Fraction:
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"`tau` must be a number in [0, 1]; got the boolean {value!r}.")
+    try:
+        if isinstance(value, Fraction):
+            frac = value
+        elif isinstance(value, (numbers.Integral, np.integer)):
+            frac = Fraction(int(value))
+        elif isinstance(value, Decimal):
+            frac = Fraction(value)
+        elif isinstance(value, (float, np.floating)):
+            if not math.isfinite(float(value)):
+                raise ValueError
+            # str() gives the shortest decimal that round-trips: 0.28 -> "0.28" -> 7/25 exactly,
+            # whereas Fraction(0.28) is the binary float 0.28000000000000002665...
+            frac = Fraction(str(value))
+        elif isinstance(value, str):
+            frac = Fraction(value.strip())
+        elif isinstance(value, numbers.Rational):
+            frac = Fraction(value.numerator, value.denominator)
+        else:
+            raise TypeError(
+                f"`tau` must be a float, str, Fraction or Decimal in [0, 1] (or a 1-D sequence of "
+                f"them); got {_short(value)} of type {type(value).__name__}."
+            )
+    except (ValueError, ArithmeticError, ZeroDivisionError):
+        raise ValueError(f"`tau` must be a finite number in [0, 1]; got {value!r}.") from None
+    if not 0 <= frac <= 1:
+        raise ValueError(f"`tau` must be in [0, 1]; got {value!r}.")
+    return frac
+
+
+def check_tau(tau: Any) -> tuple[list[Fraction], bool]:
+    """Validate ``tau`` (a number in [0, 1] or a 1-D sequence of them) as exact fractions.
+
+    Floats are converted through their shortest decimal representation (``Fraction(str(tau))``),
+    so ``0.28`` means exactly 7/25; strings (``"0.28"``, ``"7/25"``), :class:`~fractions.Fraction`
+    and :class:`~decimal.Decimal` are taken exactly.
+
+    Returns
+    -------
+    taus : list of Fraction
+    tau_is_scalar : bool
+    """
+    if isinstance(tau, (str, bytes, Fraction, Decimal, numbers.Number)) or (
+        isinstance(tau, np.ndarray) and tau.ndim == 0
+    ):
+        scalar = tau.item() if isinstance(tau, np.ndarray) else tau
+        if isinstance(scalar, bytes):
+            raise TypeError(f"`tau` must be a number in [0, 1]; got the bytes {scalar!r}.")
+        return [_tau_to_fraction(scalar)], True
+    if isinstance(tau, np.ndarray):
+        if tau.ndim != 1:
+            raise ValueError(f"`tau` must be a number or a 1-D sequence; got an array of shape {tau.shape}.")
+        values = list(tau)
+    elif isinstance(tau, Iterable):
+        values = list(tau)
+    else:
+        raise TypeError(f"`tau` must be a number in [0, 1] or a 1-D sequence of them; got {_short(tau)}.")
+    if not values:
+        raise ValueError("`tau` must not be an empty sequence.")
+    for v in values:
+        if isinstance(v, (list, tuple, np.ndarray)) and not (isinstance(v, np.ndarray) and v.ndim == 0):
+            raise ValueError(f"`tau` must be a number or a 1-D sequence; got the nested {_short(tau)}.")
+    return [_tau_to_fraction(v.item() if isinstance(v, np.ndarray) else v) for v in values], False
+
+
+def exact_threshold(tau: Fraction, k: int) -> int:
+    """Return ``m = max(ceil(tau * k), 1)`` computed exactly (METRICS.md section 3).
+
+    >>> exact_threshold(Fraction("0.28"), 25)   # float: math.ceil(0.28 * 25) == 8
+    7
+    """
+    return max(math.ceil(tau * k), 1)
+
+
+def check_option(value: Any, name: str, allowed: Sequence[str]) -> str:
+    """Return ``value`` if it is one of ``allowed``, else raise naming the choices."""
+    if not isinstance(value, str):
+        raise TypeError(f"`{name}` must be one of {list(allowed)}; got {value!r} of type {type(value).__name__}.")
+    if value not in allowed:
+        raise ValueError(f"`{name}` must be one of {list(allowed)}; got {value!r}.")
+    return value
