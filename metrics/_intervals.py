@@ -1,0 +1,1097 @@
+r"""Confidence intervals for benchmark means, with the problem (or cluster) as the unit.
+
+A benchmark score is the unweighted mean of per-problem values :math:`v_j` (pass@k, G-Pass@k,
+cons@k, ... of problem :math:`j`). The samples of one problem are correlated, so the unit of
+resampling and of the standard error is the problem, or a whole cluster of problems (passages,
+subjects, templates) when ``clusters`` is given (Miller 2024 [1]_; METRICS.md section 7).
+
+Methods (``method=``)
+---------------------
+``"studentized"`` (default)
+    Studentized (bootstrap-t) interval [3]_: resample problems (or clusters), compute
+    :math:`t^* = (\hat\theta^* - \hat\theta) / \widehat{SE}^*` with the analytic standard error of
+    each resample (the t standard error, or the clustered one), and invert the bootstrap
+    distribution of :math:`t^*`:
+    :math:`[\hat\theta - t^*_{1-\alpha/2}\,\widehat{SE},\ \hat\theta - t^*_{\alpha/2}\,\widehat{SE}]`.
+    Chosen by the coverage study (``tests/coverage_study.py``, README "Intervals"): it corrects
+    for the skewness of per-problem pass@k values piled up near 1, where the t interval and the
+    percentile bootstrap cover about 83% at N = 30.
+``"t"``
+    :math:`\hat\theta \pm t_{N-1,\,1-\alpha/2}\, s/\sqrt{N}` with :math:`s` the standard deviation
+    (``ddof=1``) of the per-problem values; what ``inspect_ai.scorer.ci(method="t")`` computes.
+``"clustered-t"``
+    :math:`\hat\theta \pm t_{C-1,\,1-\alpha/2}\,\widehat{SE}_{cl}` with Inspect's clustered
+    standard error (Cameron & Miller [2]_ with the finite-cluster factor :math:`C/(C-1)`):
+
+    .. math:: \widehat{SE}_{cl} = \frac{1}{N}\sqrt{\frac{C}{C-1}\sum_{c=1}^{C}
+              \Big(\sum_{j \in c} (v_j - \bar v)\Big)^2}
+
+``"bootstrap"``
+    Percentile bootstrap: the :math:`\alpha/2` and :math:`1-\alpha/2` quantiles of the
+    resampled means.
+``"bca"``
+    Bias-corrected and accelerated percentile bootstrap (Efron 1987 [4]_), with the bias
+    correction :math:`z_0 = \Phi^{-1}(\#\{\hat\theta^* < \hat\theta\}/B)` (ties count one half)
+    and the acceleration from the jackknife over problems (or clusters), computed in closed form.
+
+Every bootstrap method resamples problems with replacement or, with clusters, whole clusters
+carrying all their problems (the resampled mean is then the pooled mean of the drawn problems).
+Resampling is vectorized: a resample is a vector of multiplicities, and its statistics are sums
+of multiplicities times per-unit summaries (matrix products over chunks of bounded memory), never
+a Python loop per resample. When the per-problem values take few distinct rows (every
+pass@k-family value is a function of the counts ``(n, c)`` only, so n = 16 samples give at most
+17 distinct rows), resampling N problems equals drawing multinomial counts over the G distinct
+rows, which costs B x G instead of B x N; identical clusters are grouped the same way.
+
+Bounds
+------
+With ``bounds="auto"`` (default), an interval on values that all lie in [0, 1] is cut back to
+[0, 1] (every kpass metric is a probability); for :func:`paired_difference` on values in [0, 1]
+the range is [-1, 1]. ``details["clipped"]`` says whether that changed the interval. Clipping
+can only move a bound towards the parameter's possible range, so it never lowers coverage.
+Pass ``bounds=None`` to never clip, or ``(low, high)`` for another range.
+
+References
+----------
+.. [1] E. Miller, "Adding Error Bars to Evals: A Statistical Approach to Language Model
+   Evaluations", arXiv:2411.00640 (2024).
+.. [2] A. C. Cameron and D. L. Miller, "A Practitioner's Guide to Cluster-Robust Inference",
+   Journal of Human Resources 50(2), 317-372 (2015).
+.. [3] B. Efron and R. J. Tibshirani, "An Introduction to the Bootstrap", Chapman & Hall (1993),
+   ch. 12 (bootstrap-t) and ch. 14.
+.. [4] B. Efron, "Better Bootstrap Confidence Intervals", Journal of the American Statistical
+   Association 82(397), 171-185 (1987).
+.. [5] E. B. Wilson, "Probable Inference, the Law of Succession, and Statistical Inference",
+   Journal of the American Statistical Association 22(158), 209-212 (1927).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import special, stats
+
+from ._result import DegenerateIntervalWarning, IntervalResult, PairedResult
+from ._validation import MAX_REPORTED, check_counts, check_option, describe_offenders
+
+__all__ = [
+    "DEFAULT_INTERVAL_METHOD",
+    "INTERVAL_METHODS",
+    "bootstrap_weights",
+    "mean_ci",
+    "paired_difference",
+    "wilson_interval",
+]
+
+#: Interval methods understood by :func:`mean_ci` and :func:`paired_difference`.
+INTERVAL_METHODS: tuple[str, ...] = ("studentized", "t", "clustered-t", "bootstrap", "bca")
+
+#: The default method, chosen by the coverage study (tests/coverage_study.py; README "Intervals").
+DEFAULT_INTERVAL_METHOD = "studentized"
+
+_BOOTSTRAP_METHODS = frozenset({"studentized", "bootstrap", "bca"})
+
+#: Default bound on the elements of one chunk of resampling weights (8 M float64 = 64 MiB).
+DEFAULT_MAX_CHUNK_ELEMENTS = 1 << 23
+
+#: Use multinomial counts over distinct rows when there are at most this fraction of them.
+_GROUPED_FRACTION = 0.1
+
+#: Gather columns one at a time (np.take) up to this many summary columns; matrix products above.
+_MAX_GATHER_COLUMNS = 4
+
+#: Chunk size of the gather path: small chunks stay in cache and are faster than large ones.
+_GATHER_CHUNK_ELEMENTS = 1 << 17
+
+
+# ----------------------------------------------------------------------------------------------
+# validation
+# ----------------------------------------------------------------------------------------------
+
+
+def _confidence_iv(confidence_level: Any) -> float:
+    if isinstance(confidence_level, (bool, np.bool_)) or not isinstance(confidence_level, numbers.Real):
+        raise TypeError(f"`confidence_level` must be a number in (0, 1); got {confidence_level!r}.")
+    level = float(confidence_level)
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"`confidence_level` must be in the open interval (0, 1); got {confidence_level!r}.")
+    return level
+
+
+def _values_iv(values: Any, name: str) -> tuple[NDArray[np.float64], bool]:
+    """Per-problem values as a float64 ``(N, K)`` array and whether the input was 1-D."""
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"`{name}` must be a numeric array of per-problem values; got the string {values!r}.")
+    try:
+        arr = np.asarray(values)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"`{name}` must be a rectangular numeric array; got {type(values).__name__} ({exc}).") from None
+    if arr.dtype.kind == "O":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"`{name}` must hold numbers; got non-numeric entries (dtype object).") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"`{name}` must hold numbers; got dtype {arr.dtype}.")
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"`{name}` must be 1-D (N,) or 2-D (N, K); got an array of shape {arr.shape}.")
+    if arr.shape[0] == 0:
+        raise ValueError(f"`{name}` is empty (shape {arr.shape}); at least 2 problems are needed.")
+    if arr.ndim == 2 and arr.shape[1] == 0:
+        raise ValueError(f"`{name}` has no columns (shape {arr.shape}).")
+    arr = arr.astype(np.float64, copy=False)
+    finite = np.isfinite(arr)
+    if not finite.all():
+        raise ValueError(f"`{name}` must be finite; NaN or infinity at {describe_offenders(~finite, arr, value_name=name)}.")
+    one_d = arr.ndim == 1
+    return np.ascontiguousarray(arr.reshape(arr.shape[0], -1)), one_d
+
+
+def _factorize(labels: Any, name: str, n_expected: int | None) -> tuple[NDArray[np.int64], list[Any]]:
+    """Integer codes (0..C-1, in order of first appearance) and the distinct labels."""
+    if isinstance(labels, (str, bytes)):
+        raise TypeError(f"`{name}` must be a sequence with one label per problem; got the string {labels!r}.")
+    try:
+        arr = np.asarray(labels)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"`{name}` must be a 1-D sequence of labels; got {type(labels).__name__} ({exc}).") from None
+    if arr.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D (one label per problem); got shape {arr.shape}.")
+    if n_expected is not None and arr.shape[0] != n_expected:
+        raise ValueError(f"`{name}` has {arr.shape[0]} entries but there are {n_expected} problems; give one label per problem.")
+    if arr.dtype.kind == "O":
+        missing = np.array([v is None or (isinstance(v, float) and v != v) for v in arr.tolist()], dtype=bool)
+    elif arr.dtype.kind == "f":
+        missing = np.isnan(arr)
+    else:
+        missing = np.zeros(arr.shape, dtype=bool)
+    if missing.any():
+        raise ValueError(f"`{name}` has missing labels (None or NaN) at {describe_offenders(missing)}.")
+    try:
+        _, first, inverse = np.unique(arr, return_index=True, return_inverse=True)
+    except TypeError:  # mixed label types: fall back to a dict (not a hot path)
+        table: dict[Any, int] = {}
+        codes_list = [table.setdefault(v, len(table)) for v in arr.tolist()]
+        return np.asarray(codes_list, dtype=np.int64), list(table)
+    # renumber in order of first appearance so that results do not depend on label sorting
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    codes = rank[inverse.reshape(-1)].astype(np.int64)
+    distinct = arr[first[order]].tolist()
+    return codes, distinct
+
+
+def _rng_iv(rng: Any) -> tuple[np.random.Generator, Any]:
+    """A Generator and what to record as ``details["seed"]``."""
+    if rng is None:
+        seed = int(np.random.SeedSequence().entropy)  # fresh entropy, recorded for reproducibility
+        return np.random.default_rng(seed), seed
+    if isinstance(rng, np.random.Generator):
+        return rng, "generator"
+    if isinstance(rng, (bool, np.bool_)):
+        raise TypeError(f"`rng` must be None, an int seed or a numpy.random.Generator; got {rng!r}.")
+    if isinstance(rng, (numbers.Integral, np.integer)):
+        if int(rng) < 0:
+            raise ValueError(f"`rng` seed must be a non-negative integer; got {rng!r}.")
+        return np.random.default_rng(int(rng)), int(rng)
+    if isinstance(rng, np.random.SeedSequence):
+        return np.random.default_rng(rng), int(rng.entropy) if isinstance(rng.entropy, int) else "seed-sequence"
+    raise TypeError(f"`rng` must be None, an int seed or a numpy.random.Generator; got {type(rng).__name__}.")
+
+
+def _positive_int_iv(value: Any, name: str, minimum: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise TypeError(f"`{name}` must be an integer >= {minimum}; got {value!r}.")
+    if int(value) < minimum:
+        raise ValueError(f"`{name}` must be an integer >= {minimum}; got {value!r}.")
+    return int(value)
+
+
+def _bounds_iv(bounds: Any, default: tuple[float, float] | None) -> tuple[float, float] | None:
+    if bounds is None:
+        return None
+    if isinstance(bounds, str):
+        if bounds != "auto":
+            raise ValueError(f"`bounds` must be 'auto', None or a (low, high) pair; got {bounds!r}.")
+        return default
+    try:
+        low, high = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise TypeError(f"`bounds` must be 'auto', None or a (low, high) pair of numbers; got {bounds!r}.") from None
+    if not low < high:
+        raise ValueError(f"`bounds` must satisfy low < high; got {bounds!r}.")
+    return (low, high)
+
+
+# ----------------------------------------------------------------------------------------------
+# resampling
+# ----------------------------------------------------------------------------------------------
+
+
+def _chunk_rows(n_resamples: int, n_units: int, max_chunk_elements: int) -> Iterator[int]:
+    rows = max(1, max_chunk_elements // max(n_units, 1))
+    done = 0
+    while done < n_resamples:
+        b = min(rows, n_resamples - done)
+        yield b
+        done += b
+
+
+def _index_dtype(n_units: int) -> type:
+    return np.int32 if n_units < 2**31 - 1 else np.int64
+
+
+def _multiplicities(indices: NDArray[np.integer], n_units: int) -> NDArray[np.float64]:
+    """Turn a (b, n_draws) matrix of drawn unit indices into (b, n_units) multiplicities."""
+    b = indices.shape[0]
+    offsets = (np.arange(b, dtype=np.int64) * n_units)[:, None]
+    flat = np.bincount((indices + offsets).ravel(), minlength=b * n_units)
+    return flat.reshape(b, n_units).astype(np.float64)
+
+
+def bootstrap_weights(
+    n_problems: int,
+    *,
+    clusters: ArrayLike | None = None,
+    n_resamples: int,
+    rng: int | np.random.Generator | None = None,
+    max_chunk_elements: int = DEFAULT_MAX_CHUNK_ELEMENTS,
+) -> Iterator[NDArray[np.float64]]:
+    r"""Bootstrap resampling weights: how often each problem appears in each resample.
+
+    Yields ``(B_chunk, N)`` float matrices whose rows are resample multiplicities, with the
+    same resampling scheme as :func:`mean_ci`: N problems drawn with replacement, or, with
+    ``clusters``, C clusters drawn with replacement, each carrying all its problems (then every
+    problem of a drawn cluster gets the cluster's multiplicity). Any vectorized statistic can be
+    bootstrapped with it, e.g. a ratio of means:
+
+    .. math:: \hat\theta^*_b = \frac{\sum_j w_{bj} x_j}{\sum_j w_{bj} y_j}
+
+    Parameters
+    ----------
+    n_problems : int
+        N, the number of problems (>= 2).
+    clusters : array_like, shape (N,), optional
+        Cluster label of each problem (at least 2 distinct labels).
+    n_resamples : int
+        B, the total number of resamples over all chunks.
+    rng : int, numpy.random.Generator or None
+        Seed or generator; ``None`` draws fresh entropy.
+    max_chunk_elements : int, default: 2**23
+        Upper bound on ``B_chunk * N`` (memory of one chunk: 8 bytes per element).
+
+    Yields
+    ------
+    ndarray of float64, shape (B_chunk, N)
+        Multiplicities; each row sums to N without clusters, and to the number of problems in
+        the drawn clusters with them.
+
+    Notes
+    -----
+    The draws follow the same distribution as :func:`mean_ci`'s resampling but not the same
+    random stream: :func:`mean_ci` draws multinomial counts over groups of identical problems
+    when it can, which is much faster and distributionally identical.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kpass.metrics import bootstrap_weights
+    >>> x = np.array([1.0, 0.0, 1.0, 1.0]); y = np.array([2.0, 1.0, 2.0, 1.0])
+    >>> ratios = np.concatenate([w @ x / (w @ y) for w in bootstrap_weights(4, n_resamples=1000, rng=0)])
+    >>> ratios.shape
+    (1000,)
+    >>> chunk = next(bootstrap_weights(4, clusters=["a", "a", "b", "c"], n_resamples=3, rng=1))
+    >>> bool((chunk[:, 0] == chunk[:, 1]).all())   # problems of one cluster move together
+    True
+    """
+    n = _positive_int_iv(n_problems, "n_problems", 2)
+    n_resamples = _positive_int_iv(n_resamples, "n_resamples", 1)
+    max_chunk_elements = _positive_int_iv(max_chunk_elements, "max_chunk_elements", 1)
+    generator, _ = _rng_iv(rng)
+    if clusters is not None:
+        codes, labels = _factorize(clusters, "clusters", n)
+        if len(labels) < 2:
+            raise ValueError(f"`clusters` has a single cluster ({labels[0]!r}); a cluster bootstrap needs at least 2.")
+    else:
+        codes, labels = None, []
+    return _weights_generator(n, codes, len(labels), n_resamples, generator, max_chunk_elements)
+
+
+def _weights_generator(n, codes, n_clusters, n_resamples, generator, max_chunk_elements):
+    units = n if codes is None else n_clusters
+    dtype = _index_dtype(units)
+    for b in _chunk_rows(n_resamples, n, max_chunk_elements):
+        drawn = generator.integers(0, units, size=(b, units), dtype=dtype)
+        counts = _multiplicities(drawn, units)
+        yield counts if codes is None else counts[:, codes]
+
+
+class _Units:
+    """Per-unit summaries (problems, or clusters) of centered values for resampling.
+
+    ``centered`` is ``values - estimate`` (exactly 0 for constant columns). Summary columns:
+    ``T`` (K) unit totals of centered values; with clusters also ``n`` (1); when standard errors
+    are needed ``Q = T**2`` (K) and, with clusters, ``nT`` (K) and ``n**2`` (1).
+    """
+
+    def __init__(self, centered: NDArray[np.float64], codes, n_clusters: int, need_se: bool):
+        n, k = centered.shape
+        self.k = k
+        self.clustered = codes is not None
+        if codes is None:
+            totals = centered
+            sizes = None
+        else:
+            order = np.argsort(codes, kind="stable")
+            sorted_codes = codes[order]
+            starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+            totals = np.add.reduceat(centered[order], starts, axis=0)
+            sizes = np.diff(np.r_[starts, n]).astype(np.float64)
+        self.n_units = totals.shape[0]
+        parts = [totals]
+        if sizes is not None:
+            parts.append(sizes[:, None])
+        if need_se:
+            parts.append(totals * totals)
+            if sizes is not None:
+                parts.append(sizes[:, None] * totals)
+                parts.append((sizes * sizes)[:, None])
+        self.summaries = np.ascontiguousarray(np.concatenate(parts, axis=1))
+        self.totals = totals
+        self.sizes = sizes
+        self.need_se = need_se
+
+    def split(self, sums: NDArray[np.float64]):
+        """Split resampled summary sums (B, m) into named parts."""
+        k = self.k
+        out = {"T": sums[:, :k]}
+        pos = k
+        if self.clustered:
+            out["n"] = sums[:, pos]
+            pos += 1
+        if self.need_se:
+            out["Q"] = sums[:, pos : pos + k]
+            pos += k
+            if self.clustered:
+                out["nT"] = sums[:, pos : pos + k]
+                out["n2"] = sums[:, pos + k]
+        return out
+
+
+def _resampled_sums(units: _Units, n_resamples: int, generator: np.random.Generator, max_chunk_elements: int):
+    """Sums over each resample of the per-unit summaries, shape (B, m), and how they were drawn."""
+    summaries = units.summaries
+    n_units, m = summaries.shape
+    out = np.empty((n_resamples, m), dtype=np.float64)
+    distinct, inverse, group_sizes = np.unique(summaries, axis=0, return_inverse=True, return_counts=True)
+    n_groups = distinct.shape[0]
+    if n_groups <= max(1, int(_GROUPED_FRACTION * n_units)):
+        # resampling N units == multinomial counts over the G groups of identical units
+        probabilities = group_sizes / n_units
+        start = 0
+        for b in _chunk_rows(n_resamples, n_groups, max_chunk_elements):
+            counts = generator.multinomial(n_units, probabilities, size=b).astype(np.float64)
+            out[start : start + b] = counts @ distinct
+            start += b
+        return out, {"path": "grouped", "n_groups": int(n_groups)}
+    gather = m <= _MAX_GATHER_COLUMNS
+    chunk_elements = min(max_chunk_elements, _GATHER_CHUNK_ELEMENTS) if gather else max_chunk_elements
+    start = 0
+    for b in _chunk_rows(n_resamples, n_units, chunk_elements):
+        # np.intp indices: np.take converts anything else to intp first
+        drawn = generator.integers(0, n_units, size=(b, n_units), dtype=np.intp)
+        if m <= _MAX_GATHER_COLUMNS and not units.clustered and units.need_se:
+            # one gather per value column; squares from the gathered values
+            for j in range(units.k):
+                gathered = np.take(units.totals[:, j], drawn)
+                out[start : start + b, j] = gathered.sum(axis=1)
+                out[start : start + b, units.k + j] = np.einsum("ij,ij->i", gathered, gathered)
+        elif m <= _MAX_GATHER_COLUMNS:
+            for j in range(m):
+                out[start : start + b, j] = np.take(summaries[:, j], drawn).sum(axis=1)
+        else:
+            out[start : start + b] = _multiplicities(drawn, n_units) @ summaries
+        start += b
+    return out, {"path": "gather", "n_groups": int(n_groups)}
+
+
+# ----------------------------------------------------------------------------------------------
+# interval computation
+# ----------------------------------------------------------------------------------------------
+
+
+def _sorted_quantile(sorted_values: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Per-column quantile of column-sorted ``(B, K)`` data at levels ``q`` (K,), linear
+    interpolation as ``np.quantile``'s default; infinite neighbours are returned as such."""
+    b, k = sorted_values.shape
+    q = np.broadcast_to(np.asarray(q, dtype=np.float64), (k,))
+    position = np.clip(q, 0.0, 1.0) * (b - 1)
+    lower = np.floor(position).astype(np.int64)
+    upper = np.minimum(lower + 1, b - 1)
+    fraction = position - lower
+    columns = np.arange(k)
+    a = sorted_values[lower, columns]
+    c = sorted_values[upper, columns]
+    with np.errstate(invalid="ignore"):
+        interpolated = a + fraction * (c - a)
+    finite = np.isfinite(a) & np.isfinite(c)
+    fallback = np.where((fraction == 0) | (a == -np.inf), a, c)
+    return np.where(finite, np.where(fraction == 0, a, interpolated), fallback)
+
+
+def _zero_variance_tolerance() -> float:
+    return 1e-12
+
+
+def _analytic_se(units: _Units, n: int, constant: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """t standard error (no clusters) or Inspect's clustered standard error, per column."""
+    totals = units.totals
+    if not units.clustered:
+        variance = (totals * totals).sum(axis=0) / (n - 1)
+        se = np.sqrt(variance / n)
+    else:
+        c = units.n_units
+        se = np.sqrt(c / (c - 1) * (totals * totals).sum(axis=0)) / n
+    return np.where(constant, 0.0, se)
+
+
+def _replicate_statistics(units: _Units, sums, n: int):
+    """Resampled centered means (B, K) and, if needed, resampled standard errors (B, K)."""
+    parts = units.split(sums)
+    if units.clustered:
+        size = parts["n"][:, None]
+    else:
+        size = float(n)
+    mean = parts["T"] / size
+    if not units.need_se:
+        return mean, None
+    tol = _zero_variance_tolerance()
+    if not units.clustered:
+        # sum of squared deviations of the resample: sum w v'^2 - N mean'^2
+        raw = parts["Q"]
+        ss = raw - n * mean * mean
+        ss = np.where(ss <= tol * raw, 0.0, ss)
+        se = np.sqrt(ss / (n - 1) / n)
+    else:
+        c = units.n_units
+        raw = parts["Q"] + mean * mean * parts["n2"][:, None]
+        ss = parts["Q"] - 2.0 * mean * parts["nT"] + mean * mean * parts["n2"][:, None]
+        ss = np.where(ss <= tol * raw, 0.0, ss)
+        se = np.sqrt(c / (c - 1) * ss) / size
+    return mean, se
+
+
+def _one_sided_counts(replicates: NDArray[np.float64], threshold: NDArray[np.float64], tol: NDArray[np.float64]):
+    below = (replicates < threshold - tol).sum(axis=0)
+    ties = (np.abs(replicates - threshold) <= tol).sum(axis=0)
+    return below, ties
+
+
+def _interval_core(
+    values: NDArray[np.float64],
+    codes: NDArray[np.int64] | None,
+    n_clusters: int | None,
+    method: str,
+    level: float,
+    n_resamples: int,
+    rng: Any,
+    bounds: tuple[float, float] | None,
+    max_chunk_elements: int,
+    test_zero: bool,
+) -> list[dict[str, Any]]:
+    """Compute the interval for every column of ``values``; returns one dict per column."""
+    n, k = values.shape
+    alpha = 1.0 - level
+    estimate = values.mean(axis=0)
+    constant = np.ptp(values, axis=0) == 0
+    centered = values - estimate
+    centered[:, constant] = 0.0
+    estimate = np.where(constant, values[0], estimate)
+    units = _Units(centered, codes, n_clusters or 0, need_se=method == "studentized")
+    se = _analytic_se(units, n, constant)
+    scale = np.abs(centered).max(axis=0)
+    common: dict[str, Any] = {"resampling": "clusters" if codes is not None else "problems"}
+    details = [dict(common) for _ in range(k)]
+    p_values = np.full(k, np.nan)
+
+    if method in ("t", "clustered-t"):
+        df = n - 1 if method == "t" else n_clusters - 1
+        critical = float(stats.t.ppf(1.0 - alpha / 2.0, df))
+        low = estimate - critical * se
+        high = estimate + critical * se
+        standard_error = se
+        for d in details:
+            d.update(df=int(df), critical_value=critical, standard_error_kind="clustered" if method == "clustered-t" else "t")
+        if test_zero:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t_obs = estimate / se
+            p_values = np.where(se > 0, 2.0 * stats.t.sf(np.abs(t_obs), df), np.where(estimate == 0, 1.0, 0.0))
+    else:
+        generator, seed = _rng_iv(rng)
+        units_for_draw = units
+        sums, draw_info = _resampled_sums(units_for_draw, n_resamples, generator, max_chunk_elements)
+        boot_mean, boot_se = _replicate_statistics(units_for_draw, sums, n)
+        for d in details:
+            d.update(n_resamples=n_resamples, seed=seed, **draw_info)
+        tol = 1e-12 * np.maximum(scale, 1e-300)
+        if method == "studentized":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t_star = boot_mean / boot_se
+            t_star = np.where(boot_se > 0, t_star, np.where(np.abs(boot_mean) <= tol, 0.0, np.copysign(np.inf, boot_mean)))
+            t_sorted = np.sort(t_star, axis=0)
+            q_low = _sorted_quantile(t_sorted, np.full(k, alpha / 2.0))
+            q_high = _sorted_quantile(t_sorted, np.full(k, 1.0 - alpha / 2.0))
+            with np.errstate(invalid="ignore"):
+                low = estimate - q_high * se
+                high = estimate - q_low * se
+            standard_error = se
+            infinite_share = np.mean(~np.isfinite(t_star), axis=0)
+            for j, d in enumerate(details):
+                d.update(
+                    standard_error_kind="clustered" if codes is not None else "t",
+                    t_quantiles=(float(q_low[j]), float(q_high[j])),
+                    share_infinite_t=float(infinite_share[j]),
+                )
+            if test_zero:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    t_obs = np.where(se > 0, estimate / se, 0.0)
+                below = (t_star <= t_obs).sum(axis=0)
+                above = (t_star >= t_obs).sum(axis=0)
+                p_values = np.minimum(1.0, 2.0 * np.minimum(below + 1, above + 1) / (n_resamples + 1))
+        else:
+            sorted_mean = np.sort(boot_mean, axis=0)
+            standard_error = boot_mean.std(axis=0, ddof=1) if n_resamples > 1 else np.zeros(k)
+            if method == "bootstrap":
+                low = estimate + _sorted_quantile(sorted_mean, np.full(k, alpha / 2.0))
+                high = estimate + _sorted_quantile(sorted_mean, np.full(k, 1.0 - alpha / 2.0))
+                if test_zero:
+                    below = (boot_mean + estimate <= tol).sum(axis=0)
+                    above = (boot_mean + estimate >= -tol).sum(axis=0)
+                    p_values = np.minimum(1.0, 2.0 * np.minimum(below + 1, above + 1) / (n_resamples + 1))
+            else:  # bca, Efron 1987 Eqs. 2.3 and 6.6
+                below, ties = _one_sided_counts(boot_mean, np.zeros(k), tol)
+                share = (below + 0.5 * ties) / n_resamples
+                share_clipped = np.clip(share, 0.5 / n_resamples, 1.0 - 0.5 / n_resamples)
+                z0 = special.ndtri(share_clipped)
+                acceleration = _jackknife_acceleration(units_for_draw, n)
+                levels = []
+                for tail in (alpha / 2.0, 1.0 - alpha / 2.0):
+                    z = z0 + special.ndtri(tail)
+                    denominator = 1.0 - acceleration * z
+                    adjusted = np.where(denominator > 0, special.ndtr(z0 + z / np.where(denominator > 0, denominator, 1.0)), 1.0 if tail > 0.5 else 0.0)
+                    levels.append(adjusted)
+                low = estimate + _sorted_quantile(sorted_mean, levels[0])
+                high = estimate + _sorted_quantile(sorted_mean, levels[1])
+                for j, d in enumerate(details):
+                    d.update(
+                        bias_correction=float(z0[j]),
+                        acceleration=float(acceleration[j]),
+                        adjusted_levels=(float(levels[0][j]), float(levels[1][j])),
+                        bias_share_clipped=bool(share[j] != share_clipped[j]),
+                    )
+                if test_zero:
+                    below0 = (boot_mean + estimate <= tol).sum(axis=0)
+                    p0 = np.clip(below0 / n_resamples, 0.5 / n_resamples, 1.0 - 0.5 / n_resamples)
+                    w = special.ndtri(p0) - z0
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        u = w / (1.0 + acceleration * w)
+                    one_sided = special.ndtr(u - z0)
+                    p_values = np.minimum(1.0, 2.0 * np.minimum(one_sided, 1.0 - one_sided))
+            for d in details:
+                d.update(standard_error_kind="bootstrap")
+
+    low = np.where(constant, estimate, low)
+    high = np.where(constant, estimate, high)
+    standard_error = np.where(constant, 0.0, standard_error)
+    if test_zero:
+        p_values = np.where(constant, np.where(estimate == 0, 1.0, 0.0), p_values)
+    results = []
+    for j in range(k):
+        lo, hi = float(low[j]), float(high[j])
+        clipped = False
+        if bounds is not None:
+            new_lo, new_hi = max(lo, bounds[0]), min(hi, bounds[1])
+            clipped = (new_lo != lo) or (new_hi != hi)
+            lo, hi = new_lo, new_hi
+        details[j].update(bounds=bounds, clipped=clipped)
+        if constant[j]:
+            details[j]["degenerate"] = "constant values"
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            details[j]["degenerate"] = "infinite bound"
+        est = float(estimate[j])
+        if not lo <= est <= hi:
+            details[j]["estimate_outside"] = True
+        results.append(
+            {
+                "estimate": est,
+                "low": lo,
+                "high": hi,
+                "standard_error": float(standard_error[j]),
+                "details": details[j],
+                "p_value": float(p_values[j]),
+                "constant": bool(constant[j]),
+            }
+        )
+    return results
+
+
+def _jackknife_acceleration(units: _Units, n: int) -> NDArray[np.float64]:
+    r"""BCa acceleration :math:`a = \sum d^3 / (6 (\sum d^2)^{3/2})` from the leave-one-unit-out
+    means, :math:`d_u = \bar\theta_{(\cdot)} - \theta_{(u)}` (Efron 1987, Eq. 6.6), in closed form."""
+    totals = units.totals
+    if units.clustered:
+        sizes = units.sizes[:, None]
+        remaining = n - sizes
+        leave_out = np.where(remaining > 0, -totals / np.where(remaining > 0, remaining, 1.0), 0.0)
+    else:
+        leave_out = -totals / (n - 1)
+    d = leave_out.mean(axis=0) - leave_out
+    s2 = (d * d).sum(axis=0)
+    s3 = (d * d * d).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(s2 > 0, s3 / (6.0 * s2**1.5), 0.0)
+
+
+def _method_iv(method: Any, clustered: bool) -> str:
+    method = check_option(method, "method", INTERVAL_METHODS)
+    if method == "clustered-t" and not clustered:
+        raise ValueError("`method` 'clustered-t' needs `clusters` (one label per problem); got clusters=None.")
+    if method == "t" and clustered:
+        raise ValueError(
+            "`method` 't' ignores `clusters` and would understate the uncertainty; use "
+            "method='clustered-t' (Inspect's clustered standard error) or drop `clusters`."
+        )
+    return method
+
+
+def _warn_degenerate(results: list[dict[str, Any]], what: str) -> None:
+    constant = [j for j, r in enumerate(results) if r["constant"]]
+    if constant:
+        cols = "" if len(results) == 1 else f" (columns {constant[:MAX_REPORTED]})"
+        warnings.warn(
+            f"every per-problem {what} is identical{cols}: the interval has width 0 and the "
+            "standard error is 0, which says nothing about the uncertainty of the benchmark.",
+            DegenerateIntervalWarning,
+            stacklevel=3,
+        )
+    infinite = [j for j, r in enumerate(results) if r["details"].get("degenerate") == "infinite bound"]
+    if infinite:
+        warnings.warn(
+            f"the studentized bootstrap gave an infinite bound{'' if len(results) == 1 else f' (columns {infinite[:MAX_REPORTED]})'}: "
+            "too many resamples have a standard error of 0 (very few distinct values); use "
+            "method='bca' or more problems.",
+            DegenerateIntervalWarning,
+            stacklevel=3,
+        )
+
+
+def mean_ci(
+    values: ArrayLike,
+    *,
+    clusters: ArrayLike | None = None,
+    method: str = DEFAULT_INTERVAL_METHOD,
+    confidence_level: float = 0.95,
+    n_resamples: int = 10_000,
+    rng: int | np.random.Generator | None = None,
+    bounds: str | tuple[float, float] | None = "auto",
+    max_chunk_elements: int = DEFAULT_MAX_CHUNK_ELEMENTS,
+) -> IntervalResult | list[IntervalResult]:
+    r"""Mean of per-problem values with a confidence interval that treats the problem as the unit.
+
+    .. math:: \hat\theta = \frac{1}{N}\sum_{j=1}^{N} v_j, \qquad
+              \widehat{SE}_t = \frac{s_v}{\sqrt N}, \qquad
+              \widehat{SE}_{cl} = \frac{1}{N}\sqrt{\frac{C}{C-1}\sum_c\Big(\sum_{j\in c}(v_j-\hat\theta)\Big)^2}
+
+    The default ``"studentized"`` interval is
+    :math:`[\hat\theta - t^*_{1-\alpha/2}\widehat{SE},\ \hat\theta - t^*_{\alpha/2}\widehat{SE}]`
+    with :math:`t^*` the bootstrap distribution of
+    :math:`(\hat\theta^* - \hat\theta)/\widehat{SE}^*` (see the module docstring for every method).
+
+    Parameters
+    ----------
+    values : array_like of float, shape (N,) or (N, K)
+        Per-problem values (e.g. ``pass_at_k(n, c, k)``), one row per problem; K columns are K
+        metrics on the same problems, resampled with the same resamples.
+    clusters : array_like, shape (N,), optional
+        Cluster label of each problem (passage, subject, template). With clusters the standard
+        error is clustered and the bootstrap resamples whole clusters. At least 2 clusters.
+    method : {"studentized", "t", "clustered-t", "bootstrap", "bca"}, default: "studentized"
+        Interval method. ``"t"`` refuses ``clusters`` (use ``"clustered-t"``).
+    confidence_level : float, default: 0.95
+        In the open interval (0, 1).
+    n_resamples : int, default: 10_000
+        Bootstrap resamples B (ignored by ``"t"`` and ``"clustered-t"``).
+    rng : int, numpy.random.Generator or None
+        Seed or generator for the bootstrap; ``None`` draws fresh entropy and records it in
+        ``details["seed"]`` so that the result can be reproduced.
+    bounds : "auto", None or (float, float), default: "auto"
+        Range to clip the interval to. ``"auto"``: [0, 1] when every value lies in [0, 1],
+        else no clipping. ``details["clipped"]`` reports whether clipping changed the interval.
+    max_chunk_elements : int, default: 2**23
+        Bound on the size of one chunk of resampling draws (``B_chunk * N``).
+
+    Returns
+    -------
+    IntervalResult or list of IntervalResult
+        One result for 1-D ``values``, a list of K results for 2-D ``values``.
+
+    Raises
+    ------
+    ValueError
+        Empty input, NaN or infinity, fewer than 2 problems, a single cluster, ``clusters`` of
+        the wrong length or with missing labels, ``confidence_level`` outside (0, 1), an unknown
+        ``method``, ``"t"`` with clusters or ``"clustered-t"`` without.
+    TypeError
+        Non-numeric values, an ``rng`` that is not a seed or Generator.
+
+    Warns
+    -----
+    DegenerateIntervalWarning
+        Every value of a column is identical (interval of width 0, standard error 0), or the
+        studentized bootstrap produced an infinite bound.
+
+    Notes
+    -----
+    The clustered standard error equals ``inspect_ai.scorer.stderr(cluster=...)`` and the
+    ``"t"`` standard error equals ``sd(ddof=1)/sqrt(N)`` (Miller 2024, arXiv:2411.00640: the SE
+    of problem-level means already contains the within-problem sampling noise). Samples of a
+    problem must be reduced to one value per problem first; never pass per-sample 0/1 outcomes
+    of several samples per problem as separate rows (that is the "naive" interval, which covers
+    far less than its nominal level; see the README coverage table).
+
+    References
+    ----------
+    .. [1] E. Miller, arXiv:2411.00640 (2024).
+    .. [2] A. C. Cameron and D. L. Miller, J. Human Resources 50(2) (2015).
+    .. [3] B. Efron, JASA 82(397), 171-185 (1987).
+
+    Examples
+    --------
+    >>> from kpass.metrics import mean_ci
+    >>> r = mean_ci([1, 0, 1, 1, 0, 1, 0, 1, 1, 1], method="t")   # METRICS.md ST1
+    >>> round(r.estimate, 3), round(r.standard_error, 12)
+    (0.7, 0.152752523165)
+    >>> r = mean_ci([1, 1, 1, 0, 0, 1, 0, 1, 1, 0], clusters=[0, 0, 0, 1, 1, 2, 2, 2, 2, 3],
+    ...             method="clustered-t")                         # METRICS.md ST5
+    >>> round(r.standard_error, 12), r.n_clusters, r.details["df"]
+    (0.219089023002, 4, 3)
+    >>> r = mean_ci([0.2, 0.9, 1.0, 1.0, 0.6, 1.0, 0.95, 0.3], rng=0)
+    >>> r.method, r.low <= r.estimate <= r.high
+    ('studentized', True)
+    """
+    arr, one_d = _values_iv(values, "values")
+    n, k = arr.shape
+    if n < 2:
+        raise ValueError(f"`values` has {n} problem; an interval needs at least 2 problems.")
+    level = _confidence_iv(confidence_level)
+    codes, n_clusters = None, None
+    if clusters is not None:
+        codes, labels = _factorize(clusters, "clusters", n)
+        n_clusters = len(labels)
+        if n_clusters < 2:
+            raise ValueError(f"`clusters` has a single cluster ({labels[0]!r}); clustered intervals need at least 2 clusters.")
+    method = _method_iv(method, clusters is not None)
+    n_resamples = _positive_int_iv(n_resamples, "n_resamples", 2)
+    max_chunk_elements = _positive_int_iv(max_chunk_elements, "max_chunk_elements", 1)
+    in_unit = bool(((arr >= 0.0) & (arr <= 1.0)).all())
+    bound_range = _bounds_iv(bounds, (0.0, 1.0) if in_unit else None)
+    results = _interval_core(arr, codes, n_clusters, method, level, n_resamples, rng, bound_range, max_chunk_elements, False)
+    _warn_degenerate(results, "value")
+    out = [
+        IntervalResult(
+            estimate=r["estimate"],
+            low=r["low"],
+            high=r["high"],
+            standard_error=r["standard_error"],
+            confidence_level=level,
+            n_problems=n,
+            n_clusters=n_clusters,
+            method=method,
+            details=r["details"],
+        )
+        for r in results
+    ]
+    return out[0] if one_d else out
+
+
+# ----------------------------------------------------------------------------------------------
+# paired comparison
+# ----------------------------------------------------------------------------------------------
+
+
+def _match_ids(ids_a: Any, ids_b: Any, n_a: int, n_b: int, intersect: bool):
+    """Positions in a and b of the common ids (in a's order) and the unmatched ids."""
+    codes_a_raw = _ids_iv(ids_a, "problem_ids_a", n_a)
+    codes_b_raw = _ids_iv(ids_b, "problem_ids_b", n_b)
+    index_b = {v: i for i, v in enumerate(codes_b_raw)}
+    set_a = set(codes_a_raw)
+    pos_a = [i for i, v in enumerate(codes_a_raw) if v in index_b]
+    pos_b = [index_b[codes_a_raw[i]] for i in pos_a]
+    only_a = tuple(v for v in codes_a_raw if v not in index_b)
+    only_b = tuple(v for v in codes_b_raw if v not in set_a)
+    if (only_a or only_b) and not intersect:
+        parts = []
+        if only_a:
+            parts.append(f"{len(only_a)} id(s) only in `problem_ids_a`: {list(only_a[:MAX_REPORTED])}{' ...' if len(only_a) > MAX_REPORTED else ''}")
+        if only_b:
+            parts.append(f"{len(only_b)} id(s) only in `problem_ids_b`: {list(only_b[:MAX_REPORTED])}{' ...' if len(only_b) > MAX_REPORTED else ''}")
+        raise ValueError(
+            "the two models were not run on the same problems; " + "; ".join(parts)
+            + ". Pass intersect=True to compare on the common problems (the result reports the dropped ids)."
+        )
+    return np.asarray(pos_a, dtype=np.int64), np.asarray(pos_b, dtype=np.int64), only_a, only_b
+
+
+def _ids_iv(ids: Any, name: str, n: int) -> list[Any]:
+    if isinstance(ids, (str, bytes)):
+        raise TypeError(f"`{name}` must be a sequence of problem ids; got the string {ids!r}.")
+    arr = np.asarray(ids, dtype=object)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"`{name}` must have one id per problem ({n}); got shape {arr.shape}.")
+    id_list = [v.item() if isinstance(v, np.generic) else v for v in arr.tolist()]
+    seen: dict[Any, int] = {}
+    duplicates = []
+    for v in id_list:
+        if v in seen:
+            duplicates.append(v)
+        seen[v] = 1
+    if duplicates:
+        raise ValueError(f"`{name}` has duplicated ids: {duplicates[:MAX_REPORTED]}; each problem must appear once.")
+    return id_list
+
+
+def paired_difference(
+    a: ArrayLike,
+    b: ArrayLike,
+    *,
+    problem_ids_a: Sequence[Any] | None = None,
+    problem_ids_b: Sequence[Any] | None = None,
+    intersect: bool = False,
+    clusters: ArrayLike | None = None,
+    method: str = DEFAULT_INTERVAL_METHOD,
+    confidence_level: float = 0.95,
+    n_resamples: int = 10_000,
+    rng: int | np.random.Generator | None = None,
+    bounds: str | tuple[float, float] | None = "auto",
+    max_chunk_elements: int = DEFAULT_MAX_CHUNK_ELEMENTS,
+) -> PairedResult | list[PairedResult]:
+    r"""Paired difference of two models on the same problems: ``mean(a) - mean(b)``.
+
+    The interval is :func:`mean_ci` of the per-problem differences :math:`d_j = a_j - b_j`
+    (clustered if ``clusters`` is given), so problem difficulty, shared by both models, cancels:
+
+    .. math:: \widehat{SE}(\bar d) = \frac{s_d}{\sqrt N}, \qquad
+              s_d^2 = s_a^2 + s_b^2 - 2 r_{ab} s_a s_b
+
+    which is much smaller than the unpaired :math:`\sqrt{s_a^2/N + s_b^2/N}` when the
+    correlation :math:`r_{ab}` of the two models' per-problem values is high (Miller 2024,
+    section 4).
+
+    Parameters
+    ----------
+    a, b : array_like of float, shape (N,) or (N, K)
+        Per-problem values of model A and model B (K metrics at once for 2-D input).
+    problem_ids_a, problem_ids_b : sequence, optional
+        Problem ids of the rows of ``a`` and ``b``. When given (both), rows are matched by id
+        (``b`` is reordered to ``a``'s order); otherwise row j of ``a`` and of ``b`` must be the
+        same problem and the lengths must agree.
+    intersect : bool, default: False
+        If the id sets differ: ``False`` raises a ``ValueError`` naming the unmatched ids,
+        ``True`` compares on the common problems and reports the dropped ids in the result.
+    clusters : array_like, shape (N,), optional
+        Cluster label per row of ``a`` (aligned with ``problem_ids_a``).
+    method, confidence_level, n_resamples, rng, max_chunk_elements
+        As in :func:`mean_ci`.
+    bounds : "auto", None or (float, float), default: "auto"
+        ``"auto"``: [-1, 1] when every value of ``a`` and ``b`` lies in [0, 1].
+
+    Returns
+    -------
+    PairedResult or list of PairedResult
+        Estimate, interval, standard error, correlation, two-sided p-value of "no difference"
+        (from the same method as the interval), the means of both models and what was dropped.
+
+    Raises
+    ------
+    ValueError
+        Unmatched ids without ``intersect=True``, duplicated ids, mismatched lengths or column
+        counts, and every error of :func:`mean_ci`.
+
+    Warns
+    -----
+    DegenerateIntervalWarning
+        All differences identical (e.g. a model compared with itself: estimate 0, SE 0,
+        p-value 1), or a constant model (correlation undefined, reported as NaN).
+
+    Examples
+    --------
+    >>> from kpass.metrics import paired_difference
+    >>> a = [0.9, 0.5, 0.7, 0.2, 1.0, 0.4, 0.8, 0.6]
+    >>> b = [0.8, 0.4, 0.7, 0.1, 0.9, 0.2, 0.8, 0.5]
+    >>> r = paired_difference(a, b, method="t")
+    >>> round(r.estimate, 4), round(r.standard_error, 4), round(r.correlation, 3)
+    (0.0875, 0.0227, 0.98)
+    >>> r.p_value < 0.01
+    True
+    >>> r = paired_difference([0.5, 1.0, 0.0], [0.75, 0.25], problem_ids_a=["p1", "p2", "p3"],
+    ...                       problem_ids_b=["p2", "p3"], intersect=True, method="t")
+    >>> r.n_problems, r.unmatched_ids_a, r.estimate
+    (2, ('p1',), 0.0)
+    """
+    arr_a, one_d_a = _values_iv(a, "a")
+    arr_b, one_d_b = _values_iv(b, "b")
+    if one_d_a != one_d_b or arr_a.shape[1] != arr_b.shape[1]:
+        raise ValueError(f"`a` and `b` must have the same number of columns; got shapes {np.shape(a)} and {np.shape(b)}.")
+    if not isinstance(intersect, (bool, np.bool_)):
+        raise TypeError(f"`intersect` must be True or False; got {intersect!r}.")
+    only_a: tuple[Any, ...] = ()
+    only_b: tuple[Any, ...] = ()
+    if (problem_ids_a is None) != (problem_ids_b is None):
+        raise ValueError("give both `problem_ids_a` and `problem_ids_b`, or neither (then rows are matched by position).")
+    if problem_ids_a is not None:
+        pos_a, pos_b, only_a, only_b = _match_ids(problem_ids_a, problem_ids_b, arr_a.shape[0], arr_b.shape[0], bool(intersect))
+        if clusters is not None:
+            clusters_arr = np.asarray(clusters, dtype=object)
+            if clusters_arr.ndim != 1 or clusters_arr.shape[0] != arr_a.shape[0]:
+                raise ValueError(f"`clusters` must have one label per row of `a` ({arr_a.shape[0]}); got shape {clusters_arr.shape}.")
+            clusters = clusters_arr[pos_a]
+        arr_a, arr_b = arr_a[pos_a], arr_b[pos_b]
+    elif arr_a.shape[0] != arr_b.shape[0]:
+        raise ValueError(
+            f"`a` has {arr_a.shape[0]} problems and `b` has {arr_b.shape[0]}; without problem ids the rows must be "
+            "the same problems. Pass problem_ids_a/problem_ids_b (and intersect=True to drop unmatched ones)."
+        )
+    n, k = arr_a.shape
+    if n < 2:
+        raise ValueError(f"only {n} problem(s) in common; a paired interval needs at least 2.")
+    level = _confidence_iv(confidence_level)
+    codes, n_clusters = None, None
+    if clusters is not None:
+        codes, labels = _factorize(clusters, "clusters", n)
+        n_clusters = len(labels)
+        if n_clusters < 2:
+            raise ValueError(f"`clusters` has a single cluster ({labels[0]!r}); clustered intervals need at least 2 clusters.")
+    method = _method_iv(method, clusters is not None)
+    n_resamples = _positive_int_iv(n_resamples, "n_resamples", 2)
+    max_chunk_elements = _positive_int_iv(max_chunk_elements, "max_chunk_elements", 1)
+    in_unit = bool(((arr_a >= 0) & (arr_a <= 1)).all() and ((arr_b >= 0) & (arr_b <= 1)).all())
+    bound_range = _bounds_iv(bounds, (-1.0, 1.0) if in_unit else None)
+    differences = arr_a - arr_b
+    results = _interval_core(differences, codes, n_clusters, method, level, n_resamples, rng, bound_range, max_chunk_elements, True)
+    _warn_degenerate(results, "difference")
+    mean_a = arr_a.mean(axis=0)
+    mean_b = arr_b.mean(axis=0)
+    sd_a = arr_a.std(axis=0)
+    sd_b = arr_b.std(axis=0)
+    constant_model = (np.ptp(arr_a, axis=0) == 0) | (np.ptp(arr_b, axis=0) == 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        covariance = ((arr_a - mean_a) * (arr_b - mean_b)).mean(axis=0)
+        correlation = np.where(constant_model, np.nan, np.clip(covariance / (sd_a * sd_b), -1.0, 1.0))
+    if constant_model.any():
+        warnings.warn(
+            "one model's per-problem values are constant"
+            + ("" if k == 1 else f" (columns {np.flatnonzero(constant_model)[:MAX_REPORTED].tolist()})")
+            + ": their correlation is undefined and is reported as NaN.",
+            DegenerateIntervalWarning,
+            stacklevel=2,
+        )
+    out = []
+    for j, r in enumerate(results):
+        out.append(
+            PairedResult(
+                estimate=r["estimate"],
+                low=r["low"],
+                high=r["high"],
+                standard_error=r["standard_error"],
+                confidence_level=level,
+                n_problems=n,
+                n_clusters=n_clusters,
+                method=method,
+                details=r["details"],
+                estimate_a=float(mean_a[j]),
+                estimate_b=float(mean_b[j]),
+                correlation=float(correlation[j]),
+                p_value=r["p_value"],
+                n_unmatched=len(only_a) + len(only_b),
+                unmatched_ids_a=only_a,
+                unmatched_ids_b=only_b,
+            )
+        )
+    return out[0] if one_d_a else out
+
+
+# ----------------------------------------------------------------------------------------------
+# Wilson
+# ----------------------------------------------------------------------------------------------
+
+
+def wilson_interval(
+    n_correct: ArrayLike, n_samples: ArrayLike, *, confidence_level: float = 0.95
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    r"""Wilson score interval for each problem's success rate :math:`c/n` (Wilson 1927).
+
+    .. math::
+
+        \frac{\hat p + \frac{z^2}{2n}}{1 + \frac{z^2}{n}} \pm
+        \frac{z}{1 + \frac{z^2}{n}}\sqrt{\frac{\hat p(1-\hat p)}{n} + \frac{z^2}{4n^2}},
+        \qquad \hat p = c/n,\ z = \Phi^{-1}\big(1 - \tfrac{1-\text{level}}{2}\big)
+
+    Parameters
+    ----------
+    n_correct : array_like of int, shape (N,)
+        Correct samples per problem, ``0 <= c <= n``.
+    n_samples : array_like of int, shape (N,)
+        Samples per problem, ``n >= 1``.
+    confidence_level : float, default: 0.95
+        In the open interval (0, 1).
+
+    Returns
+    -------
+    low, high : ndarray of float64, shape (N,) (0-D for scalar input)
+        Bounds, always within [0, 1].
+
+    Notes
+    -----
+    This is an interval for one problem's own success probability from its ``n`` samples, which
+    are independent given the problem. It is not an interval for a benchmark mean: use
+    :func:`mean_ci` on per-problem values for that.
+
+    References
+    ----------
+    .. [1] E. B. Wilson, JASA 22(158), 209-212 (1927).
+
+    Examples
+    --------
+    >>> from scipy.stats import norm
+    >>> from kpass.metrics import wilson_interval
+    >>> low, high = wilson_interval(8, 10, confidence_level=2 * norm.cdf(1.96) - 1)  # z = 1.96
+    >>> round(float(low), 12), round(float(high), 12)                                   # METRICS.md ST19
+    (0.490156846721, 0.943319052019)
+    >>> wilson_interval([0, 5], [10, 5])[1].round(4)
+    array([0.2775, 1.    ])
+    """
+    n, c, scalar_input = check_counts(n_samples, n_correct)
+    zero = n == 0
+    if zero.any():
+        raise ValueError(f"`n_samples` must be >= 1 for a Wilson interval; zero at {describe_offenders(zero, n, value_name='n_samples')}.")
+    level = _confidence_iv(confidence_level)
+    z = float(special.ndtri(1.0 - (1.0 - level) / 2.0))
+    nf = n.astype(np.float64)
+    p = c / nf
+    z2n = z * z / nf
+    denominator = 1.0 + z2n
+    center = (p + z2n / 2.0) / denominator
+    half = z * np.sqrt(p * (1.0 - p) / nf + z2n / (4.0 * nf)) / denominator
+    low = np.clip(center - half, 0.0, 1.0)
+    high = np.clip(center + half, 0.0, 1.0)
+    low = np.where(c == 0, 0.0, low)  # exact at the boundary (float safety only)
+    high = np.where(c == n, 1.0, high)
+    if scalar_input:
+        return np.float64(low[0]), np.float64(high[0])
+    return low, high
