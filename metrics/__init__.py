@@ -5,13 +5,51 @@ evaluation framework; the public surface is ``__all__`` (re-exported from :mod:`
 """
 
 # --- core estimators (pass@k family, cons@k, CoT-Pass@k, fin@k) ---
+from ._budget import fin_at_k
+from ._cot import cot_pass_at_k, count_cot_correct
+from ._passk import biased_plugin_pass_at_k, g_pass_at_k, mg_pass_at_k, pass_at_k, pass_hat_k
+from ._samples import counts_from_matrix
 # --- end core estimators ---
 
 # --- consensus ---
+from ._consensus import class_counts_from_answers, cons_at_k, first_k_majority_vote
 # --- end consensus ---
 
 # --- intervals and power ---
+from ._intervals import (
+    DEFAULT_INTERVAL_METHOD,
+    INTERVAL_METHODS,
+    bootstrap_weights,
+    mean_ci,
+    paired_difference,
+    wilson_interval,
+)
+from ._power import (
+    design_effect,
+    icc,
+    minimum_detectable_effect,
+    power_inputs_from_pilot,
+    required_problems,
+)
+from ._result import DegenerateIntervalWarning, IntervalResult, PairedResult, PowerInputs
 # --- end intervals and power ---
+
+# --- token budgets ---
+from ._decomposition import (
+    ATTRIBUTIONS,
+    PassChangeDecomposition,
+    UndefinedDecompositionWarning,
+    decompose_budget_counts,
+    decompose_pass_change,
+)
+from ._token_budget import (
+    BudgetCounts,
+    BudgetCurvePoint,
+    UndefinedBudgetMetricWarning,
+    budget_counts,
+    budget_curve,
+)
+# --- end token budgets ---
 
 __all__: list[str] = sorted(
     name for name in dir() if not name.startswith("_")

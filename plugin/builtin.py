@@ -195,11 +195,7 @@ def register_readers(register):
 
 @hookimpl
 def register_tokenizers(register):
-    # the built-in tokenizers live with the token-budget code (kpass.tokenizers); forward them
-    try:
-        from . import tokenizers
-    except ModuleNotFoundError as exc:  # pragma: no cover - only in a build without token budgets
-        if exc.name != f"{__package__}.tokenizers":
-            raise
-        return
+    # the built-in tokenizers live with the token-budget code (kpass.tokenizers)
+    from . import tokenizers
+
     tokenizers.register_tokenizers(register)

@@ -1,0 +1,972 @@
+r"""What a pass@1 change is made of: finishing, reliability and reach (METRICS.md section 6).
+
+Two models on the same ``N`` problems at one token budget ``B`` (a *base* model and a *model*,
+e.g. its outcome-RL descendant), ``k = 1``. Per problem ``j`` and model ``m``: ``n_j^m`` samples
+(ragged: it may differ between problems and between the two models), ``f_j^m`` finished within
+``B`` and ``c_j^m`` correct-and-finished, ``p_j^m = c_j^m / n_j^m`` (pass@1) and
+``fin_j^m = f_j^m / n_j^m`` (fin@1).
+
+Sets
+----
+- ``R`` (base-unreached): the base finished all its samples and got none right,
+  ``f^base = n^base`` and ``c^base = 0``;
+- ``M`` (mirror): the same for the model;
+- ``S``: every other problem (``S = complement of R u M``; a problem in both ``R`` and ``M``
+  contributes 0 either way).
+
+Terms
+-----
+.. math::
+
+    \mathrm{reach} = \frac{1}{N}\Big[\sum_{j\in R} p_j^{model} - \sum_{j\in M} p_j^{base}\Big]
+
+On ``S`` the finishing rate and the pass rate given finishing are pooled with the same problem
+weights as pass@1 itself (so that ``pass = fin * q`` holds exactly, ragged ``n`` included):
+
+.. math::
+
+    \Phi_m = \sum_{j\in S} fin_j^m, \qquad \Pi_m = \sum_{j\in S} p_j^m, \qquad
+    q_m = \Pi_m / \Phi_m, \qquad fin_m = \Phi_m / |S|
+
+    F = \frac{|S|}{N}(fin_{model} - fin_{base})\, q_{model}, \qquad
+    P = \frac{|S|}{N} fin_{base}\, (q_{model} - q_{base})  \qquad \text{("base" attribution)}
+
+so that :math:`\Delta\mathrm{pass@1}(B) = F + P + \mathrm{reach}` exactly (no residual). The
+cross term :math:`I = \frac{|S|}{N}\Delta fin\,\Delta q` is given to F by "base" and to P by
+"reverse" (F uses ``q_base``, P uses ``fin_model``); "shapley" splits it in half. The
+*attribution spread* ``|I|`` is how much F (and P) move between the attributions.
+
+Undefined reliability. ``q_m`` is 0/0 when model ``m`` finished nothing on ``S``. kpass then sets
+it to the other model's ``q`` (nothing is known about its reliability once finished, so no change
+of reliability is attributed), and to 0 when neither finished anything on ``S``. Every
+attribution stays exact because ``\Phi_m q_m = \Pi_m = 0`` whatever ``q_m`` is. With ``S`` empty,
+``F = P = 0``.
+
+Also reported
+-------------
+- robust reach: problems of ``R`` on which the model is correct in at least half its samples
+  (``2 c^model >= n^model``), as a fraction of ``N``; and the mirror (problems of ``M`` the base
+  solves robustly);
+- lone wins: problems with ``c >= 1`` for one model and ``c = 0`` for the other, per direction, as
+  fractions of ``N``;
+- matched reliability: pass@1 | fin, pooled as above, on the problems where both models finished
+  at least 7/8 of their samples, per model and the difference (undefined, NaN with a warning, when
+  no problem qualifies).
+
+Intervals: a paired cluster bootstrap over problems (both models' samples of a problem, and of a
+cluster, move together), from :func:`kpass.metrics.bootstrap_weights`. Every statistic is a smooth
+function of per-problem sums, so one matrix product per chunk of resamples gives them all, for all
+budgets at once. Percentile (``"bootstrap"``) or BCa (``"bca"``, jackknife acceleration over
+problems or clusters) intervals. Reach, robust reach and lone wins live on a handful of problems,
+where every bootstrap (and the t interval) under-covers; without clusters they get score intervals
+instead (Wilson; MOVER for reach; ``reach_interval="bootstrap"`` restores the bootstrap). The
+seeded coverage study ``tests/budget_coverage.py`` measures both (README, "Token budgets").
+
+References
+----------
+.. [1] kpass METRICS.md, section 6.
+.. [2] Yang (2026), "What Outcome RL Buys" (finishing, reliability and reach; the published
+       equations could not be obtained, so the definitions above are kpass's).
+.. [3] B. Efron and R. Tibshirani, "An Introduction to the Bootstrap", Chapman & Hall (1993),
+       ch. 13-14 (percentile and BCa intervals).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import special, stats
+
+from ._result import DegenerateIntervalWarning, IntervalResult
+from ._validation import check_counts, check_option
+
+__all__ = [
+    "ATTRIBUTIONS",
+    "PassChangeDecomposition",
+    "decompose_budget_counts",
+    "decompose_pass_change",
+    "UndefinedDecompositionWarning",
+]
+
+#: The attributions of the cross term between finishing and reliability.
+ATTRIBUTIONS: tuple[str, ...] = ("base", "reverse", "shapley")
+_METHODS = ("bootstrap", "bca")
+_DEFAULT_CHUNK_ELEMENTS = 4_000_000
+
+
+class UndefinedDecompositionWarning(RuntimeWarning):
+    """A decomposition term is undefined (e.g. matched reliability with no matched problem)."""
+
+
+# ----------------------------------------------------------------------------------------------
+# generic bootstrap of functions of per-problem sums
+
+
+def _percentile_interval(replicates: NDArray[np.float64], alpha: float) -> tuple[NDArray, NDArray]:
+    return (np.nanquantile(replicates, alpha / 2, axis=0), np.nanquantile(replicates, 1 - alpha / 2, axis=0))
+
+
+def _bca_interval(
+    replicates: NDArray[np.float64], estimate: NDArray[np.float64], jackknife: NDArray[np.float64], alpha: float
+) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """BCa bounds per column (Efron & Tibshirani 1993, eq. 14.9-14.15)."""
+    valid = np.isfinite(replicates)
+    n_valid = valid.sum(axis=0)
+    below = np.where(valid, replicates < estimate, False).sum(axis=0)
+    equal = np.where(valid, replicates == estimate, False).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        proportion = (below + 0.5 * equal) / n_valid
+    proportion = np.clip(proportion, 0.5 / np.maximum(n_valid, 1), 1 - 0.5 / np.maximum(n_valid, 1))
+    z0 = special.ndtri(proportion)
+    jack_mean = np.nanmean(jackknife, axis=0)
+    d = jack_mean - jackknife
+    with np.errstate(divide="ignore", invalid="ignore"):
+        acceleration = np.nansum(d**3, axis=0) / (6.0 * np.nansum(d**2, axis=0) ** 1.5)
+    acceleration = np.where(np.isfinite(acceleration), acceleration, 0.0)
+    bounds = []
+    for z_alpha in (special.ndtri(alpha / 2), special.ndtri(1 - alpha / 2)):
+        level = special.ndtr(z0 + (z0 + z_alpha) / (1 - acceleration * (z0 + z_alpha)))
+        level = np.clip(np.nan_to_num(level, nan=0.5), 0.0, 1.0)
+        column_bounds = np.empty(replicates.shape[1:])
+        flat_level = level.reshape(-1)
+        flat_rep = replicates.reshape(replicates.shape[0], -1)
+        out = column_bounds.reshape(-1)
+        for column in range(flat_rep.shape[1]):  # loop over statistics, not problems
+            values = flat_rep[:, column]
+            values = values[np.isfinite(values)]
+            out[column] = np.quantile(values, flat_level[column]) if values.size else np.nan
+        bounds.append(column_bounds)
+    return bounds[0], bounds[1], z0, acceleration
+
+
+def _bootstrap_sums(
+    per_problem: NDArray[np.float64],
+    statistic: Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]],
+    *,
+    clusters: ArrayLike | None,
+    method: str,
+    confidence_level: float,
+    n_resamples: int,
+    rng: Any,
+    max_chunk_elements: int | None = None,
+) -> dict[str, Any]:
+    """Bootstrap a statistic of weighted per-problem sums.
+
+    ``statistic(sums, total_weight)`` maps ``sums`` of shape ``(B, M)`` (``M`` columns of
+    ``per_problem``, weighted by resample multiplicities) and ``total_weight`` ``(B,)`` to an
+    array ``(B, ...)``. Returns the point estimate (all weights 1), the replicates, the interval
+    bounds and details.
+    """
+    from ._intervals import bootstrap_weights  # the project's one resampler
+
+    n_problems = per_problem.shape[0]
+    ones = np.ones((1, n_problems))
+    estimate = statistic(ones @ per_problem, ones.sum(axis=1))[0]
+    chunks = []
+    weights_iter = bootstrap_weights(
+        n_problems,
+        clusters=clusters,
+        n_resamples=n_resamples,
+        rng=rng,
+        max_chunk_elements=max_chunk_elements or _DEFAULT_CHUNK_ELEMENTS,
+    )
+    for weights in weights_iter:
+        weights = np.asarray(weights, dtype=np.float64)
+        chunks.append(statistic(weights @ per_problem, weights.sum(axis=1)))
+    replicates = np.concatenate(chunks, axis=0)
+    with warnings.catch_warnings():
+        # columns that are undefined in every resample (NaN) are reported by the caller
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _summarize(per_problem, statistic, replicates, estimate, clusters=clusters, method=method,
+                          confidence_level=confidence_level, max_chunk_elements=max_chunk_elements)
+
+
+def _summarize(per_problem, statistic, replicates, estimate, *, clusters, method, confidence_level,
+               max_chunk_elements):
+    n_problems = per_problem.shape[0]
+    alpha = 1.0 - confidence_level
+    details: dict[str, Any] = {}
+    if method == "bootstrap":
+        low, high = _percentile_interval(replicates, alpha)
+    else:
+        # jackknife: leave one problem (or one cluster) out
+        if clusters is None:
+            left_out = per_problem
+            left_weight = np.ones(n_problems)
+        else:
+            _, cluster_index = np.unique(np.asarray(clusters), return_inverse=True)
+            cluster_index = cluster_index.reshape(-1)
+            n_clusters = int(cluster_index.max()) + 1
+            left_out = np.zeros((n_clusters, per_problem.shape[1]))
+            np.add.at(left_out, cluster_index, per_problem)
+            left_weight = np.bincount(cluster_index, minlength=n_clusters).astype(np.float64)
+        total = per_problem.sum(axis=0)
+        step = max(1, (max_chunk_elements or _DEFAULT_CHUNK_ELEMENTS) // max(per_problem.shape[1], 1))
+        jack = [
+            statistic(total[None, :] - left_out[start:start + step], n_problems - left_weight[start:start + step])
+            for start in range(0, left_out.shape[0], step)
+        ]
+        jackknife = np.concatenate(jack, axis=0)
+        low, high, z0, acceleration = _bca_interval(replicates, estimate, jackknife, alpha)
+        details["bias_correction"] = z0
+        details["acceleration"] = acceleration
+    with np.errstate(invalid="ignore"):
+        standard_error = np.nanstd(replicates, axis=0, ddof=1)
+    n_undefined = (~np.isfinite(replicates)).sum(axis=0)
+    return {
+        "estimate": estimate,
+        "replicates": replicates,
+        "low": low,
+        "high": high,
+        "standard_error": standard_error,
+        "n_undefined": n_undefined,
+        "details": details,
+    }
+
+
+def _scaled_wilson(values: NDArray[np.float64], quantile: float) -> tuple[float, float, float]:
+    r"""Score interval for the mean of a sparse variable in [0, 1] (``(mean, low, high)``).
+
+    Model: a value is 0 or a draw from a distribution of non-zero values; scaling the non-zero
+    frequency scales the mean ``mu`` and gives the variance function
+    :math:`V(\mu) = \kappa\mu - \mu^2` with :math:`\kappa = E[v^2]/E[v]` (estimated by
+    :math:`\sum v^2 / \sum v`; 1 when every value is 0, the bound for [0, 1] variables).
+    Inverting the score test gives Wilson's interval [Wilson 1927] for :math:`\hat\mu/\kappa`
+    scaled by :math:`\kappa` (for 0/1 values exactly Wilson's interval).
+    """
+    n = values.shape[0]
+    s1 = float(values.sum())
+    s2 = float((values * values).sum())
+    kappa = s2 / s1 if s1 > 0 else 1.0
+    p = min(s1 / kappa / n, 1.0)
+    z2 = quantile * quantile
+    denominator = 1.0 + z2 / n
+    centre = (p + z2 / (2 * n)) / denominator
+    half = quantile * math.sqrt(max(p * (1 - p) / n + z2 / (4 * n * n), 0.0)) / denominator
+    return s1 / n, kappa * max(centre - half, 0.0), kappa * min(centre + half, 1.0)
+
+
+def _score_interval(plus: NDArray[np.float64], minus: NDArray[np.float64], confidence_level: float) -> tuple[float, float]:
+    r"""Interval for ``mean(plus) - mean(minus)`` of two sparse [0, 1] variables (MOVER).
+
+    Each mean gets :func:`_scaled_wilson` (quantile of t with N-1 df); the difference combines them
+    by the method of variance estimates recovery with their correlation (Newcombe 1998; Zou &
+    Donner 2008):
+
+    .. math::
+
+        L = d - \sqrt{(\hat a - l_a)^2 + (u_b - \hat b)^2 - 2\rho(\hat a - l_a)(u_b - \hat b)},\quad
+        U = d + \sqrt{(u_a - \hat a)^2 + (\hat b - l_b)^2 - 2\rho(u_a - \hat a)(\hat b - l_b)}
+    """
+    n = plus.shape[0]
+    quantile = float(stats.t.ppf(1 - (1 - confidence_level) / 2, n - 1))
+    a, la, ua = _scaled_wilson(plus, quantile)
+    b, lb, ub = _scaled_wilson(minus, quantile)
+    rho = 0.0
+    if plus.std() > 0 and minus.std() > 0:
+        rho = float(np.corrcoef(plus, minus)[0, 1])
+    low = a - b - math.sqrt(max((a - la) ** 2 + (ub - b) ** 2 - 2 * rho * (a - la) * (ub - b), 0.0))
+    high = a - b + math.sqrt(max((ua - a) ** 2 + (b - lb) ** 2 - 2 * rho * (ua - a) * (b - lb), 0.0))
+    return low, high
+
+
+# ----------------------------------------------------------------------------------------------
+# the decomposition
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PassChangeDecomposition:
+    """The change of pass@1 between a base and a model at one budget, split into its parts.
+
+    Every number is an :class:`~kpass.metrics.IntervalResult` from one paired cluster bootstrap
+    (the same resamples for all of them, so their intervals are jointly consistent).
+
+    Attributes
+    ----------
+    budget : int or None
+        Token budget (``None``: as run / not given).
+    attribution : str
+        Attribution used for :attr:`finishing` and :attr:`reliability`.
+    base_pass, model_pass, delta : IntervalResult
+        pass@1 of each model and ``model - base``.
+    base_fin, model_fin : IntervalResult
+        fin@1 of each model (all problems).
+    finishing, reliability, reach : IntervalResult
+        F, P (in the chosen attribution) and reach; ``F + P + reach == delta.estimate``.
+    attributions : Mapping[str, tuple[IntervalResult, IntervalResult]]
+        ``(F, P)`` for each of ``"base"``, ``"reverse"``, ``"shapley"``.
+    interaction : IntervalResult
+        The cross term ``(|S|/N) (fin_model - fin_base)(q_model - q_base)``
+        (= F_base - F_reverse).
+    attribution_spread : IntervalResult
+        ``|interaction|``: how far F and P move between attributions.
+    robust_reach, robust_reach_mirror : IntervalResult
+        Fractions of all problems: problems of R that the model solves in at least half its
+        samples; problems of M that the base does.
+    lone_wins_model, lone_wins_base : IntervalResult
+        Fractions of all problems with ``c >= 1`` for that model and ``c = 0`` for the other.
+    matched_reliability_base, matched_reliability_model, matched_reliability_delta : IntervalResult
+        pass@1 | fin on problems where both models finished at least ``matched_fraction`` of
+        their samples (NaN when there is none).
+    pooled : Mapping[str, float]
+        ``fin_base``, ``fin_model``, ``q_base``, ``q_model`` pooled over S (NaN when S is empty),
+        ``q_base_borrowed``/``q_model_borrowed`` (whether the 0/0 convention applied).
+    n_problems, n_clusters : int, int or None
+    n_reached, n_mirror, n_rest, n_matched, n_robust_reach, n_robust_reach_mirror : int
+        ``|R|``, ``|M|``, ``|S|``, matched problems, robust problems of R and of M.
+    n_lone_wins_model, n_lone_wins_base : int
+    method : str
+        ``"bootstrap"`` (percentile) or ``"bca"``.
+    n_resamples : int
+    confidence_level : float
+    """
+
+    budget: int | None
+    attribution: str
+    base_pass: IntervalResult
+    model_pass: IntervalResult
+    delta: IntervalResult
+    base_fin: IntervalResult
+    model_fin: IntervalResult
+    finishing: IntervalResult
+    reliability: IntervalResult
+    reach: IntervalResult
+    attributions: Mapping[str, tuple[IntervalResult, IntervalResult]]
+    interaction: IntervalResult
+    attribution_spread: IntervalResult
+    robust_reach: IntervalResult
+    robust_reach_mirror: IntervalResult
+    lone_wins_model: IntervalResult
+    lone_wins_base: IntervalResult
+    matched_reliability_base: IntervalResult
+    matched_reliability_model: IntervalResult
+    matched_reliability_delta: IntervalResult
+    pooled: Mapping[str, float]
+    n_problems: int
+    n_clusters: int | None
+    n_reached: int
+    n_mirror: int
+    n_rest: int
+    n_matched: int
+    n_robust_reach: int
+    n_robust_reach_mirror: int
+    n_lone_wins_model: int
+    n_lone_wins_base: int
+    method: str
+    n_resamples: int
+    confidence_level: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "attributions", MappingProxyType(dict(self.attributions)))
+        object.__setattr__(self, "pooled", MappingProxyType(dict(self.pooled)))
+
+    @property
+    def residual(self) -> float:
+        """``delta - (F + P + reach)``: 0 up to floating-point rounding, for every attribution."""
+        return self.delta.estimate - (self.finishing.estimate + self.reliability.estimate + self.reach.estimate)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A flat ``dict``: ``<term>``, ``<term>_low``, ``<term>_high``, ``<term>_se`` and the counts."""
+        out: dict[str, Any] = {"budget": self.budget, "attribution": self.attribution}
+        for name in _RESULT_TERMS:
+            result = getattr(self, name)
+            out[name] = result.estimate
+            out[f"{name}_low"] = result.low
+            out[f"{name}_high"] = result.high
+            out[f"{name}_se"] = result.standard_error
+        for attribution, (finishing, reliability) in self.attributions.items():
+            out[f"finishing_{attribution}"] = finishing.estimate
+            out[f"finishing_{attribution}_low"] = finishing.low
+            out[f"finishing_{attribution}_high"] = finishing.high
+            out[f"reliability_{attribution}"] = reliability.estimate
+            out[f"reliability_{attribution}_low"] = reliability.low
+            out[f"reliability_{attribution}_high"] = reliability.high
+        for key, value in self.pooled.items():
+            out[f"pooled_{key}"] = value
+        for name in ("n_problems", "n_clusters", "n_reached", "n_mirror", "n_rest", "n_matched",
+                     "n_robust_reach", "n_robust_reach_mirror", "n_lone_wins_model",
+                     "n_lone_wins_base", "method", "n_resamples", "confidence_level"):
+            out[name] = getattr(self, name)
+        return out
+
+
+_RESULT_TERMS = (
+    "base_pass", "model_pass", "delta", "base_fin", "model_fin", "finishing", "reliability", "reach",
+    "interaction", "attribution_spread", "robust_reach", "robust_reach_mirror", "lone_wins_model",
+    "lone_wins_base", "matched_reliability_base", "matched_reliability_model",
+    "matched_reliability_delta",
+)
+
+# Columns of the per-problem matrix (one block per budget).
+_COLUMNS = (
+    "p_base", "p_model", "fin_base", "fin_model",          # 0-3
+    "reach_plus", "reach_minus",                          # 4-5: p_model on R, p_base on M
+    "fin_base_S", "fin_model_S", "p_base_S", "p_model_S",  # 6-9
+    "robust_R", "robust_M", "lone_model", "lone_base",     # 10-13
+    "matched", "fin_base_T", "fin_model_T", "p_base_T", "p_model_T",  # 14-18
+    "in_R", "in_M", "in_S",                               # 19-21
+)
+_C = {name: i for i, name in enumerate(_COLUMNS)}
+_N_COLUMNS = len(_COLUMNS)
+
+# Output statistics (last axis of the statistic function).
+_STATS = (
+    "base_pass", "model_pass", "delta", "base_fin", "model_fin", "reach",
+    "finishing_base", "reliability_base", "finishing_reverse", "reliability_reverse",
+    "finishing_shapley", "reliability_shapley", "interaction", "attribution_spread",
+    "robust_reach", "robust_reach_mirror", "lone_wins_model", "lone_wins_base",
+    "matched_reliability_base", "matched_reliability_model", "matched_reliability_delta",
+)
+_S = {name: i for i, name in enumerate(_STATS)}
+
+# Statistics that get the score interval (reach, or a fraction of problems: its 0/1 column).
+_SCORE_STATS = {"reach": None, "robust_reach": "robust_R", "robust_reach_mirror": "robust_M",
+                "lone_wins_model": "lone_model", "lone_wins_base": "lone_base"}
+
+
+def _pooled_reliability(phi_base, pi_base, phi_model, pi_model):
+    """``q_base, q_model`` with the 0/0 convention (borrow the other's q; 0 when both are 0/0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q_base = np.where(phi_base > 0, pi_base / np.where(phi_base > 0, phi_base, 1.0), np.nan)
+        q_model = np.where(phi_model > 0, pi_model / np.where(phi_model > 0, phi_model, 1.0), np.nan)
+    q_base_filled = np.where(np.isnan(q_base), np.where(np.isnan(q_model), 0.0, q_model), q_base)
+    q_model_filled = np.where(np.isnan(q_model), np.where(np.isnan(q_base), 0.0, q_base), q_model)
+    return q_base_filled, q_model_filled
+
+
+def _statistic(sums: NDArray[np.float64], total_weight: NDArray[np.float64], n_budgets: int) -> NDArray[np.float64]:
+    """All decomposition statistics from weighted per-problem sums; shape (B, n_budgets, n_stats)."""
+    t = sums.reshape(sums.shape[0], n_budgets, _N_COLUMNS)
+    n_w = total_weight[:, None]
+    out = np.empty((sums.shape[0], n_budgets, len(_STATS)))
+
+    def col(name):
+        return t[..., _C[name]]
+
+    out[..., _S["base_pass"]] = col("p_base") / n_w
+    out[..., _S["model_pass"]] = col("p_model") / n_w
+    out[..., _S["delta"]] = (col("p_model") - col("p_base")) / n_w
+    out[..., _S["base_fin"]] = col("fin_base") / n_w
+    out[..., _S["model_fin"]] = col("fin_model") / n_w
+    out[..., _S["reach"]] = (col("reach_plus") - col("reach_minus")) / n_w
+    phi_b, phi_m = col("fin_base_S"), col("fin_model_S")
+    q_b, q_m = _pooled_reliability(phi_b, col("p_base_S"), phi_m, col("p_model_S"))
+    d_fin = (phi_m - phi_b) / n_w          # (|S|/N) (fin_model - fin_base)
+    d_q = q_m - q_b
+    f_base, p_base = d_fin * q_m, phi_b / n_w * d_q
+    f_rev, p_rev = d_fin * q_b, phi_m / n_w * d_q
+    out[..., _S["finishing_base"]] = f_base
+    out[..., _S["reliability_base"]] = p_base
+    out[..., _S["finishing_reverse"]] = f_rev
+    out[..., _S["reliability_reverse"]] = p_rev
+    out[..., _S["finishing_shapley"]] = 0.5 * (f_base + f_rev)
+    out[..., _S["reliability_shapley"]] = 0.5 * (p_base + p_rev)
+    out[..., _S["interaction"]] = d_fin * d_q
+    out[..., _S["attribution_spread"]] = np.abs(d_fin * d_q)
+    out[..., _S["robust_reach"]] = col("robust_R") / n_w
+    out[..., _S["robust_reach_mirror"]] = col("robust_M") / n_w
+    out[..., _S["lone_wins_model"]] = col("lone_model") / n_w
+    out[..., _S["lone_wins_base"]] = col("lone_base") / n_w
+    matched = col("matched") > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        qt_b = np.where(matched, col("p_base_T") / col("fin_base_T"), np.nan)
+        qt_m = np.where(matched, col("p_model_T") / col("fin_model_T"), np.nan)
+    out[..., _S["matched_reliability_base"]] = qt_b
+    out[..., _S["matched_reliability_model"]] = qt_m
+    out[..., _S["matched_reliability_delta"]] = qt_m - qt_b
+    return out
+
+
+def _as_fraction(value: Any, name: str) -> Fraction:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, str, Fraction)):
+        raise TypeError(f"`{name}` must be a number in (0, 1]; got {value!r}.")
+    try:
+        frac = Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"`{name}` must be a number in (0, 1]; got {value!r}.") from None
+    if not 0 < frac <= 1:
+        raise ValueError(f"`{name}` must be in (0, 1]; got {value!r}.")
+    return frac
+
+
+def _counts_2d(n_samples, n_finished, n_correct, who: str):
+    n = np.asarray(n_samples)
+    f = np.asarray(n_finished)
+    c = np.asarray(n_correct)
+    if f.ndim not in (1, 2) or c.shape != f.shape:
+        raise ValueError(
+            f"`{who}_n_finished` and `{who}_n_correct` must have the same shape, (N,) or (N, n_budgets); "
+            f"got {f.shape} and {c.shape}."
+        )
+    two_d = f.ndim == 2
+    f2 = f if two_d else f[:, None]
+    c2 = c if two_d else c[:, None]
+    if n.ndim != 1 or n.shape[0] != f2.shape[0]:
+        raise ValueError(f"`{who}_n_samples` must be 1-D with one entry per problem ({f2.shape[0]}); got shape {n.shape}.")
+    columns_f, columns_c = [], []
+    for b in range(f2.shape[1]):
+        nn, ff, _ = check_counts(n, f2[:, b], correct_name=f"{who}_n_finished")
+        _, cc, _ = check_counts(n, c2[:, b], correct_name=f"{who}_n_correct")
+        over = cc > ff
+        if over.any():
+            first = np.flatnonzero(over)[:5].tolist()
+            raise ValueError(
+                f"`{who}_n_correct` exceeds `{who}_n_finished` (a correct sample within the budget has "
+                f"finished) for {int(over.sum())} problems; first indices: {first}"
+                + (f" (budget column {b})." if two_d else ".")
+            )
+        columns_f.append(ff)
+        columns_c.append(cc)
+    nn = np.asarray(n).astype(np.int64)
+    zero = nn == 0
+    if zero.any():
+        raise ValueError(
+            f"`{who}_n_samples` must be >= 1 (pass@1 is undefined without samples) for every problem; "
+            f"0 at problems {np.flatnonzero(zero)[:5].tolist()}."
+        )
+    return nn, np.stack(columns_f, axis=1), np.stack(columns_c, axis=1), two_d
+
+
+def _per_problem_matrix(nb, fb, cb, nm, fm, cm, matched_fraction: Fraction, robust_fraction: Fraction):
+    """Per-problem columns (N, n_budgets * n_columns) and set sizes (n_budgets, ...)."""
+    from ._passk import pass_at_k
+
+    n_problems, n_budgets = fb.shape
+    x = np.empty((n_problems, n_budgets, _N_COLUMNS))
+    nb2, nm2 = nb[:, None], nm[:, None]
+    # pass@1 and fin@1 through the core estimator (fin@k is pass@k with c := f, METRICS.md sec. 6)
+    p_b = np.stack([pass_at_k(nb, cb[:, i], 1) for i in range(n_budgets)], axis=1)
+    p_m = np.stack([pass_at_k(nm, cm[:, i], 1) for i in range(n_budgets)], axis=1)
+    fin_b = np.stack([pass_at_k(nb, fb[:, i], 1) for i in range(n_budgets)], axis=1)
+    fin_m = np.stack([pass_at_k(nm, fm[:, i], 1) for i in range(n_budgets)], axis=1)
+    in_r = (fb == nb2) & (cb == 0)
+    in_m = (fm == nm2) & (cm == 0)
+    in_s = ~(in_r | in_m)
+    robust_r = in_r & (cm * robust_fraction.denominator >= robust_fraction.numerator * nm2)
+    robust_m = in_m & (cb * robust_fraction.denominator >= robust_fraction.numerator * nb2)
+    lone_m = (cm >= 1) & (cb == 0)
+    lone_b = (cb >= 1) & (cm == 0)
+    matched = (fb * matched_fraction.denominator >= matched_fraction.numerator * nb2) & (
+        fm * matched_fraction.denominator >= matched_fraction.numerator * nm2
+    )
+    values = {
+        "p_base": p_b, "p_model": p_m, "fin_base": fin_b, "fin_model": fin_m,
+        "reach_plus": p_m * in_r, "reach_minus": p_b * in_m,
+        "fin_base_S": fin_b * in_s, "fin_model_S": fin_m * in_s,
+        "p_base_S": p_b * in_s, "p_model_S": p_m * in_s,
+        "robust_R": robust_r, "robust_M": robust_m, "lone_model": lone_m, "lone_base": lone_b,
+        "matched": matched, "fin_base_T": fin_b * matched, "fin_model_T": fin_m * matched,
+        "p_base_T": p_b * matched, "p_model_T": p_m * matched,
+        "in_R": in_r, "in_M": in_m, "in_S": in_s,
+    }
+    for name, value in values.items():
+        x[..., _C[name]] = value
+    return x.reshape(n_problems, n_budgets * _N_COLUMNS)
+
+
+def decompose_pass_change(
+    base_n_samples: ArrayLike,
+    base_n_finished: ArrayLike,
+    base_n_correct: ArrayLike,
+    model_n_samples: ArrayLike,
+    model_n_finished: ArrayLike,
+    model_n_correct: ArrayLike,
+    *,
+    budgets: Sequence[int | None] | None = None,
+    clusters: ArrayLike | None = None,
+    attribution: str = "base",
+    method: str = "bootstrap",
+    reach_interval: str = "score",
+    linear_method: str | None = "studentized",
+    confidence_level: float = 0.95,
+    n_resamples: int = 2000,
+    rng: int | np.random.Generator | None = None,
+    matched_fraction: float | Fraction | str = Fraction(7, 8),
+    robust_fraction: float | Fraction | str = Fraction(1, 2),
+    max_chunk_elements: int | None = None,
+) -> PassChangeDecomposition | tuple[PassChangeDecomposition, ...]:
+    r"""Split the change of pass@1 between a base and a model into finishing, reliability and reach.
+
+    .. math::
+
+        \Delta \mathrm{pass@1}(B) = F + P + \mathrm{reach}
+
+    with F, P and reach as in the module docstring (METRICS.md section 6), for every attribution
+    of the cross term, plus robust reach, lone wins, matched reliability and the attribution
+    spread, each with a paired cluster-bootstrap interval.
+
+    Parameters
+    ----------
+    base_n_samples, model_n_samples : array_like of int, shape (N,)
+        Samples per problem of each model (ragged allowed; ``>= 1``).
+    base_n_finished, base_n_correct, model_n_finished, model_n_correct : array_like of int
+        Shape ``(N,)`` for one budget or ``(N, K)`` for ``K`` budgets at once: samples finished
+        within the budget, and correct and finished (``c <= f <= n``).
+    budgets : sequence of (int or None), optional
+        Labels of the ``K`` budget columns (stored in the results).
+    clusters : array_like, shape (N,), optional
+        Cluster of each problem; the bootstrap then resamples whole clusters.
+    attribution : {"base", "reverse", "shapley"}, default: "base"
+        Which attribution gives the headline F and P (all three are always computed).
+    method : {"bootstrap", "bca"}, default: "bootstrap"
+        Percentile or BCa interval from the same resamples.
+    reach_interval : {"score", "bootstrap"}, default: "score"
+        Interval of reach, robust reach and lone wins, which live on few problems (reach is
+        the mean of a variable that is 0 on every problem outside R and M). ``"score"``: a score
+        interval (Wilson's for the fractions of problems; for reach, the difference of the
+        scaled Wilson intervals of its R and M parts combined by MOVER, see Notes), which holds
+        its level when R has a handful of problems; ``"bootstrap"``: the paired bootstrap as for
+        the other terms, which under-covers then (85% instead of 95% in the coverage study at
+        N = 100). With ``clusters`` the bootstrap is used (the score intervals assume
+        independent problems).
+    linear_method : str or None, default: "studentized"
+        Interval of the linear terms (pass@1 and fin@1 of each model, and delta pass@1, a paired
+        difference): :func:`kpass.metrics.mean_ci` and :func:`kpass.metrics.paired_difference`
+        with this method, so that they equal what ``kpass report`` and ``kpass compare`` give
+        (``delta`` is then a :class:`~kpass.metrics.PairedResult` with its p-value). ``None``: the
+        decomposition's own bootstrap (``method``) for them too.
+    confidence_level : float, default: 0.95
+    n_resamples : int, default: 2000
+    rng : int, numpy.random.Generator or None
+        Seed or generator of the resampling (an int makes the result reproducible).
+    matched_fraction : number in (0, 1], default: 7/8
+        Both models must have finished at least this fraction of their samples for a problem to
+        count in matched reliability (compared exactly, in integers).
+    robust_fraction : number in (0, 1], default: 1/2
+        The model must be correct in at least this fraction of its samples on a problem of R for
+        robust reach.
+    max_chunk_elements : int, optional
+        Bound on the elements of one resample-weight matrix (memory).
+
+    Returns
+    -------
+    PassChangeDecomposition or tuple of PassChangeDecomposition
+        One per budget column (a single result for 1-D inputs).
+
+    Raises
+    ------
+    ValueError
+        Mismatched shapes, ``c > f``, ``f > n``, ``n = 0``, unknown options.
+
+    Warns
+    -----
+    UndefinedDecompositionWarning
+        Matched reliability with no matched problem (its estimate is NaN).
+    DegenerateIntervalWarning
+        Terms whose bootstrap distribution has zero width (e.g. reach when no problem is in R
+        or M): the interval ``[x, x]`` is what the bootstrap gives, not certainty.
+
+    Notes
+    -----
+    The identity holds for every bootstrap replicate as well as for the estimate, so the
+    bootstrap intervals of F, P and reach are those of three parts of one sum.
+
+    Score interval of reach: reach = mean(a) - mean(b) with ``a_j = p_j^model [j in R]`` and
+    ``b_j = p_j^base [j in M]``, both in [0, 1] and mostly 0. Each mean gets the score interval of
+    the variance function ``V(mu) = kappa mu - mu^2`` (kappa = sum v^2 / sum v; Wilson's interval
+    scaled by kappa), with the t quantile for N - 1 df, and the difference is combined by MOVER
+    with the sample correlation of a and b (Newcombe 1998; Zou & Donner 2008). The coverage
+    study (``tests/budget_coverage.py``, README "Token budgets") measures it. ``n`` may differ between
+    problems and models: each problem counts once (weight ``1/N``), as in pass@1.
+
+    References
+    ----------
+    .. [1] kpass METRICS.md, section 6.
+    .. [2] Yang (2026), "What Outcome RL Buys".
+    .. [3] Efron & Tibshirani (1993), "An Introduction to the Bootstrap", ch. 13-14.
+    .. [4] E. B. Wilson, JASA 22(158), 209-212 (1927).
+    .. [5] R. G. Newcombe, "Interval estimation for the difference between independent
+       proportions", Statistics in Medicine 17, 873-890 (1998).
+    .. [6] G. Y. Zou and A. Donner, "Construction of confidence intervals for a difference of
+       two ... MOVER", Computational Statistics & Data Analysis 52, 4963-4977 (2008).
+
+    Examples
+    --------
+    >>> d = decompose_pass_change([4, 4], [2, 4], [1, 0], [4, 4], [4, 4], [3, 2], rng=0)
+    >>> round(d.delta.estimate, 4), round(d.finishing.estimate + d.reliability.estimate + d.reach.estimate, 4)
+    (0.5, 0.5)
+    """
+    check_option(attribution, "attribution", ATTRIBUTIONS)
+    check_option(method, "method", _METHODS)
+    check_option(reach_interval, "reach_interval", ("score", "bootstrap"))
+    if linear_method is not None and not isinstance(linear_method, str):
+        raise TypeError(f"`linear_method` must be a method name or None; got {linear_method!r}.")
+    if isinstance(confidence_level, (bool, np.bool_)) or not isinstance(confidence_level, numbers.Real) or not 0 < confidence_level < 1:
+        raise ValueError(f"`confidence_level` must be in (0, 1); got {confidence_level!r}.")
+    if isinstance(n_resamples, (bool, np.bool_)) or not isinstance(n_resamples, numbers.Integral) or n_resamples < 2:
+        raise ValueError(f"`n_resamples` must be an integer >= 2; got {n_resamples!r}.")
+    matched_frac = _as_fraction(matched_fraction, "matched_fraction")
+    robust_frac = _as_fraction(robust_fraction, "robust_fraction")
+    nb, fb, cb, two_d_b = _counts_2d(base_n_samples, base_n_finished, base_n_correct, "base")
+    nm, fm, cm, two_d_m = _counts_2d(model_n_samples, model_n_finished, model_n_correct, "model")
+    if nb.shape[0] != nm.shape[0] or fb.shape != fm.shape:
+        raise ValueError(
+            f"base and model must have the same problems (rows) and budgets (columns); got base "
+            f"{fb.shape} and model {fm.shape}. Align them by problem id first "
+            "(kpass.metrics.decompose_budget_counts does)."
+        )
+    n_problems, n_budgets = fb.shape
+    if n_problems < 2:
+        raise ValueError(
+            f"the decomposition's bootstrap intervals need at least 2 problems; got {n_problems}."
+        )
+    if budgets is None:
+        budget_labels: tuple[int | None, ...] = (None,) * n_budgets
+    else:
+        budget_labels = tuple(budgets)
+        if len(budget_labels) != n_budgets:
+            raise ValueError(f"`budgets` has {len(budget_labels)} labels for {n_budgets} budget columns.")
+    cluster_array = None
+    n_clusters = None
+    if clusters is not None:
+        cluster_array = np.asarray(clusters)
+        if cluster_array.shape != (n_problems,):
+            raise ValueError(f"`clusters` must have one entry per problem ({n_problems}); got shape {cluster_array.shape}.")
+        n_clusters = int(np.unique(cluster_array).shape[0])
+
+    x = _per_problem_matrix(nb, fb, cb, nm, fm, cm, matched_frac, robust_frac)
+    boot = _bootstrap_sums(
+        x,
+        lambda sums, weight: _statistic(sums, weight, n_budgets),
+        clusters=cluster_array,
+        method=method,
+        confidence_level=float(confidence_level),
+        n_resamples=int(n_resamples),
+        rng=rng,
+        max_chunk_elements=max_chunk_elements,
+    )
+    sums = x.sum(axis=0).reshape(n_budgets, _N_COLUMNS)
+    seed = rng if isinstance(rng, numbers.Integral) else None
+    use_score = reach_interval == "score" and cluster_array is None
+    linear: dict[tuple[str, int], IntervalResult] = {}
+    if linear_method is not None:
+        from ._intervals import mean_ci, paired_difference
+
+        if isinstance(rng, np.random.Generator):
+            linear_rng = rng
+        else:  # an independent stream derived from the same seed
+            linear_rng = np.random.default_rng(None if rng is None else [int(rng), 1])
+        blocks = x.reshape(n_problems, n_budgets, _N_COLUMNS)
+        names = ("base_pass", "model_pass", "base_fin", "model_fin")
+        columns = [_C["p_base"], _C["p_model"], _C["fin_base"], _C["fin_model"]]
+        values = blocks[:, :, columns].reshape(n_problems, n_budgets * 4)
+        options = {"clusters": cluster_array, "method": linear_method, "confidence_level": float(confidence_level),
+                   "n_resamples": int(n_resamples), "rng": linear_rng}
+        means = mean_ci(values, **options)
+        differences = paired_difference(blocks[:, :, _C["p_model"]], blocks[:, :, _C["p_base"]], **options)
+        for b in range(n_budgets):
+            for i, name in enumerate(names):
+                linear[name, b] = means[b * 4 + i]
+            linear["delta", b] = differences[b]
+    results = []
+    degenerate_terms: set[str] = set()
+    for b in range(n_budgets):
+        def result(stat: str) -> IntervalResult:
+            if (stat, b) in linear:
+                return linear[stat, b]
+            i = _S[stat]
+            estimate = float(boot["estimate"][b, i])
+            low = float(boot["low"][b, i])
+            high = float(boot["high"][b, i])
+            details: dict[str, Any] = {
+                "n_resamples": int(n_resamples),
+                "seed": seed,
+                "resampling": "clusters" if cluster_array is not None else "problems",
+                "paired": True,
+                "n_undefined_resamples": int(boot["n_undefined"][b, i]),
+                "standard_error_kind": "bootstrap standard deviation",
+                "budget": budget_labels[b],
+            }
+            for key, value in boot["details"].items():
+                details[key] = float(value[b, i])
+            interval_method = method
+            if use_score and stat in _SCORE_STATS:
+                block = x.reshape(n_problems, n_budgets, _N_COLUMNS)[:, b, :]
+                if stat == "reach":
+                    low, high = _score_interval(block[:, _C["reach_plus"]], block[:, _C["reach_minus"]],
+                                                float(confidence_level))
+                    details["interval"] = "score: MOVER of scaled Wilson intervals of the R and M parts"
+                else:
+                    quantile = float(stats.t.ppf(1 - (1 - float(confidence_level)) / 2, n_problems - 1))
+                    _, low, high = _scaled_wilson(block[:, _C[_SCORE_STATS[stat]]], quantile)
+                    details["interval"] = "score: Wilson interval of a fraction of problems (t quantile, N-1 df)"
+                interval_method = "score"
+                details.pop("bias_correction", None)
+                details.pop("acceleration", None)
+            if math.isfinite(estimate) and low == high:
+                degenerate_terms.add(stat)
+                details["degenerate"] = True
+            if math.isfinite(estimate) and not low <= estimate <= high:
+                details["estimate_outside"] = True
+            return IntervalResult(
+                estimate=estimate,
+                low=low,
+                high=high,
+                standard_error=float(boot["standard_error"][b, i]),
+                confidence_level=float(confidence_level),
+                n_problems=n_problems,
+                n_clusters=n_clusters,
+                method=interval_method,
+                details=details,
+            )
+
+        attributions = {
+            name: (result(f"finishing_{name}"), result(f"reliability_{name}")) for name in ATTRIBUTIONS
+        }
+        s = sums[b]
+        phi_b, phi_m = s[_C["fin_base_S"]], s[_C["fin_model_S"]]
+        n_rest = int(round(s[_C["in_S"]]))
+        q_b, q_m = _pooled_reliability(np.array(phi_b), np.array(s[_C["p_base_S"]]), np.array(phi_m), np.array(s[_C["p_model_S"]]))
+        pooled = {
+            "fin_base": float(phi_b / n_rest) if n_rest else math.nan,
+            "fin_model": float(phi_m / n_rest) if n_rest else math.nan,
+            "q_base": float(q_b) if n_rest else math.nan,
+            "q_model": float(q_m) if n_rest else math.nan,
+            "q_base_borrowed": bool(n_rest and phi_b == 0),
+            "q_model_borrowed": bool(n_rest and phi_m == 0),
+            "rest_fraction": n_rest / n_problems,
+        }
+        n_matched = int(round(s[_C["matched"]]))
+        if n_matched == 0:
+            warnings.warn(
+                f"matched reliability is undefined at budget {budget_labels[b]!r}: no problem where both "
+                f"models finished at least {matched_frac} of their samples; reported as NaN.",
+                UndefinedDecompositionWarning,
+                stacklevel=2,
+            )
+        chosen_f, chosen_p = attributions[attribution]
+        results.append(
+            PassChangeDecomposition(
+                budget=budget_labels[b],
+                attribution=attribution,
+                base_pass=result("base_pass"),
+                model_pass=result("model_pass"),
+                delta=result("delta"),
+                base_fin=result("base_fin"),
+                model_fin=result("model_fin"),
+                finishing=chosen_f,
+                reliability=chosen_p,
+                reach=result("reach"),
+                attributions=attributions,
+                interaction=result("interaction"),
+                attribution_spread=result("attribution_spread"),
+                robust_reach=result("robust_reach"),
+                robust_reach_mirror=result("robust_reach_mirror"),
+                lone_wins_model=result("lone_wins_model"),
+                lone_wins_base=result("lone_wins_base"),
+                matched_reliability_base=result("matched_reliability_base"),
+                matched_reliability_model=result("matched_reliability_model"),
+                matched_reliability_delta=result("matched_reliability_delta"),
+                pooled=pooled,
+                n_problems=n_problems,
+                n_clusters=n_clusters,
+                n_reached=int(round(s[_C["in_R"]])),
+                n_mirror=int(round(s[_C["in_M"]])),
+                n_rest=n_rest,
+                n_matched=n_matched,
+                n_robust_reach=int(round(s[_C["robust_R"]])),
+                n_robust_reach_mirror=int(round(s[_C["robust_M"]])),
+                n_lone_wins_model=int(round(s[_C["lone_model"]])),
+                n_lone_wins_base=int(round(s[_C["lone_base"]])),
+                method=method,
+                n_resamples=int(n_resamples),
+                confidence_level=float(confidence_level),
+            )
+        )
+    if degenerate_terms:
+        warnings.warn(
+            "bootstrap intervals of zero width (every resample gives the same value, e.g. no problem in "
+            f"R or M) for: {', '.join(sorted(degenerate_terms))}. They carry no information about "
+            "uncertainty.",
+            DegenerateIntervalWarning,
+            stacklevel=2,
+        )
+    two_d = two_d_b or two_d_m
+    return tuple(results) if two_d else results[0]
+
+
+def decompose_budget_counts(
+    base: "BudgetCounts",
+    model: "BudgetCounts",
+    *,
+    clusters: Mapping[Any, Any] | None = None,
+    intersect: bool = False,
+    **options: Any,
+) -> tuple[PassChangeDecomposition, ...]:
+    """Decompose the pass@1 change at every budget of two :class:`BudgetCounts`.
+
+    The two are aligned by problem id. Problems only one model has are an error naming them,
+    unless ``intersect=True`` (then they are dropped and the results' ``delta.details`` say how
+    many and which).
+
+    Parameters
+    ----------
+    base, model : BudgetCounts
+        From :func:`kpass.metrics.budget_counts`, with the same budgets.
+    clusters : Mapping, optional
+        Problem id -> cluster label (every matched problem must have one).
+    intersect : bool, default: False
+    **options
+        Passed to :func:`decompose_pass_change` (``attribution``, ``method``, ``n_resamples``,
+        ``rng``, ``confidence_level``, ...).
+
+    Returns
+    -------
+    tuple of PassChangeDecomposition
+        One per budget, in ``base.budgets`` order.
+    """
+    from ._token_budget import BudgetCounts
+
+    for name, value in (("base", base), ("model", model)):
+        if not isinstance(value, BudgetCounts):
+            raise TypeError(f"`{name}` must be a BudgetCounts (from budget_counts); got {type(value).__name__}.")
+    if tuple(base.budgets) != tuple(model.budgets):
+        raise ValueError(f"base and model were counted at different budgets: {list(base.budgets)} and {list(model.budgets)}.")
+    base_index = {pid: i for i, pid in enumerate(base.problem_ids)}
+    model_index = {pid: i for i, pid in enumerate(model.problem_ids)}
+    only_base = [pid for pid in base.problem_ids if pid not in model_index]
+    only_model = [pid for pid in model.problem_ids if pid not in base_index]
+    if (only_base or only_model) and not intersect:
+        raise ValueError(
+            f"base and model do not have the same problems: {len(only_base)} only in base "
+            f"(first: {only_base[:5]}), {len(only_model)} only in model (first: {only_model[:5]}). "
+            "Pass intersect=True (CLI: --intersect) to compare on the common problems."
+        )
+    common = [pid for pid in base.problem_ids if pid in model_index]
+    if not common:
+        raise ValueError("base and model have no problem in common.")
+    ib = np.fromiter((base_index[p] for p in common), dtype=np.int64, count=len(common))
+    im = np.fromiter((model_index[p] for p in common), dtype=np.int64, count=len(common))
+    cluster_labels = None
+    if clusters is not None:
+        missing = [p for p in common if p not in clusters]
+        if missing:
+            raise ValueError(f"`clusters` has no cluster for {len(missing)} problems (first: {missing[:5]}).")
+        cluster_labels = np.asarray([str(clusters[p]) for p in common])
+    results = decompose_pass_change(
+        base.n_samples[ib], base.n_finished[ib], base.n_correct[ib],
+        model.n_samples[im], model.n_finished[im], model.n_correct[im],
+        budgets=base.budgets, clusters=cluster_labels, **options,
+    )
+    if only_base or only_model:
+        results = tuple(
+            dataclasses.replace(
+                r,
+                delta=dataclasses.replace(
+                    r.delta,
+                    details={**r.delta.details, "n_unmatched": len(only_base) + len(only_model),
+                             "unmatched_ids_base": tuple(only_base), "unmatched_ids_model": tuple(only_model)},
+                ),
+            )
+            for r in results
+        )
+    return results
