@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -38,9 +39,14 @@ def _probe(extra_env: dict[str, str], cwd: pathlib.Path) -> dict:
 
 
 def test_regular_install_maps_source_directories_into_kpass(tmp_path):
+    # Build from a copy: a build writes build/ and *.egg-info next to the sources, and a stale
+    # kpass.egg-info in the checkout would shadow the editable install's metadata.
+    source = tmp_path / "source"
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "*.egg-info", ".hypothesis", ".pytest_cache", "demo-output", "logs"))
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(REPO)],
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(source)],
         check=True, capture_output=True, text=True,
     )
     installed = sorted(p.name for p in target.iterdir() if not p.name.endswith(".dist-info"))
