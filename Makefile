@@ -19,7 +19,7 @@ test: $(STAMP)
 	$(PY) -m pytest -p no:cacheprovider
 
 demo: $(STAMP)
-	$(PY) -m kpass.demo
+	$(PY) examples/demo/run_demo.py
 
 bench: $(STAMP)
 	$(PY) tests/benchmarks/run_benchmarks.py

@@ -1,0 +1,251 @@
+"""Read Inspect AI logs (``.eval`` and ``.json``) into a kpass sample table.
+
+Registered through the kpass plugin hook (:mod:`kpass.adapters.inspect_plugin`), so that
+``kpass report logs/*.eval`` and ``kpass compare`` work on any Inspect log, including logs of
+runs made without kpass. Inspect is imported only when a log is actually read.
+
+One row per scored (sample, epoch); the columns are described in
+:mod:`kpass.adapters.inspect_records`. In addition:
+
+- ``model`` is the log's ``eval.model`` and ``task`` its ``eval.task``; when a log holds several
+  scorers, the scorers written by :func:`~kpass.adapters.inspect_scorers.kpass_scorer` /
+  :func:`~kpass.adapters.inspect_scorers.cot_verifier` are used if present, otherwise every scorer
+  gives its own task ``<task>/<scorer>``.
+- ``cluster``: the ``cluster=`` key of a kpass metric declared in the log header, else the sample
+  metadata key ``"cluster"`` when every sample has one; no cluster column otherwise.
+- every scalar sample-metadata field also becomes a column of its own (so ``--cluster-by subject``
+  and ``--by subject`` work), except fields named like a schema column, which stay in ``metadata``.
+- Sample summaries are read (fast, no transcripts). Inspect shortens summary fields longer than
+  1 kB; for those samples the full sample is read instead, so answers are never truncated.
+- Unscored epochs (NaN) and errored samples without a score are left out, with a warning that
+  counts them; a log whose status is not "success" is read with a warning.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+import warnings
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["InspectLogReader", "records_from_log"]
+
+_JSON_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
+_THINNED = "Key removed from summary (> 1k)"
+_THIN_WIDTH = 1000
+
+
+class InspectLogReader:
+    """kpass reader for Inspect logs: ``can_read(path)`` and ``read(path) -> SampleTable``."""
+
+    name = "inspect"
+    description = "Inspect AI eval logs (.eval, .json)"
+
+    def can_read(self, path: str | Path) -> bool:
+        """True for an Inspect ``.eval`` archive or ``.json`` log (checked by content)."""
+        path = Path(path)
+        if not path.is_file():
+            return False
+        suffix = path.suffix.lower()
+        if suffix == ".eval":
+            try:
+                with zipfile.ZipFile(path) as archive:
+                    names = set(archive.namelist())
+            except (zipfile.BadZipFile, OSError):
+                # a damaged .eval is still ours: read() reports what is wrong with it
+                return True
+            return "header.json" in names or "_journal/start.json" in names
+        if suffix == ".json":
+            try:
+                with path.open("rb") as handle:
+                    head = handle.read(4096)
+            except OSError:
+                return False
+            return bool(_JSON_HEAD.match(head))
+        return False
+
+    def read(self, path: str | Path):
+        """Read one Inspect log into a :class:`kpass.SampleTable`.
+
+        Raises
+        ------
+        kpass.DataError
+            Unreadable or truncated log, or a score kpass cannot interpret, naming the file
+            (and the sample).
+        """
+        from kpass import SampleTable
+
+        records = records_from_log(path)
+        return SampleTable.from_records(records, source=str(path))
+
+
+def _data_error(message: str, path: str, field: str | None = None):
+    from kpass import DataError
+
+    return DataError(message, source=path, field=field)
+
+
+def _kpass_cluster_key(header: Any) -> str | None:
+    keys: list[str] = []
+
+    def visit(metrics: Any) -> None:
+        if metrics is None:
+            return
+        if isinstance(metrics, Mapping):
+            for group in metrics.values():
+                visit(group)
+            return
+        for item in metrics:
+            if isinstance(item, Mapping):
+                visit(item)
+            elif str(getattr(item, "name", "")).startswith("kpass/"):
+                cluster = (getattr(item, "options", None) or {}).get("cluster")
+                if isinstance(cluster, str) and cluster:
+                    keys.append(cluster)
+
+    visit(getattr(header.eval, "metrics", None))
+    for scorer in getattr(header.eval, "scorers", None) or []:
+        visit(scorer.metrics)
+    return keys[0] if keys else None
+
+
+def _schema_columns() -> tuple[str, ...]:
+    from kpass.table import SCHEMA_COLUMNS
+
+    return tuple(SCHEMA_COLUMNS)
+
+
+def _metadata_columns(samples: list[Any], reserved: set[str]) -> list[str]:
+    schema = _schema_columns()
+    names: dict[str, None] = {}
+    for sample in samples:
+        for key, value in (sample.metadata or {}).items():
+            if isinstance(value, (str, int, bool)) or (isinstance(value, float) and math.isfinite(value)):
+                names.setdefault(key, None)
+    out = []
+    for key in names:
+        if not isinstance(key, str) or not key or key in reserved:
+            continue
+        lowered = key.lower()
+        if lowered in schema or difflib.get_close_matches(lowered, schema, n=1, cutoff=0.8):
+            continue
+        out.append(key)
+    return out
+
+
+def _needs_full_sample(score: Any) -> bool:
+    metadata = score.metadata or {}
+    if metadata.get("kpass") == _THINNED:
+        return True
+    answer = score.answer
+    return isinstance(answer, str) and len(answer) >= _THIN_WIDTH
+
+
+def records_from_log(path: str | Path) -> list[dict[str, Any]]:
+    """Sample-table records (one per scored sample and epoch) of one Inspect log.
+
+    Parameters
+    ----------
+    path : str or Path
+        An Inspect ``.eval`` or ``.json`` log.
+
+    Returns
+    -------
+    list of dict
+        Records for :meth:`kpass.SampleTable.from_records`.
+
+    Raises
+    ------
+    kpass.DataError
+        The log cannot be read, holds no scored sample, or holds a score value kpass cannot read.
+    """
+    from inspect_ai.log import read_eval_log, read_eval_log_sample, read_eval_log_sample_summaries
+
+    from .inspect_records import assign_sample_indices, sample_record
+
+    location = str(path)
+    try:
+        header = read_eval_log(location, header_only=True)
+        summaries = read_eval_log_sample_summaries(location)
+    except Exception as exc:  # noqa: BLE001 - any failure to parse is a data error of this file
+        raise _data_error(f"cannot read this Inspect log ({type(exc).__name__}: {exc}); is it complete?",
+                          location) from exc
+    if header.status != "success":
+        warnings.warn(f"{location}: Inspect log status is {header.status!r}; reading the "
+                      f"{len(summaries)} sample(s) it holds.", stacklevel=2)
+    model = header.eval.model
+    task = header.eval.task
+    cluster = _kpass_cluster_key(header)
+    if cluster is None and summaries and all("cluster" in (s.metadata or {}) for s in summaries):
+        cluster = "cluster"
+
+    scorer_names: dict[str, None] = {}
+    kpass_scorers: dict[str, None] = {}
+    for summary in summaries:
+        for name, score in (summary.scores or {}).items():
+            scorer_names.setdefault(name, None)
+            if "kpass" in (score.metadata or {}):
+                kpass_scorers.setdefault(name, None)
+    chosen = list(kpass_scorers) or list(scorer_names)
+    if not chosen:
+        raise _data_error("the log holds no scored sample (were the samples scored? "
+                          "try `inspect score` first)", location, field="correct")
+    metadata_columns = _metadata_columns(summaries, reserved=set())
+
+    records: list[dict[str, Any]] = []
+    epochs: list[int | None] = []
+    unscored = 0
+    for summary in summaries:
+        scores = summary.scores or {}
+        full = None
+        usage = (summary.model_usage or {}).get(model)
+        usage_tokens = int(usage.output_tokens) if usage is not None and usage.output_tokens is not None else None
+        for scorer in chosen:
+            score = scores.get(scorer)
+            if score is None:
+                unscored += 1
+                continue
+            if _needs_full_sample(score):
+                if full is None:
+                    try:
+                        full = read_eval_log_sample(location, id=summary.id, epoch=summary.epoch)
+                    except Exception as exc:  # noqa: BLE001
+                        raise _data_error(f"cannot read sample {summary.id!r} epoch {summary.epoch} "
+                                          f"({type(exc).__name__}: {exc})", location) from exc
+                score = (full.scores or {}).get(scorer, score)
+            where = f"sample {summary.id!r}, epoch {summary.epoch}, scorer {scorer!r}"
+            try:
+                record = sample_record(
+                    sample_id=summary.id, epoch=summary.epoch, score=score,
+                    sample_metadata=summary.metadata, cluster=cluster, where=where,
+                    usage_output_tokens=usage_tokens,
+                )
+            except (TypeError, ValueError) as exc:
+                raise _data_error(str(exc), location, field="cluster" if "cluster key" in str(exc) else "correct") from exc
+            if record is None:
+                unscored += 1
+                continue
+            record["model"] = model
+            record["task"] = task if len(chosen) == 1 else f"{task}/{scorer}"
+            target = summary.target
+            record["gold"] = (target if isinstance(target, str)
+                              else target[0] if len(target) == 1 else json.dumps(list(target)))
+            sample_metadata = dict(summary.metadata or {})
+            for key in metadata_columns:
+                value = sample_metadata.get(key)
+                record[key] = None if value is None else str(value)
+            record["metadata"] = {"epoch": summary.epoch, "sample_metadata": sample_metadata}
+            records.append(record)
+            epochs.append(summary.epoch)
+    if unscored:
+        warnings.warn(f"{location}: left out {unscored} unscored epoch(s) (NaN score or no score); "
+                      "the remaining epochs of those samples are kept.", stacklevel=2)
+    if not records:
+        raise _data_error("the log holds no scored sample", location, field="correct")
+    assign_sample_indices(records, epochs)
+    return records

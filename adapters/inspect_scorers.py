@@ -1,0 +1,365 @@
+r"""Inspect scorers that record what kpass's k-sample metrics need, for every epoch.
+
+:func:`kpass_scorer` wraps any Inspect scorer. The wrapped scorer's ``Score`` is returned
+unchanged (value, answer, explanation, reason, metadata) except that one key is added to
+``Score.metadata``::
+
+    metadata["kpass"] = {
+        "answer": "42",            # extracted final answer (None: nothing extractable); cons@k
+        "stop_reason": "stop",     # state.output.stop_reason of the final generation
+        "output_tokens": 187,      # state.output.usage.output_tokens (None without usage)
+        "finished": True,          # see below; fin@k
+        "epoch": 3,                # state.epoch (1-based)
+    }
+
+:func:`cot_verifier` does the same and, for samples whose final answer is correct, asks an LLM
+judge several times whether the chain of thought is correct too, adding
+``"cot_verdicts": [True, False, None, ...]`` (``None``: the judge's reply had no verdict line).
+Samples with a wrong answer are never sent to the judge (``"cot_verdicts": None``), as
+CoT-Pass@k counts only answer-correct samples (Wen et al. 2025, arXiv:2506.14245). The judges'
+raw replies go under a separate key, ``metadata["kpass_cot_replies"]``, so that the small
+``"kpass"`` dictionary stays under Inspect's 1 kB limit for sample summaries.
+
+Finished
+--------
+A sample is *finished* when it emitted its final answer before its token limit:
+``finished = stop_reason not in {"max_tokens", "model_length"} or answer is not None``. A
+generation that stopped on its own counts as finished even without an extractable answer (it is
+then simply wrong); a generation cut off by the token limit counts as finished only if the
+answer was already there (METRICS.md section 6).
+
+Answers
+-------
+``answer=None`` takes the wrapped scorer's ``Score.answer`` (Inspect's ``match``, ``pattern``,
+``answer`` and ``choice`` scorers fill it). A regular expression takes the *last* match in
+``state.output.completion`` (group 1 if the pattern has a group, else the whole match); a callable
+``f(completion) -> str | None`` is used as is. Answers are stripped of surrounding whitespace;
+anything else (case, ``4`` versus ``4.0``) is compared literally by cons@k, so normalise in the
+callable when needed.
+
+Both scorers take ``metrics=``; by default they carry the wrapped scorer's metrics, so Inspect's
+own report (``accuracy``, ``stderr``) is unchanged. ``Task(metrics=[...])`` replaces the metrics of
+every scorer, as always in Inspect.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from inspect_ai.model import ChatMessageUser, Model, get_model
+from inspect_ai.scorer import Metric, Score, Scorer, Target, scorer, value_to_float
+from inspect_ai.scorer._scorer import SCORER_METRICS, scorer_metrics
+from inspect_ai.solver import TaskState
+from inspect_ai.util import collect
+from inspect_ai._util.registry import registry_info
+
+from .inspect_metrics import PREFIX
+
+__all__ = [
+    "COT_VERIFIER_TEMPLATE",
+    "KPASS_METADATA_KEY",
+    "TRUNCATED_STOP_REASONS",
+    "cot_verifier",
+    "kpass_scorer",
+    "parse_cot_verdict",
+]
+
+#: ``Score.metadata`` key holding the per-epoch data that kpass metrics read.
+KPASS_METADATA_KEY = "kpass"
+
+#: ``Score.metadata`` key holding the CoT judge's raw replies (kept apart: they can be long).
+COT_REPLIES_METADATA_KEY = "kpass_cot_replies"
+
+#: Stop reasons that mean the generation was cut off by a token limit.
+TRUNCATED_STOP_REASONS = frozenset({"max_tokens", "model_length"})
+
+#: The prompt sent to the CoT judge. Placeholders: ``{question}`` (the sample's input text),
+#: ``{target}`` (the reference answer), ``{answer}`` (the extracted final answer) and
+#: ``{solution}`` (the model's full completion). The judge must end with a verdict line that
+#: :func:`parse_cot_verdict` reads.
+COT_VERIFIER_TEMPLATE = """\
+You are checking a worked solution to a problem. Its final answer has already been checked and \
+matches the reference answer. Your job is to decide whether the REASONING that leads to that \
+answer is also correct.
+
+The reasoning is correct only if every step is valid: no false statement, no arithmetic or \
+algebra error (even one that is later cancelled out by another error), no unjustified guess or \
+jump to the answer, and no step that contradicts the problem statement. Ignore style, verbosity \
+and formatting.
+
+[Problem]
+{question}
+
+[Reference answer]
+{target}
+
+[Solution to check (final answer: {answer})]
+{solution}
+
+Think step by step, then end your reply with exactly one line, either
+VERDICT: CORRECT
+if the reasoning is correct, or
+VERDICT: INCORRECT
+if it contains any error."""
+
+_VERDICT_RE = re.compile(r"VERDICT\s*:\s*\**\s*(CORRECT|INCORRECT)\b", re.IGNORECASE)
+
+AnswerExtractor = Callable[[str], "str | None"]
+
+
+def parse_cot_verdict(reply: str) -> bool | None:
+    """Read the judge's verdict: the last ``VERDICT: CORRECT|INCORRECT`` line of ``reply``.
+
+    Parameters
+    ----------
+    reply : str
+        The judge model's completion.
+
+    Returns
+    -------
+    bool or None
+        ``True`` for CORRECT, ``False`` for INCORRECT, ``None`` when no verdict line is present
+        (an invalid verdict: it abstains under the "majority" rule and vetoes under "all").
+
+    Examples
+    --------
+    >>> parse_cot_verdict("Step 2 divides by zero.\\nVERDICT: INCORRECT")
+    False
+    >>> parse_cot_verdict("looks fine") is None
+    True
+    """
+    matches = _VERDICT_RE.findall(reply or "")
+    if not matches:
+        return None
+    return matches[-1].upper() == "CORRECT"
+
+
+def _extractor(answer: str | AnswerExtractor | None) -> AnswerExtractor | None:
+    if answer is None or callable(answer):
+        return answer
+    if not isinstance(answer, str):
+        raise TypeError(
+            f"`answer` must be None, a regular expression string or a callable; got {answer!r}."
+        )
+    try:
+        compiled = re.compile(answer)
+    except re.error as exc:
+        raise ValueError(f"`answer` is not a valid regular expression: {answer!r} ({exc}).") from exc
+
+    def extract(completion: str) -> str | None:
+        last = None
+        for last in compiled.finditer(completion or ""):
+            pass
+        if last is None:
+            return None
+        return last.group(1) if compiled.groups else last.group(0)
+
+    return extract
+
+
+def _clean_answer(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _is_correct(value: Any) -> bool:
+    """Inspect's pass_at / pass_k rule: ``value_to_float(value) >= 1.0``."""
+    if isinstance(value, (dict, list)):
+        return False
+    return value_to_float()(value) >= 1.0
+
+
+def _record(state: TaskState, inner: Score, extract: AnswerExtractor | None) -> dict[str, Any]:
+    output = state.output
+    completion = output.completion if output is not None else ""
+    answer = _clean_answer(extract(completion) if extract is not None else inner.answer)
+    stop_reason = output.stop_reason if output is not None and output.choices else None
+    usage = output.usage if output is not None else None
+    output_tokens = int(usage.output_tokens) if usage is not None else None
+    truncated = stop_reason in TRUNCATED_STOP_REASONS
+    return {
+        "answer": answer,
+        "stop_reason": stop_reason,
+        "output_tokens": output_tokens,
+        "finished": (not truncated) or answer is not None,
+        "epoch": int(state.epoch),
+    }
+
+
+def _with_metadata(inner: Score, extra: dict[str, Any]) -> Score:
+    metadata = dict(inner.metadata or {})
+    metadata.update(extra)
+    return inner.model_copy(update={"metadata": metadata})
+
+
+def _set_metrics(new: Scorer, wrapped: Scorer,
+                 metrics: Sequence[Metric] | dict[str, Sequence[Metric]] | None) -> Scorer:
+    if metrics is None:
+        resolved = scorer_metrics(wrapped)
+    elif isinstance(metrics, dict):
+        resolved = {key: list(value) for key, value in metrics.items()}
+    else:
+        resolved = list(metrics)
+    registry_info(new).metadata[SCORER_METRICS] = resolved
+    return new
+
+
+@scorer(metrics=[], name=PREFIX + "kpass_scorer")
+def _kpass_scorer(scorer: Scorer, answer: str | AnswerExtractor | None = None) -> Scorer:
+    extract = _extractor(answer)
+
+    async def score(state: TaskState, target: Target) -> Score | None:
+        inner = await scorer(state, target)
+        if inner is None:
+            return None
+        return _with_metadata(inner, {KPASS_METADATA_KEY: _record(state, inner, extract)})
+
+    return score
+
+
+def kpass_scorer(
+    scorer: Scorer,
+    *,
+    answer: str | AnswerExtractor | None = None,
+    metrics: Sequence[Metric] | dict[str, Sequence[Metric]] | None = None,
+) -> Scorer:
+    r"""Wrap an Inspect scorer so that every epoch's score keeps what kpass metrics need.
+
+    The wrapped scorer's value (and everything else in its ``Score``) is unchanged; the answer,
+    stop reason, output tokens, finished flag and epoch are added under
+    ``Score.metadata["kpass"]`` (see the module docstring for the exact content and the
+    definition of *finished*).
+
+    Parameters
+    ----------
+    scorer : Scorer
+        Any Inspect scorer, e.g. ``match()`` or ``pattern(r"ANSWER: (\S+)")``.
+    answer : str or callable, optional
+        How to extract the final answer for cons@k. ``None`` (default): the wrapped scorer's
+        ``Score.answer``. A regular expression: its last match in the completion (group 1 if
+        present). A callable ``f(completion) -> str | None``.
+    metrics : list of Metric or dict, optional
+        Metrics of the wrapper; default: the wrapped scorer's metrics.
+
+    Returns
+    -------
+    Scorer
+        Registered as ``kpass/kpass_scorer``.
+
+    Examples
+    --------
+    >>> from inspect_ai.scorer import match
+    >>> from kpass.adapters.inspect_metrics import kpass_metrics
+    >>> s = kpass_scorer(match(numeric=True), metrics=[kpass_metrics("pass@1,8", "cons@8")])
+    """
+    _extractor(answer)  # validate now, at task construction
+    return _set_metrics(_kpass_scorer(scorer, answer=answer), scorer, metrics)
+
+
+@scorer(metrics=[], name=PREFIX + "cot_verifier")
+def _cot_verifier(
+    scorer: Scorer,
+    model: str | Model | None = None,
+    verdicts: int = 3,
+    template: str = COT_VERIFIER_TEMPLATE,
+    answer: str | AnswerExtractor | None = None,
+    model_role: str = "grader",
+) -> Scorer:
+    extract = _extractor(answer)
+
+    async def score(state: TaskState, target: Target) -> Score | None:
+        inner = await scorer(state, target)
+        if inner is None:
+            return None
+        record = _record(state, inner, extract)
+        replies: list[str] = []
+        verdict_list: list[bool | None] | None = None
+        if _is_correct(inner.value):
+            judge = get_model(model) if model is not None else get_model(role=model_role)
+            prompt = template.format(
+                question=state.input_text,
+                target=target.text,
+                answer=record["answer"] if record["answer"] is not None else "(none)",
+                solution=state.output.completion if state.output is not None else "",
+            )
+            results = await collect(*(judge.generate([ChatMessageUser(content=prompt)])
+                                      for _ in range(verdicts)))
+            replies = [result.completion for result in results]
+            verdict_list = [parse_cot_verdict(reply) for reply in replies]
+        record["cot_verdicts"] = verdict_list
+        extra: dict[str, Any] = {KPASS_METADATA_KEY: record}
+        if replies:
+            extra[COT_REPLIES_METADATA_KEY] = replies
+        return _with_metadata(inner, extra)
+
+    return score
+
+
+def cot_verifier(
+    scorer: Scorer,
+    model: str | Model | None = None,
+    *,
+    verdicts: int = 3,
+    template: str = COT_VERIFIER_TEMPLATE,
+    answer: str | AnswerExtractor | None = None,
+    model_role: str = "grader",
+    metrics: Sequence[Metric] | dict[str, Sequence[Metric]] | None = None,
+) -> Scorer:
+    r"""Score answers with ``scorer`` and have an LLM judge check the reasoning of correct ones.
+
+    For CoT-Pass@k (Wen et al. 2025, arXiv:2506.14245): ``CoT-Pass@k = 1 - C(n-D, k)/C(n, k)``
+    where ``D`` counts the samples whose final answer is correct and whose chain of thought the
+    verifier accepts. The judge is stochastic, so it is asked ``verdicts`` times per
+    answer-correct sample (concurrently, within Inspect's connection limits); the verdicts are stored in ``Score.metadata["kpass"]["cot_verdicts"]``
+    and combined later under the rule chosen in the metric spec ("any": at least one yes;
+    "majority": more yes than no, invalid verdicts abstain, ties veto; "all": every verdict yes,
+    an invalid verdict vetoes). Samples with a wrong answer are never sent to the judge.
+
+    Everything :func:`kpass_scorer` records is recorded too, and the wrapped score's value is
+    unchanged.
+
+    Parameters
+    ----------
+    scorer : Scorer
+        The answer scorer (e.g. ``match()``).
+    model : str or Model, optional
+        The judge. Default: the model bound to ``model_role`` (``--model-role grader=...`` or
+        ``Task(model_roles=...)``), else the model being evaluated.
+    verdicts : int, default: 3
+        Judge calls per answer-correct sample (>= 1). Use a judge temperature above 0, or the
+        verdicts of one sample will all be the same.
+    template : str, default: :data:`COT_VERIFIER_TEMPLATE`
+        Judge prompt with ``{question}``, ``{target}``, ``{answer}`` and ``{solution}``; the reply
+        must end with ``VERDICT: CORRECT`` or ``VERDICT: INCORRECT``.
+    answer : str or callable, optional
+        Answer extraction, as in :func:`kpass_scorer`.
+    model_role : str, default: "grader"
+        Model role consulted when ``model`` is None.
+    metrics : list of Metric or dict, optional
+        Metrics of the scorer; default: the wrapped scorer's metrics.
+
+    Returns
+    -------
+    Scorer
+        Registered as ``kpass/cot_verifier``.
+    """
+    if not (isinstance(verdicts, int) and not isinstance(verdicts, bool) and verdicts >= 1):
+        raise ValueError(f"`verdicts` must be an integer >= 1; got {verdicts!r}.")
+    if not isinstance(template, str):
+        raise TypeError(f"`template` must be a string; got {type(template).__name__}.")
+    missing = [name for name in ("{solution}",) if name not in template]
+    if missing:
+        raise ValueError(f"`template` must contain the placeholder {missing[0]}.")
+    _extractor(answer)
+    options: dict[str, Any] = {"model": model, "verdicts": verdicts, "answer": answer, "model_role": model_role}
+    if template != COT_VERIFIER_TEMPLATE:  # keep the default prompt out of every log header
+        options["template"] = template
+    created = _cot_verifier(scorer, **options)
+    return _set_metrics(created, scorer, metrics)
