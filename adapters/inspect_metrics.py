@@ -61,11 +61,8 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
 from inspect_ai.hooks import Hooks, TaskEnd, TaskStart, hooks
 from inspect_ai.scorer import Metric, SampleScore, Score, ScoreReducer, Value, metric, score_reducer
-
-from kpass import metrics as core
 
 from .inspect_records import assign_sample_indices, correct_from_value, kpass_data, sample_record
 
@@ -89,6 +86,17 @@ __all__ = [
 ]
 
 _SOURCE = "Inspect scores"
+
+
+def _core() -> Any:
+    """kpass's metric core (:mod:`kpass.metrics`), imported when a kpass metric or reducer is made.
+
+    Inspect imports this module (through ``kpass.adapters.inspect_registry``) on every run, to
+    know the ``kpass/...`` names; numpy, scipy and the core load only when kpass is used.
+    """
+    from kpass import metrics
+
+    return metrics
 
 
 def _registry_prefix() -> str:
@@ -283,7 +291,7 @@ def _check_common(cluster: str | None, method: str | None, confidence_level: flo
     if seed is not None and not (isinstance(seed, int) and not isinstance(seed, bool)):
         raise TypeError(f"`seed` must be an int or None; got {seed!r}.")
     if method is not None:
-        methods = tuple(core.INTERVAL_METHODS)
+        methods = tuple(_core().INTERVAL_METHODS)
         if method not in methods:
             raise ValueError(f"`method` must be one of {', '.join(methods)}; got {method!r}.")
         if method == "clustered-t" and cluster is None:
@@ -652,6 +660,7 @@ def _n_finished(scored: list[tuple[Score, bool]]) -> int:
 def pass_at(k: int) -> ScoreReducer:
     """pass@k of one sample's epochs (unbiased, Chen et al. 2021); NaN with fewer than k epochs."""
     k = _check_k(k, "pass_at")
+    core = _core()
     return _count_reducer(k, "pass_at", lambda n, c: float(core.pass_at_k([n], [c], k)[0]), _n_correct)
 
 
@@ -659,6 +668,7 @@ def pass_at(k: int) -> ScoreReducer:
 def pass_hat(k: int) -> ScoreReducer:
     """pass^k of one sample's epochs (Yao et al. 2024); NaN with fewer than k epochs."""
     k = _check_k(k, "pass_hat")
+    core = _core()
     return _count_reducer(k, "pass_hat", lambda n, c: float(core.pass_hat_k([n], [c], k)[0]), _n_correct)
 
 
@@ -666,6 +676,7 @@ def pass_hat(k: int) -> ScoreReducer:
 def g_pass_at(k: int, tau: float | str = "0.5") -> ScoreReducer:
     """G-Pass@k_tau of one sample's epochs (Liu et al. 2024); NaN with fewer than k epochs."""
     k = _check_k(k, "g_pass_at")
+    core = _core()
     tau_value = Fraction(str(tau))
     return _count_reducer(k, "g_pass_at",
                           lambda n, c: float(core.g_pass_at_k([n], [c], k, tau=tau_value)[0]), _n_correct)
@@ -675,6 +686,7 @@ def g_pass_at(k: int, tau: float | str = "0.5") -> ScoreReducer:
 def mg_pass_at(k: int, variant: str = "published") -> ScoreReducer:
     """mG-Pass@k of one sample's epochs (Liu et al. 2024); NaN with fewer than k epochs."""
     k = _check_k(k, "mg_pass_at")
+    core = _core()
     return _count_reducer(k, "mg_pass_at",
                           lambda n, c: float(core.mg_pass_at_k([n], [c], k, variant=variant)[0]), _n_correct)
 
@@ -683,6 +695,7 @@ def mg_pass_at(k: int, variant: str = "published") -> ScoreReducer:
 def fin_at(k: int) -> ScoreReducer:
     """fin@k of one sample's epochs (needs :func:`kpass_scorer`); NaN with fewer than k epochs."""
     k = _check_k(k, "fin_at")
+    core = _core()
     return _count_reducer(k, "fin_at", lambda n, f: float(core.fin_at_k([n], [f], k)[0]), _n_finished)
 
 
@@ -691,6 +704,8 @@ def cons_at(k: int, ties: str = "fractional", invalid: str = "abstain") -> Score
     """cons@k of one sample's epochs over all k-subsets, from the extracted answers (the gold
     class is the answers judged correct); NaN with fewer than k epochs."""
     k = _check_k(k, "cons_at")
+    core = _core()
+    import numpy as np
 
     def reduce(scores: list[Score]) -> Score:
         scored = _scored(scores)
@@ -723,6 +738,8 @@ def cot_pass_at(k: int, rule: str = "any") -> ScoreReducer:
     """CoT-Pass@k of one sample's epochs from :func:`cot_verifier` verdicts (rule any, majority or
     all); NaN with fewer than k epochs."""
     k = _check_k(k, "cot_pass_at")
+    core = _core()
+    import numpy as np
 
     def reduce(scores: list[Score]) -> Score:
         scored = _scored(scores)

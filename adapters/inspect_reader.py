@@ -15,8 +15,13 @@ One row per scored (sample, epoch); the columns are described in
   metadata key ``"cluster"`` when every sample has one; no cluster column otherwise.
 - every scalar sample-metadata field also becomes a column of its own (so ``--cluster-by subject``
   and ``--by subject`` work), except fields named like a schema column, which stay in ``metadata``.
-- Sample summaries are read (fast, no transcripts). Inspect shortens summary fields longer than
-  1 kB; for those samples the full sample is read instead, so answers are never truncated.
+- ``metadata["output"]``: the completion text of the epoch's final generation, where
+  ``kpass budget --tokenizer`` finds it; ``finished`` from its stop reason where no kpass scorer
+  recorded it (conservative: a wrong answer cut off by the token limit is not finished, see
+  :mod:`kpass.adapters.inspect_records`); ``output_tokens`` from its usage.
+- The log is read in one pass with Inspect's ``read_eval_log``, skipping the transcripts
+  (messages, events, attachments, store), so full scores and outputs cost one parse of each
+  sample and nothing is read twice.
 - Unscored epochs (NaN) and errored samples without a score are left out, with a warning that
   counts them; a log whose status is not "success" is read with a warning.
 """
@@ -36,8 +41,6 @@ from typing import Any
 __all__ = ["InspectLogReader", "records_from_log"]
 
 _JSON_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
-_THINNED = "Key removed from summary (> 1k)"
-_THIN_WIDTH = 1000
 
 
 class InspectLogReader:
@@ -138,16 +141,57 @@ def _metadata_columns(samples: list[Any], reserved: set[str]) -> list[str]:
     return out
 
 
-def _needs_full_sample(score: Any) -> bool:
-    metadata = score.metadata or {}
-    if metadata.get("kpass") == _THINNED:
+#: EvalSample fields the reader never needs (transcripts, sandboxes, stores): skipped while the
+#: log is parsed. Fields Inspect requires (``input``, ``target``) cannot be skipped.
+_SKIPPED_FIELDS = frozenset({
+    "messages", "events", "events_data", "timelines", "store", "attachments", "sandbox", "files",
+    "setup", "error_retries", "role_usage", "model_fallbacks", "invalidation",
+})
+
+
+def _has_hidden_reasoning(output: Any) -> bool:
+    """True when the final generation produced tokens that its completion text does not show."""
+    usage = getattr(output, "usage", None)
+    if usage is not None and (getattr(usage, "reasoning_tokens", None) or 0) > 0:
         return True
-    answer = score.answer
-    return isinstance(answer, str) and len(answer) >= _THIN_WIDTH
+    for choice in getattr(output, "choices", None) or []:
+        content = getattr(choice.message, "content", None)
+        if isinstance(content, list) and any(getattr(part, "type", None) == "reasoning" for part in content):
+            return True
+    return False
+
+
+def _generation(sample: Any, model: str) -> tuple[str | None, Mapping[str, str] | None, int | None]:
+    """``(stop_reason, output text, output tokens)`` of a sample's final generation.
+
+    The text goes under ``"output"`` (or ``"completion"`` when reasoning is hidden from it, see
+    :mod:`kpass.adapters.inspect_records`); output tokens are the final generation's usage, else
+    the sample's usage of the evaluated model.
+    """
+    output = sample.output
+    tokens = None
+    usage = getattr(output, "usage", None) if output is not None else None
+    if usage is not None and usage.output_tokens is not None:
+        tokens = int(usage.output_tokens)
+    else:
+        total = (sample.model_usage or {}).get(model)
+        if total is not None and total.output_tokens is not None:
+            tokens = int(total.output_tokens)
+    if output is None or not output.choices:
+        return None, None, tokens
+    text = output.completion
+    key = "completion" if _has_hidden_reasoning(output) else "output"
+    return output.stop_reason, {key: text}, tokens
 
 
 def records_from_log(path: str | Path) -> list[dict[str, Any]]:
     """Sample-table records (one per scored sample and epoch) of one Inspect log.
+
+    The log is read once, with Inspect's ``read_eval_log`` skipping the transcripts (messages,
+    events, attachments, store), which are most of a log's size. Each record carries its epoch's
+    final generation: the completion text in ``metadata["output"]``, the stop reason as
+    ``finished`` when no kpass scorer recorded it, and the output tokens of its usage (see
+    :mod:`kpass.adapters.inspect_records`).
 
     Parameters
     ----------
@@ -164,30 +208,30 @@ def records_from_log(path: str | Path) -> list[dict[str, Any]]:
     kpass.DataError
         The log cannot be read, holds no scored sample, or holds a score value kpass cannot read.
     """
-    from inspect_ai.log import read_eval_log, read_eval_log_sample, read_eval_log_sample_summaries
+    from inspect_ai.log import read_eval_log
 
     from .inspect_records import assign_sample_indices, sample_record
 
     location = str(path)
     try:
-        header = read_eval_log(location, header_only=True)
-        summaries = read_eval_log_sample_summaries(location)
+        log = read_eval_log(location, exclude_fields=set(_SKIPPED_FIELDS))
     except Exception as exc:  # noqa: BLE001 - any failure to parse is a data error of this file
         raise _data_error(f"cannot read this Inspect log ({type(exc).__name__}: {exc}); is it complete?",
                           location) from exc
-    if header.status != "success":
-        warnings.warn(f"{location}: Inspect log status is {header.status!r}; reading the "
-                      f"{len(summaries)} sample(s) it holds.", stacklevel=2)
-    model = header.eval.model
-    task = header.eval.task
-    cluster = _kpass_cluster_key(header)
-    if cluster is None and summaries and all("cluster" in (s.metadata or {}) for s in summaries):
+    samples = list(log.samples or [])
+    if log.status != "success":
+        warnings.warn(f"{location}: Inspect log status is {log.status!r}; reading the "
+                      f"{len(samples)} sample(s) it holds.", stacklevel=2)
+    model = log.eval.model
+    task = log.eval.task
+    cluster = _kpass_cluster_key(log)
+    if cluster is None and samples and all("cluster" in (s.metadata or {}) for s in samples):
         cluster = "cluster"
 
     scorer_names: dict[str, None] = {}
     kpass_scorers: dict[str, None] = {}
-    for summary in summaries:
-        for name, score in (summary.scores or {}).items():
+    for sample in samples:
+        for name, score in (sample.scores or {}).items():
             scorer_names.setdefault(name, None)
             if "kpass" in (score.metadata or {}):
                 kpass_scorers.setdefault(name, None)
@@ -195,35 +239,26 @@ def records_from_log(path: str | Path) -> list[dict[str, Any]]:
     if not chosen:
         raise _data_error("the log holds no scored sample (were the samples scored? "
                           "try `inspect score` first)", location, field="correct")
-    metadata_columns = _metadata_columns(summaries, reserved=set())
+    metadata_columns = _metadata_columns(samples, reserved=set())
 
     records: list[dict[str, Any]] = []
     epochs: list[int | None] = []
     unscored = 0
-    for summary in summaries:
-        scores = summary.scores or {}
-        full = None
-        usage = (summary.model_usage or {}).get(model)
-        usage_tokens = int(usage.output_tokens) if usage is not None and usage.output_tokens is not None else None
+    for sample in samples:
+        scores = sample.scores or {}
+        stop_reason, output_text, tokens = _generation(sample, model)
         for scorer in chosen:
             score = scores.get(scorer)
             if score is None:
                 unscored += 1
                 continue
-            if _needs_full_sample(score):
-                if full is None:
-                    try:
-                        full = read_eval_log_sample(location, id=summary.id, epoch=summary.epoch)
-                    except Exception as exc:  # noqa: BLE001
-                        raise _data_error(f"cannot read sample {summary.id!r} epoch {summary.epoch} "
-                                          f"({type(exc).__name__}: {exc})", location) from exc
-                score = (full.scores or {}).get(scorer, score)
-            where = f"sample {summary.id!r}, epoch {summary.epoch}, scorer {scorer!r}"
+            where = f"sample {sample.id!r}, epoch {sample.epoch}, scorer {scorer!r}"
             try:
                 record = sample_record(
-                    sample_id=summary.id, epoch=summary.epoch, score=score,
-                    sample_metadata=summary.metadata, cluster=cluster, where=where,
-                    usage_output_tokens=usage_tokens,
+                    sample_id=sample.id, epoch=sample.epoch, score=score,
+                    sample_metadata=sample.metadata, cluster=cluster, where=where,
+                    usage_output_tokens=tokens, decide_finished=True, stop_reason=stop_reason,
+                    output_text=output_text,
                 )
             except (TypeError, ValueError) as exc:
                 raise _data_error(str(exc), location, field="cluster" if "cluster key" in str(exc) else "correct") from exc
@@ -232,16 +267,16 @@ def records_from_log(path: str | Path) -> list[dict[str, Any]]:
                 continue
             record["model"] = model
             record["task"] = task if len(chosen) == 1 else f"{task}/{scorer}"
-            target = summary.target
+            target = sample.target
             record["gold"] = (target if isinstance(target, str)
                               else target[0] if len(target) == 1 else json.dumps(list(target)))
-            sample_metadata = dict(summary.metadata or {})
+            sample_metadata = dict(sample.metadata or {})
             for key in metadata_columns:
                 value = sample_metadata.get(key)
                 record[key] = None if value is None else str(value)
-            record["metadata"] = {"epoch": summary.epoch, "sample_metadata": sample_metadata}
+            record["metadata"]["sample_metadata"] = sample_metadata
             records.append(record)
-            epochs.append(summary.epoch)
+            epochs.append(sample.epoch)
     if unscored:
         warnings.warn(f"{location}: left out {unscored} unscored epoch(s) (NaN score or no score); "
                       "the remaining epochs of those samples are kept.", stacklevel=2)

@@ -12,12 +12,15 @@ sample_index    0-based rank of the epoch among the sample's scored epochs
 correct         the score value: ``value_to_float(value) >= 1.0`` (Inspect's ``pass_at`` rule)
 answer          ``Score.metadata["kpass"]["answer"]`` (kpass scorers), else ``Score.answer``
 gold            the sample target (a list of targets is kept as JSON)
-finished        ``Score.metadata["kpass"]["finished"]`` (kpass scorers only)
-output_tokens   ``Score.metadata["kpass"]["output_tokens"]``, else the sample's usage of the
-                evaluated model
+finished        ``Score.metadata["kpass"]["finished"]`` (kpass scorers), else decided from the
+                final generation's stop reason (log reader only; see *Finished without kpass*)
+output_tokens   ``Score.metadata["kpass"]["output_tokens"]``, else the final generation's usage
+                (``output.usage``), else the sample's usage of the evaluated model
 cot_verdicts    ``Score.metadata["kpass"]["cot_verdicts"]`` (:func:`cot_verifier` only)
 cluster         the sample-metadata value under the cluster key
-metadata        ``{"epoch": ..., "sample_metadata": {...}}`` (kept, never interpreted)
+metadata        ``{"epoch": ..., "output": <completion>, "sample_metadata": {...}}``: the
+                log reader adds the final generation's text under ``"output"``, where
+                ``kpass budget --tokenizer`` looks for it (see *Output text*)
 ==============  =============================================================================
 
 Correctness
@@ -30,6 +33,34 @@ and ``pass_k_{k}`` reducers, so that the numbers agree: a value is correct when
 that epoch is left out (Inspect's metrics and reducers leave it out too) and the remaining epochs of
 the sample are renumbered. A value kpass cannot read as a single correct/incorrect flag (a dict,
 a list, an unrecognised string) is an error naming the sample, rather than Inspect's warning and 0.
+
+Finished without kpass
+----------------------
+A log scored without :func:`~kpass.adapters.inspect_scorers.kpass_scorer` has no ``finished``
+flag, but the log keeps each epoch's final generation and its ``stop_reason``. The reader decides
+(:func:`finished_from_stop_reason`), conservatively, i.e. never claiming a finish it cannot see:
+
+- stopped on its own (any stop reason but ``"max_tokens"``, ``"model_length"`` and
+  ``"unknown"``): finished, as :func:`kpass_scorer` decides;
+- cut off by the token limit (``"max_tokens"``/``"model_length"``): finished only if the score is
+  correct (a correct verdict shows that the answer was there); a wrong one counts as not finished,
+  because the log does not say whether a wrong answer was emitted before the cut (kpass_scorer,
+  which extracts the answer, would count such a sample as finished);
+- no generation or stop reason ``"unknown"``: finished if correct, else unknown (null), so a
+  token budget then needs the answer's position (``--tokenizer``) and says so.
+
+fin@1 from such a log is therefore a lower bound, and pass@1 as run is unchanged (every correct
+sample is finished).
+
+Output text
+-----------
+``metadata["output"]`` is ``output.completion``, the text of the epoch's final generation. When
+that generation reasoned in separate reasoning blocks (``ContentReasoning``, or usage reporting
+reasoning tokens), the completion does not hold every token generated before the answer, and a
+tokenizer would place the answer too early. The text is then kept under
+``metadata["completion"]`` instead and ``"output"`` is left out, so ``kpass budget --tokenizer``
+falls back to ``output_tokens`` (the whole generation: conservative); ``--text-field completion``
+uses it anyway.
 """
 
 from __future__ import annotations
@@ -41,12 +72,18 @@ from typing import Any
 
 __all__ = [
     "KPASS_METADATA_KEY",
+    "TRUNCATED_STOP_REASONS",
     "assign_sample_indices",
     "correct_from_value",
+    "finished_from_stop_reason",
     "sample_record",
 ]
 
 KPASS_METADATA_KEY = "kpass"
+#: Stop reasons that mean the generation was cut off by a token limit.
+TRUNCATED_STOP_REASONS = frozenset({"max_tokens", "model_length"})
+#: Stop reasons that do not say whether the generation was cut off.
+_UNKNOWN_STOP_REASONS = frozenset({"unknown", ""})
 _CORRECT_STRINGS = {"c": True, "i": False, "p": False, "n": False,
                     "yes": True, "true": True, "no": False, "false": False}
 
@@ -117,6 +154,36 @@ def _clean_answer(value: Any) -> str | None:
     return text or None
 
 
+def finished_from_stop_reason(stop_reason: str | None, correct: bool) -> bool | None:
+    """Whether an epoch finished, from its final generation's stop reason (logs without kpass).
+
+    Parameters
+    ----------
+    stop_reason : str or None
+        ``output.stop_reason`` of the epoch's final generation (None: no generation).
+    correct : bool
+        The epoch's verdict.
+
+    Returns
+    -------
+    bool or None
+        ``True`` when it stopped on its own or is correct; ``False`` when the token limit cut it
+        off and it is wrong; ``None`` (unknown) when the stop reason is missing or ``"unknown"``
+        and it is wrong. See the module docstring (*Finished without kpass*).
+
+    Examples
+    --------
+    >>> [finished_from_stop_reason(r, c) for r, c in
+    ...  [("stop", False), ("max_tokens", True), ("max_tokens", False), (None, False)]]
+    [True, True, False, None]
+    """
+    if correct:
+        return True
+    if stop_reason is None or stop_reason in _UNKNOWN_STOP_REASONS:
+        return None
+    return stop_reason not in TRUNCATED_STOP_REASONS
+
+
 def kpass_data(score: Any) -> Mapping[str, Any] | None:
     """The ``Score.metadata["kpass"]`` dictionary written by the kpass scorers, if any."""
     metadata = getattr(score, "metadata", None) or {}
@@ -133,6 +200,9 @@ def sample_record(
     cluster: str | None,
     where: str,
     usage_output_tokens: int | None = None,
+    decide_finished: bool = False,
+    stop_reason: str | None = None,
+    output_text: Mapping[str, str] | None = None,
 ) -> dict[str, Any] | None:
     """One sample-table record (without model, task and sample_index) from one epoch's score.
 
@@ -151,7 +221,15 @@ def sample_record(
     where : str
         Description of the sample for error messages.
     usage_output_tokens : int, optional
-        Output tokens from Inspect's usage data, used when the score has no kpass data.
+        Output tokens from Inspect's usage data, used when the kpass data has none.
+    decide_finished : bool, default: False
+        When the score has no kpass data, decide ``finished`` from ``stop_reason``
+        (:func:`finished_from_stop_reason`; the log reader, which has the final generation).
+    stop_reason : str, optional
+        Stop reason of the final generation (None: the epoch has no generation).
+    output_text : Mapping, optional
+        ``{"output": text}`` (or ``{"completion": text}``, see *Output text*) added to the
+        record's metadata.
 
     Returns
     -------
@@ -177,8 +255,10 @@ def sample_record(
         answer = _clean_answer(getattr(score, "answer", None))
         if answer is not None:
             record["answer"] = answer
-        if usage_output_tokens is not None:
-            record["output_tokens"] = int(usage_output_tokens)
+    if "output_tokens" not in record and usage_output_tokens is not None:
+        record["output_tokens"] = int(usage_output_tokens)
+    if decide_finished and "finished" not in record:
+        record["finished"] = finished_from_stop_reason(stop_reason, correct)
     if cluster is not None:
         value = (sample_metadata or {}).get(cluster)
         if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -187,7 +267,7 @@ def sample_record(
                 f"sample needs one (as for Inspect's stderr(cluster={cluster!r}))."
             )
         record["cluster"] = str(value)
-    record["metadata"] = {"epoch": epoch}
+    record["metadata"] = {"epoch": epoch, **(output_text or {})}
     return record
 
 

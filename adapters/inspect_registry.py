@@ -14,7 +14,12 @@ The task-start hook ``kpass/kpass_epochs`` (which checks kpass metrics against t
 registered only when a kpass metric is created, so Inspect runs without kpass metrics see no
 kpass hook.
 
-Inspect loads this module itself when a ``kpass/...`` name is looked up.
+Inspect loads this module itself when a ``kpass/...`` name is looked up, and imports every
+extension's entry point on every run, so it is kept cheap: it and the modules it imports load only
+Inspect and the standard library; kpass's metric core (numpy, scipy) is imported inside the
+functions that compute, the first time a kpass metric or reducer is created or called.
+(Importing any ``kpass.*`` module also runs ``kpass/__init__.py``; see the lazy-import test in
+``tests/adapters/test_inspect_budget.py``.)
 """
 
 from __future__ import annotations

@@ -57,6 +57,7 @@ from inspect_ai.util import collect
 from inspect_ai._util.registry import registry_info
 
 from .inspect_metrics import PREFIX
+from .inspect_records import TRUNCATED_STOP_REASONS
 
 __all__ = [
     "COT_VERIFIER_TEMPLATE",
@@ -72,9 +73,6 @@ KPASS_METADATA_KEY = "kpass"
 
 #: ``Score.metadata`` key holding the CoT judge's raw replies (kept apart: they can be long).
 COT_REPLIES_METADATA_KEY = "kpass_cot_replies"
-
-#: Stop reasons that mean the generation was cut off by a token limit.
-TRUNCATED_STOP_REASONS = frozenset({"max_tokens", "model_length"})
 
 #: The prompt sent to the CoT judge. Placeholders: ``{question}`` (the sample's input text),
 #: ``{target}`` (the reference answer), ``{answer}`` (the extracted final answer) and

@@ -15,6 +15,16 @@ For every pipeline that ends in ``take_first``, the re-scored first generation m
 score lm-eval logged for it; a disagreement (multiple targets, a target mapping, a custom metric)
 is a :class:`kpass.DataError` naming the file and line, never silently different numbers.
 
+Token budgets (``kpass budget OUTPUT_DIR --budgets ... --tokenizer SPEC``): every row carries its raw
+generation in ``metadata["output"]``, ``finished`` = the pipeline extracted an answer, and, for
+unfinished rows, ``output_tokens`` = the run's generation limit (see
+:mod:`kpass.adapters.lm_eval_samples`). lm-eval logs no usage data, so answer positions come only
+from the user's tokenizer (choose the model's own, ``hf:path/to/tokenizer.json``, for exact
+budgets: ``max_gen_toks`` counts the model's tokens). The limit is :func:`max_gen_toks_of`: the
+task's ``generation_kwargs.max_gen_toks``, else ``max_gen_toks`` in the run's ``gen_kwargs`` or
+``model_args``, else lm-eval's default of 256 (its API, Hugging Face and vLLM models); budgets above
+it are an error naming the budget.
+
 Limits (each raises :class:`kpass.DataError` naming the task and file): tasks scored by a custom
 ``process_results`` function, by ``doc_to_choice`` targets, or only by ``!function`` metrics cannot be
 re-scored post hoc; run them through ``kpass-lm-eval`` instead, which scores with the live task.
@@ -34,13 +44,16 @@ from typing import Any
 
 from .lm_eval_samples import sample_columns, sample_pipelines, score_samples
 
-__all__ = ["LmEvalSamplesReader", "read_lm_eval_output"]
+__all__ = ["LM_EVAL_DEFAULT_MAX_GEN_TOKS", "LmEvalSamplesReader", "max_gen_toks_of", "read_lm_eval_output"]
 
 logger = logging.getLogger(__name__)
 
 _RESULTS_PATTERN = re.compile(r"^results_(?P<date>.+)\.json$")
 _SAMPLES_PATTERN = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[^_]+)\.jsonl$")
 _CONFIG_KEYS_NOT_KWARGS = frozenset({"metric", "aggregation", "higher_is_better", "hf_evaluate"})
+#: lm-eval 0.4.13's generation limit when neither the task nor the run sets ``max_gen_toks``
+#: (``TemplateAPI``, ``HFLM`` and ``VLLM`` all default to 256).
+LM_EVAL_DEFAULT_MAX_GEN_TOKS = 256
 
 
 def _data_error(message: str, *, source: Any = None, line: int | None = None, field: str | None = None):
@@ -188,6 +201,60 @@ def _model_name(results: Mapping[str, Any], results_path: Path) -> str:
     return results_path.parent.name
 
 
+def _max_gen_toks_in(arguments: Any) -> Any:
+    """``max_gen_toks`` of a ``generation_kwargs``/``gen_kwargs``/``model_args`` dict or string."""
+    if isinstance(arguments, str):
+        for part in arguments.split(","):
+            key, _, value = part.partition("=")
+            if key.strip() == "max_gen_toks":
+                return value.strip()
+        return None
+    if isinstance(arguments, Mapping):
+        return arguments.get("max_gen_toks")
+    return None
+
+
+def max_gen_toks_of(config: Mapping[str, Any], results: Mapping[str, Any], *, task: str = "?",
+                    source: Any = None) -> int:
+    """The generation limit (in the model's tokens) of a task in an lm-eval run.
+
+    Parameters
+    ----------
+    config : Mapping
+        The task's config from ``results["configs"]`` (its ``generation_kwargs`` include the run's
+        ``--gen_kwargs``).
+    results : Mapping
+        The whole results JSON (for the run's ``config.gen_kwargs`` and ``config.model_args``).
+
+    Returns
+    -------
+    int
+        ``generation_kwargs.max_gen_toks`` of the task, else ``max_gen_toks`` of the run's
+        ``gen_kwargs``, else of its ``model_args``, else :data:`LM_EVAL_DEFAULT_MAX_GEN_TOKS`.
+
+    Raises
+    ------
+    kpass.DataError
+        The value found is not a positive integer.
+    """
+    run_config = results.get("config") if isinstance(results.get("config"), Mapping) else {}
+    for where, arguments in (("generation_kwargs", config.get("generation_kwargs")),
+                             ("config.gen_kwargs", run_config.get("gen_kwargs")),
+                             ("config.model_args", run_config.get("model_args"))):
+        value = _max_gen_toks_in(arguments)
+        if value is None:
+            continue
+        try:
+            limit = int(float(value)) if not isinstance(value, bool) else 0
+        except (TypeError, ValueError):
+            limit = 0
+        if limit < 1 or float(value) != limit:
+            raise _data_error(f"task {task!r}: max_gen_toks in {where} is {value!r}, not a positive integer",
+                              source=source, field="max_gen_toks")
+        return limit
+    return LM_EVAL_DEFAULT_MAX_GEN_TOKS
+
+
 def _read_run(results_path: Path, only_task: str | None):
     from kpass import SampleTable
 
@@ -214,6 +281,7 @@ def _read_run(results_path: Path, only_task: str | None):
                               "with --log_samples)", source=results_path)
         docs = _read_samples(samples_path)
         score, metric_names = _config_scorer(config, task, samples_path)
+        limit = max_gen_toks_of(config, results, task=task, source=results_path)
         for pipeline in sample_pipelines(config.get("filter_list")):
             answers = pipeline.apply([d["resps"] for d in docs], [d["doc"] for d in docs])
             metric, verdicts = score_samples(
@@ -226,7 +294,8 @@ def _read_run(results_path: Path, only_task: str | None):
                 model=model, task=task, pipeline=pipeline, cluster_by=None,
                 doc_ids=[d["doc_id"] for d in docs], docs=[d["doc"] for d in docs],
                 targets=[d["target"] for d in docs], answers=answers, verdicts=verdicts,
-                doc_lines=[d["line"] for d in docs],
+                doc_lines=[d["line"] for d in docs], responses=[d["resps"] for d in docs],
+                max_gen_toks=limit,
             )
             table = SampleTable.from_columns(columns, source=str(samples_path), lines=lines)
             yield (model, table.categories("task")[0]), table

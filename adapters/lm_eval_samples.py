@@ -13,6 +13,20 @@ needs one verdict per generation, judged the way the task judges its first one. 
 * lays out the sample-table columns (:func:`sample_columns`) and measures how many documents got K
   identical generations (:func:`identical_response_share`, the temperature-0 trap).
 
+Token budgets: given the raw generations (``responses=``), the columns also carry what ``kpass
+budget`` needs. lm-eval logs no stop reasons and no token counts, so
+
+* ``metadata["output"]`` is each raw generation, for ``--tokenizer`` to find the answer's token
+  position (the only source of positions: lm-eval logs have no usage data);
+* ``finished`` is *an answer was extracted by the pipeline* (not a fallback, not empty; every
+  correct sample is finished). For lm-eval's default pipeline, which extracts nothing, every
+  non-empty generation counts as finished: without a stop reason a generation cut off at the
+  length limit cannot be told apart;
+* ``output_tokens`` of an unfinished sample is the run's generation limit (``max_gen_toks``): it was
+  generated either to that limit or to a stop sequence without an answer, so it is decided (not
+  finished) at every budget up to the limit and unknown above it, which makes larger budgets an
+  error. Finished samples get no ``output_tokens`` (the tokenizer counts them).
+
 One problem is one ``doc_id``. The table's ``task`` is ``"<task>/<filter>"`` (just ``"<task>"`` for
 lm-eval's default ``"none"`` pipeline), so every pipeline gets its own rows, as in lm-eval's table.
 
@@ -348,6 +362,8 @@ def sample_columns(
     cluster_by: str | None = None,
     doc_lines: Sequence[int] | None = None,
     doc_fields: bool = True,
+    responses: Sequence[Sequence[Any]] | None = None,
+    max_gen_toks: int | None = None,
 ) -> tuple[dict[str, list[Any]], list[int]]:
     """Columns of the sample table for one task and pipeline, and each row's source line.
 
@@ -356,10 +372,16 @@ def sample_columns(
     ``kpass report --cluster-by doc.<field>`` and ``--by doc.<field>`` can use them; ``cluster_by``
     (a document field; default: the pipeline's ``kpass_cluster`` field) fills the ``cluster`` column.
 
+    With ``responses`` (``responses[d][i]``: raw generation ``i`` of document ``d``, lm-eval's
+    ``resps``), the columns ``metadata`` (``{"output": generation}``), ``finished`` (an answer was
+    extracted) and ``output_tokens`` (``max_gen_toks`` for unfinished samples, null otherwise) are
+    added for token budgets (module docstring).
+
     Raises
     ------
     ValueError
-        A document lacks the ``cluster_by`` field (message lists the fields it has).
+        A document lacks the ``cluster_by`` field (message lists the fields it has), or its
+        responses do not match its answers.
     """
     key = task_key(task, pipeline.name)
     if cluster_by is None:
@@ -368,6 +390,11 @@ def sample_columns(
         "model", "task", "problem_id", "sample_index", "correct", "answer", "gold")}
     if cluster_by is not None:
         columns["cluster"] = []
+    if responses is not None:
+        if max_gen_toks is not None and not (isinstance(max_gen_toks, int) and max_gen_toks >= 1):
+            raise ValueError(f"`max_gen_toks` must be an integer >= 1; got {max_gen_toks!r}.")
+        for name in ("finished", "output_tokens", "metadata"):
+            columns[name] = []
     extra: dict[str, list[Any]] = {}
     lines: list[int] = []
     rows = 0
@@ -385,6 +412,15 @@ def sample_columns(
         columns["answer"].extend(gold if v and gold is not None else pipeline.answer_or_none(a)
                                  for a, v in zip(doc_answers, doc_verdicts))
         columns["gold"].extend([gold] * n)
+        if responses is not None:
+            texts = responses[d]
+            if len(texts) != n:
+                raise ValueError(f"document {doc_id}: {n} answers but {len(texts)} responses.")
+            finished = [bool(v) or pipeline.answer_or_none(a) is not None
+                        for a, v in zip(doc_answers, doc_verdicts)]
+            columns["finished"].extend(finished)
+            columns["output_tokens"].extend(None if f else max_gen_toks for f in finished)
+            columns["metadata"].extend({"output": t if isinstance(t, str) else None} for t in texts)
         if cluster_by is not None:
             if cluster_by not in doc:
                 raise ValueError(

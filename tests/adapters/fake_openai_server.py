@@ -10,7 +10,11 @@ model would, with behaviour that is fixed per problem and per request seed:
   non-trivial), and now and then without a final answer at all (nothing to extract);
 * the same question and the same ``"seed"`` always give the same text (a server that honours seeds,
   like vLLM); a request without a seed draws from the server's own unseeded generator;
-* ``temperature == 0`` is greedy: the text does not depend on the seed.
+* ``temperature == 0`` is greedy: the text does not depend on the seed;
+* a prompt containing ``"Think step by step."`` (:data:`STEP_MARKER`) gets, in a sampled answer, 0 to
+  :data:`MAX_STEPS` ``" Step."`` sentences before ``" The answer is ..."`` (drawn after the answer,
+  so every other prompt gets exactly the text it got before): answers then end at different token
+  positions, for token-budget tests.
 
 Endpoints: ``POST /v1/completions`` (``prompt`` a string or a list of strings; one seed for the
 whole batch, as in the OpenAI API) and ``POST /v1/chat/completions`` (the last user message is the
@@ -38,6 +42,8 @@ QUESTION_PATTERN = re.compile(r"What is (-?\d+) ([-+*]) (-?\d+)\?")
 ACCURACY_LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
 WRONG_OFFSETS = (-10, -2, -1, 1, 2, 10)
 NO_ANSWER_PROBABILITY = 0.1
+STEP_MARKER = "Think step by step."
+MAX_STEPS = 5
 
 
 def problem_accuracy(question: str) -> float:
@@ -75,7 +81,8 @@ def generate(prompt: str, *, seed: int | None, temperature: float, unseeded: ran
     if rng.random() < NO_ANSWER_PROBABILITY:
         return " Let me think about it."
     answer = truth if rng.random() < accuracy else truth + rng.choice(WRONG_OFFSETS)
-    return f" Let me compute. The answer is {answer}."
+    steps = " Step." * rng.randrange(MAX_STEPS + 1) if STEP_MARKER in prompt else ""
+    return f" Let me compute.{steps} The answer is {answer}."
 
 
 class FakeOpenAIServer:

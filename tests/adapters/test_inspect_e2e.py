@@ -236,14 +236,18 @@ def test_reader_and_report_on_logs_of_several_models_and_tasks(run, tmp_path):
         assert report.row("cons@2", model=model, task=task).estimate == pytest.approx(float(cons.mean()), abs=1e-12)
     json_table = kpass.read_samples([as_json])
     assert json_table.to_records() == kpass.read_samples([plain]).to_records()
-    # kpass logs carry finished / output tokens / verdicts and the metric's cluster; plain ones do not
+    # kpass logs carry finished / output tokens / verdicts and the metric's cluster; plain ones carry
+    # output tokens and finished from the stop reasons (test_inspect_budget.py checks the values)
     full = kpass.read_samples([full_a])
     assert full.has_column("finished") and full.has_column("cot_verdicts") and full.has_column("cluster")
     fin = kpass.compute_report(full, "fin@1 cot-pass@2[rule=all]", cluster_by="cluster", method="clustered-t")
     assert fin.row("fin@1").estimate == pytest.approx(1 - 7 / 48, abs=1e-12)
     plain_table = kpass.read_samples([plain])
-    assert not plain_table.has_column("finished") and plain_table.has_column("subject")
+    assert not plain_table.has_column("cot_verdicts") and plain_table.has_column("subject")
     assert plain_table.has_column("output_tokens")
+    # stop reasons: T (cut off, wrong) unfinished; A (cut off, correct) and X (stopped) finished
+    plain_fin = kpass.compute_report(plain_table, "fin@1", seed=0).row("fin@1").estimate
+    assert plain_fin == pytest.approx(1 - 7 / 48, abs=1e-12)
 
 
 def test_kpass_report_and_compare_commands_on_inspect_logs(run, tmp_path, capsys):

