@@ -9,7 +9,9 @@ immutable; ``details`` is a read-only mapping with whatever the method needs to 
 
 The warning class :class:`DegenerateIntervalWarning` marks results that are defined but carry no
 information about uncertainty (every value identical, a standard error of exactly 0, a
-correlation of a constant), so that such a result is never a silent 0.
+correlation of a constant), so that such a result is never a silent 0;
+:class:`IntervalMethodWarning` marks intervals that are usable but partly come from a fallback
+method, or that rest on too few clusters.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["DegenerateIntervalWarning", "IntervalResult", "PairedResult", "PowerInputs"]
+__all__ = ["DegenerateIntervalWarning", "IntervalMethodWarning", "IntervalResult", "PairedResult", "PowerInputs"]
 
 
 class DegenerateIntervalWarning(UserWarning):
@@ -30,6 +32,18 @@ class DegenerateIntervalWarning(UserWarning):
     method gives (for example an interval of width 0 when every per-problem value is equal), but
     they say nothing about the uncertainty of the benchmark and should not be read as "exact".
     Silence it with ``warnings.simplefilter("ignore", DegenerateIntervalWarning)``.
+    """
+
+
+class IntervalMethodWarning(UserWarning):
+    """An interval is finite and usable, but not (entirely) what the requested method gives.
+
+    Issued when part of a studentized-bootstrap interval had to come from another method because
+    the bootstrap-t distribution was degenerate on that side (values piled up at 0 or 1; the
+    message and ``details["bound_methods"]`` name the method of each bound), and when the design
+    makes every method unreliable (fewer than 10 clusters). Unlike
+    :class:`DegenerateIntervalWarning` the numbers do carry information about the uncertainty;
+    the warning says how to read them.
     """
 
 
@@ -119,7 +133,9 @@ class PairedResult(IntervalResult):
         :class:`DegenerateIntervalWarning`, when one of them is constant).
     p_value : float
         Two-sided p-value of "no difference", from the same method as the interval (the t
-        distribution for ``"t"``/``"clustered-t"``, the bootstrap distribution otherwise).
+        distribution for ``"t"``/``"clustered-t"``, the bootstrap distribution for the
+        bootstrap methods, one minus the largest level whose interval excludes 0 for
+        ``"mover"`` and for a studentized interval with a score fallback).
     n_unmatched : int
         Problems dropped because only one model had them (only non-zero with ``intersect=True``).
     unmatched_ids_a, unmatched_ids_b : tuple

@@ -10,7 +10,9 @@ share of simulated benchmarks whose interval contains the *population* value of 
 - metrics pass@1, pass@8 and G-Pass@8_0.5, each for one model ("single") and for the paired
   difference of two correlated models ("paired"); cells with k > n are skipped and marked so;
 - methods: every :data:`kpass.metrics.INTERVAL_METHODS` entry that applies without clusters
-  ("studentized", "t", "bootstrap", "bca") and the naive interval that treats the N*n samples
+  ("studentized", "t", "bootstrap", "bca"), for paired differences also "mover" (the default of
+  :func:`kpass.metrics.paired_difference`; the table bolds each row's default), and the naive
+  interval that treats the N*n samples
   as independent Bernoulli trials, ``est +- z * sqrt(est (1 - est) / (N n))`` (for a paired
   difference the unpaired sum of the two variances), to show what ignoring the problem as the
   unit costs.
@@ -72,6 +74,8 @@ from kpass.metrics import (
     paired_difference,
     pass_at_k,
 )
+from kpass.metrics._intervals import DEFAULT_PAIRED_METHOD
+from kpass.metrics._result import IntervalMethodWarning
 
 PRIORS: dict[str, tuple[float, float]] = {"Beta(0.4,0.3)": (0.4, 0.3), "Beta(2,2)": (2.0, 2.0)}
 N_PROBLEMS = (10, 30, 100, 1000)
@@ -80,6 +84,8 @@ N_SAMPLES = (1, 4, 16, 64)
 METRICS: dict[str, tuple[int, int]] = {"pass@1": (1, 1), "pass@8": (8, 1), "G-Pass@8_0.5": (8, 4)}
 METHODS = ("studentized", "t", "bootstrap", "bca")
 CLUSTER_METHODS = ("studentized", "clustered-t", "bootstrap", "bca")
+#: extra methods of paired differences only (combinations of the two models' intervals)
+PAIRED_ONLY_METHODS = ("mover",)
 COPULA_CORRELATION = 0.8
 MODEL_B_SHAPE_FACTOR = 1.5
 CLUSTER_SHARE = 0.6
@@ -102,6 +108,7 @@ class StudyConfig:
     metrics: Sequence[str] = tuple(METRICS)
     comparisons: Sequence[str] = ("single", "paired")
     methods: Sequence[str] = METHODS
+    paired_methods: Sequence[str] = PAIRED_ONLY_METHODS
     n_clusters: Sequence[int] = N_CLUSTERS
     cluster_n_samples: Sequence[int] = CLUSTER_N_SAMPLES
     cluster_methods: Sequence[str] = CLUSTER_METHODS
@@ -210,8 +217,15 @@ def run_independent(config: StudyConfig, *, progress=None) -> list[Cell]:
     return cells
 
 
+def default_method(comparison: str) -> str:
+    """The library default for a single mean or a paired difference."""
+    return DEFAULT_INTERVAL_METHOD if comparison == "single" else DEFAULT_PAIRED_METHOD
+
+
 def _run_cell(cell: Cell, config: StudyConfig, v_a, v_b, clusters, n_samples, level, rng_parts, methods=None):
-    methods = methods or (config.methods if clusters is None else config.cluster_methods)
+    methods = tuple(methods or (config.methods if clusters is None else config.cluster_methods))
+    if cell.comparison == "paired":
+        methods = tuple(config.paired_methods) + methods
     hits: dict[str, list] = {m: [] for m in methods}
     widths: dict[str, list] = {m: [] for m in methods}
     extra = ["naive"] + (["t (ignores clusters)"] if clusters is not None else [])
@@ -227,6 +241,7 @@ def _run_cell(cell: Cell, config: StudyConfig, v_a, v_b, clusters, n_samples, le
             rng = np.random.default_rng(seed)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DegenerateIntervalWarning)
+                warnings.simplefilter("ignore", IntervalMethodWarning)
                 if cell.comparison == "single":
                     results = mean_ci(a_block, clusters=cl, method=method, n_resamples=config.n_resamples, rng=rng)
                 else:
@@ -237,6 +252,7 @@ def _run_cell(cell: Cell, config: StudyConfig, v_a, v_b, clusters, n_samples, le
         if clusters is not None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DegenerateIntervalWarning)
+                warnings.simplefilter("ignore", IntervalMethodWarning)
                 if cell.comparison == "single":
                     results = mean_ci(a_block, method="t")
                 else:
@@ -317,25 +333,32 @@ def run_clustered(config: StudyConfig, *, progress=None) -> list[Cell]:
     return cells
 
 
-def format_table(cells: list[Cell], methods: Sequence[str], *, title: str) -> str:
-    """A markdown table: one row per cell, coverage (%) per method; the default in bold."""
+def format_table(cells: list[Cell], methods: Sequence[str], *, title: str, paired_methods: Sequence[str] = PAIRED_ONLY_METHODS) -> str:
+    """A markdown table: one row per cell, coverage (%) per method; the cell's default in bold."""
     extra = ["naive"] + (["t (ignores clusters)"] if cells and cells[0].design == "clustered" else [])
-    names = list(methods) + extra
+    has_paired = any(cell.comparison == "paired" for cell in cells)
+    names = list(methods[:1]) + (list(paired_methods) if has_paired else []) + list(methods[1:]) + extra
     unit = "C" if cells and cells[0].design == "clustered" else "N"
-    header = f"| prior | comparison | metric | {unit} | n | " + " | ".join(
-        f"**{m}** (default)" if m == DEFAULT_INTERVAL_METHOD else m for m in names
-    ) + f" | width of {DEFAULT_INTERVAL_METHOD} |"
+    labels = {DEFAULT_INTERVAL_METHOD: f"**{DEFAULT_INTERVAL_METHOD}** (default)"}
+    if has_paired:
+        labels = {DEFAULT_INTERVAL_METHOD: f"**{DEFAULT_INTERVAL_METHOD}** (default, single)",
+                  DEFAULT_PAIRED_METHOD: f"**{DEFAULT_PAIRED_METHOD}** (default, paired)"}
+    header = f"| prior | comparison | metric | {unit} | n | " + " | ".join(labels.get(m, m) for m in names) + " | width of the default |"
     lines = [f"**{title}**", "", header, "|" + "---|" * (6 + len(names))]
     for cell in cells:
         lead = f"| {cell.prior} | {cell.comparison} | {cell.metric} | {cell.n_problems} | {cell.n_samples} |"
         if cell.skipped:
             lines.append(lead + f" skipped ({cell.skipped}) |" + " |" * len(names))
             continue
+        default = default_method(cell.comparison)
         values = []
         for m in names:
+            if m not in cell.coverage:
+                values.append("")
+                continue
             text = f"{100 * cell.coverage[m]:.1f}"
-            values.append(f"**{text}**" if m == DEFAULT_INTERVAL_METHOD else text)
-        lines.append(lead + " " + " | ".join(values) + f" | {cell.mean_width[DEFAULT_INTERVAL_METHOD]:.3f} |")
+            values.append(f"**{text}**" if m == default else text)
+        lines.append(lead + " " + " | ".join(values) + f" | {cell.mean_width[default]:.3f} |")
     return "\n".join(lines)
 
 
@@ -345,7 +368,7 @@ def acceptance(cells: list[Cell], *, low: float = 0.93, high: float = 0.98, min_
     for cell in cells:
         if cell.skipped or cell.n_problems < min_problems or cell.design != "independent":
             continue
-        coverage = cell.coverage[DEFAULT_INTERVAL_METHOD]
+        coverage = cell.coverage[default_method(cell.comparison)]
         if not low <= coverage <= high:
             failures.append(
                 f"{cell.prior} {cell.comparison} {cell.metric} N={cell.n_problems} n={cell.n_samples}: {100 * coverage:.1f}%"
@@ -389,15 +412,17 @@ def main(argv: list[str] | None = None) -> int:
         f"Coverage (%) of nominal 95% intervals; {config.n_sims} simulated benchmarks per cell, "
         f"{config.n_resamples} bootstrap resamples per interval, seed {config.seed}.",
         "",
-        format_table(cells, config.methods, title="Independent problems"),
+        format_table(cells, config.methods, title="Independent problems", paired_methods=config.paired_methods),
     ]
     if config.clustered:
         clustered = run_clustered(config, progress=progress)
-        parts += ["", format_table(clustered, config.cluster_methods, title="Clustered problems (C clusters of 1-9 problems)")]
+        parts += ["", format_table(clustered, config.cluster_methods, title="Clustered problems (C clusters of 1-9 problems)",
+                                   paired_methods=config.paired_methods)]
     failures = acceptance(cells)
     parts += [
         "",
-        f"Default method: {DEFAULT_INTERVAL_METHOD}. Cells with N >= 30 and k <= n outside 93-98%: "
+        f"Default methods: {DEFAULT_INTERVAL_METHOD} (single), {DEFAULT_PAIRED_METHOD} (paired). "
+        "Cells with N >= 30 and k <= n outside 93-98%: "
         + (", ".join(failures) if failures else "none") + ".",
         f"Run time: {time.perf_counter() - started:.0f} s.",
     ]

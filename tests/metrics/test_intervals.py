@@ -18,11 +18,17 @@ from kpass.metrics import (
     IntervalResult,
     bootstrap_weights,
     mean_ci,
+    pass_at_k,
     wilson_interval,
 )
 from kpass.metrics import _intervals, _power, _result
+from kpass.metrics._result import IntervalMethodWarning
 
 ST13_Z = 1.959963984540  # METRICS.md ST13
+
+# hypothesis draws many tiny cluster sets and piles of equal values; the tests of those warnings
+# (few clusters, score fallback) record them explicitly with pytest.warns / catch_warnings
+pytestmark = pytest.mark.filterwarnings("ignore::kpass.metrics._result.IntervalMethodWarning")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -328,6 +334,148 @@ def test_clustered_t_invariant_to_problem_order_and_labels(rows, random):
         a = mean_ci(values, clusters=clusters, method="clustered-t")
         b = mean_ci([values[i] for i in order], clusters=[f"c{clusters[i]}" for i in order], method="clustered-t")
     assert (b.low, b.high, b.standard_error) == pytest.approx((a.low, a.high, a.standard_error), abs=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# degenerate bootstrap-t tails (values piled up at 0 or 1): regression tests of the reported cases
+# ---------------------------------------------------------------------------------------------
+
+
+def _studentized_with_warning(values, match, **kwargs):
+    with pytest.warns(IntervalMethodWarning, match=match):
+        result = mean_ci(values, **kwargs)
+    assert math.isfinite(result.low) and math.isfinite(result.high)
+    return result
+
+
+def _korn_graubard_wilson_low(p, n_eff, df, level=0.95):
+    """Wilson lower bound with n* = n_eff (z / t_df)^2 trials, written out independently."""
+    z = stats.norm.ppf(1 - (1 - level) / 2)
+    n_star = n_eff * (z / stats.t.ppf(1 - (1 - level) / 2, df)) ** 2
+    center = (p + z * z / (2 * n_star)) / (1 + z * z / n_star)
+    half = z * math.sqrt(p * (1 - p) / n_star + z * z / (4 * n_star**2)) / (1 + z * z / n_star)
+    return center - half, center + half
+
+
+def test_39_of_40_binary_values_give_a_score_bound_not_zero():
+    # before: 36% of the resamples are all ones, t* = +inf, the lower bound -inf clipped to 0: [0, 1]
+    values = np.r_[np.ones(39), 0.0]
+    result = _studentized_with_warning(values, "cannot give the lower bound: 36% of the resamples", rng=0)
+    assert result.details["bound_methods"] == ("score", "studentized")
+    assert result.details["degenerate_tail"] == (True, False)
+    assert result.details["degenerate_share"][1] == pytest.approx(0.975**40, abs=0.015)  # P(all ones)
+    # Wilson with n_eff = min(p(1-p)/SE^2, N) = N - 1 = 39 trials and the t_39 reduction
+    expected_low, _ = _korn_graubard_wilson_low(0.975, 39, 39)
+    assert result.low == pytest.approx(expected_low, abs=1e-12)
+    exact = stats.binomtest(39, 40).proportion_ci(method="exact")  # Clopper-Pearson [0.868, 0.999]
+    wilson = stats.binomtest(39, 40).proportion_ci(method="wilson")  # [0.871, 0.996]
+    assert abs(result.low - exact.low) < 0.01 and abs(result.low - wilson.low) < 0.01
+    assert result.low < mean_ci(values, method="t").low - 0.05  # the t interval ([0.924, 1]) is too narrow
+    assert 0.99 < result.high <= 1.0
+    assert mean_ci(values, rng=0) == mean_ci(values, rng=0)  # seeded, reproducible
+
+
+def test_pass16_binary_values_28_of_30():
+    # pass@16 with n = 16 is 0/1 per problem; before: [0.0000, 0.97]
+    values = pass_at_k(np.full(30, 16), np.r_[np.full(28, 5), 0, 0], 16)
+    assert set(np.unique(values)) == {0.0, 1.0}
+    result = _studentized_with_warning(values, "lower bound", rng=1)
+    exact = stats.binomtest(28, 30).proportion_ci(method="exact")  # [0.779, 0.992]
+    assert abs(result.low - exact.low) < 0.015
+    assert result.high >= exact.high - 0.02
+
+
+def test_pass8_mostly_one_with_a_few_lower_values():
+    # pass@8 from n = 16 samples: c >= 9 gives exactly 1; estimate 0.979, before [0.000, 0.998]
+    values = pass_at_k(np.full(40, 16), np.r_[np.full(37, 12), 1, 2, 3], 8)
+    result = _studentized_with_warning(values, "lower bound", rng=0)
+    t_interval = mean_ci(values, method="t")  # [0.951, 1.0]
+    assert result.estimate == pytest.approx(0.9791666666666666)
+    assert 0.85 < result.low < t_interval.low
+    assert result.details["bound_methods"][0] == "score"
+    # values near 1 but not exactly 1 (c = 8 gives 1 - 1/12870): the same degenerate tail
+    values = pass_at_k(np.full(40, 16), np.r_[np.full(30, 12), np.full(7, 8), 0, 2, 3], 8)
+    result = _studentized_with_warning(values, "lower bound", rng=0)
+    assert 0.8 < result.low < mean_ci(values, method="t").low
+
+
+def test_budget_curve_with_nearly_every_value_zero():
+    # before: [0, 1] (all-zero resamples give t* = -inf, the upper bound +inf clipped to 1)
+    result = _studentized_with_warning(np.r_[np.zeros(39), 0.3], "upper bound", rng=0)
+    assert result.low == 0.0 and 0.05 < result.high < 0.15
+    assert result.details["bound_methods"] == ("studentized", "score")
+    one = _studentized_with_warning(np.r_[np.zeros(39), 1.0], "upper bound", rng=0)
+    exact = stats.binomtest(1, 40).proportion_ci(method="exact")  # [0.0006, 0.132]
+    assert abs(one.high - exact.high) < 0.01
+
+
+@pytest.mark.parametrize(
+    ("values", "clusters"),
+    [
+        (np.r_[np.ones(4), [1, 1, 0.5, 0.5], [1, 0.5, 0, 0.5]], np.repeat([0, 1, 2], 4)),  # 0.75, 3 clusters
+        (np.r_[np.ones(20), [0.0, 0.5, 1, 0.0], np.ones(4), [0.0, 0.5, 1.0, 0.0]], np.repeat(np.arange(8), 4)),
+    ],
+)
+def test_few_clusters_warn_and_stay_finite(values, clusters):
+    # before: [0, 1] or [0.0000, 0.9884] (clipped infinities), silently
+    with pytest.warns(IntervalMethodWarning) as caught:
+        result = mean_ci(values, clusters=clusters, rng=0)
+    messages = [str(w.message) for w in caught]
+    n_clusters = len(np.unique(clusters))
+    assert any(f"only {n_clusters} clusters" in m for m in messages)
+    assert any("cannot give" in m for m in messages)
+    assert math.isfinite(result.low) and 0.0 < result.low < result.estimate <= result.high <= 1.0
+    assert "score" in result.details["bound_methods"]
+    with pytest.warns(IntervalMethodWarning, match=f"only {n_clusters} clusters"):
+        mean_ci(values, clusters=clusters, method="clustered-t")
+
+
+def test_clustered_score_fallback_uses_the_kish_worst_case():
+    # 12 clusters of 3 identical 0/1 values (8 clusters all 1): the cluster bootstrap degenerates;
+    # n_eff = min(p(1-p)/SE_cl^2, N^2 / sum N_c^2) with N^2 / sum N_c^2 = 36^2 / (12 * 9) = 12
+    values = np.repeat(np.r_[np.ones(11), 0.0], 3)
+    clusters = np.repeat(np.arange(12), 3)
+    result = _studentized_with_warning(values, "lower bound", clusters=clusters, rng=0)
+    p = 11 / 12
+    se = mean_ci(values, clusters=clusters, method="clustered-t").standard_error
+    n_eff = min(p * (1 - p) / se**2, 12.0)
+    expected_low, _ = _korn_graubard_wilson_low(p, n_eff, 11)
+    assert result.low == pytest.approx(expected_low, abs=1e-12)
+
+
+def test_values_without_a_range_fall_back_to_t_and_an_explicit_range_to_score():
+    values = np.r_[np.full(39, 5.0), 3.0]
+    result = _studentized_with_warning(values, "from the t interval", rng=0)
+    t_interval = mean_ci(values, method="t")
+    assert (result.low, result.high) == pytest.approx((t_interval.low, t_interval.high), abs=1e-12)
+    assert result.details["bound_methods"] == ("t", "t")
+    unit = mean_ci(np.r_[np.ones(39), 0.0], rng=0)
+    scaled = _studentized_with_warning(100 * np.r_[np.ones(39), 0.0], "score", rng=0, bounds=(0, 100))
+    assert scaled.low == pytest.approx(100 * unit.low, rel=1e-12)
+
+
+@given(
+    st.lists(st.sampled_from([0.0, 1.0, 0.9999223, 0.5, 0.9]), min_size=2, max_size=60),
+    st.integers(0, 2**32 - 1),
+)
+def test_studentized_is_never_infinite_and_never_silently_degenerate(values, seed):
+    assume(np.ptp(values) > 0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = mean_ci(values, n_resamples=300, rng=seed, bounds=None)  # no clipping to hide an infinity
+    assert math.isfinite(result.low) and math.isfinite(result.high)
+    assert result.low <= result.estimate <= result.high
+    if any(result.details["degenerate_tail"]):
+        assert any(issubclass(w.category, IntervalMethodWarning) for w in caught)
+        assert "score" in result.details["bound_methods"]
+
+
+def test_two_dimensional_values_report_each_replaced_column():
+    values = np.column_stack([np.r_[np.ones(39), 0.0], np.linspace(0, 1, 40)])
+    with pytest.warns(IntervalMethodWarning, match=r"\(columns \[0\]\)"):
+        first, second = mean_ci(values, rng=0)
+    assert first.details["bound_methods"][0] == "score"
+    assert second.details["bound_methods"] == ("studentized", "studentized")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,9 +11,11 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from scipy import stats
 
-from kpass.metrics import DegenerateIntervalWarning, PairedResult, mean_ci, paired_difference
+from kpass.metrics import DegenerateIntervalWarning, PairedResult, mean_ci, paired_difference, pass_at_k
+from kpass.metrics._intervals import DEFAULT_PAIRED_METHOD, PAIRED_INTERVAL_METHODS
+from kpass.metrics._result import IntervalMethodWarning
 
-METHODS = ["t", "studentized", "bootstrap", "bca"]
+METHODS = ["t", "studentized", "bootstrap", "bca", "mover"]
 
 
 def _two_models(seed=0, n=80):
@@ -93,6 +95,7 @@ def test_intersection_is_reported():
     assert result.estimate == pytest.approx((0.1 + (0.2 - 0.25) + 0.4) / 3)
 
 
+@pytest.mark.filterwarnings("ignore:only [0-9]+ clusters")
 def test_clusters_follow_the_intersection():
     result = paired_difference(
         [0.1, 0.2, 0.3, 0.9, 0.4], [0.0, 0.25, 0.5, 0.6, 0.1],
@@ -122,7 +125,7 @@ def test_paired_difference_iv(kwargs, match):
 
 def test_p_values_of_bootstrap_methods():
     a, b = _two_models(4, 300)
-    for method in ("studentized", "bootstrap", "bca"):
+    for method in ("studentized", "bootstrap", "bca", "mover"):
         different = paired_difference(a, b, method=method, n_resamples=4000, rng=0)
         assert different.p_value < 0.01, method
         assert not different.contains(0.0)
@@ -133,7 +136,7 @@ def test_p_values_of_bootstrap_methods():
         assert same.contains(0.0)
 
 
-@given(st.integers(0, 10_000), st.sampled_from(["studentized", "bootstrap", "bca"]))
+@given(st.integers(0, 10_000), st.sampled_from(["studentized", "bootstrap", "bca", "mover"]))
 def test_p_value_agrees_with_interval(seed, method):
     rng = np.random.default_rng(seed)
     a = rng.random(25)
@@ -164,3 +167,96 @@ def test_two_dimensional_inputs_and_reproducibility():
     for j in range(3):
         single = paired_difference(a[:, j], b[:, j], method="t")
         assert paired_difference(a, b, method="t")[j].standard_error == pytest.approx(single.standard_error, abs=1e-15)
+
+
+# ---------------------------------------------------------------------------------------------
+# the default "mover" interval and degenerate paired data
+# ---------------------------------------------------------------------------------------------
+
+
+def test_default_is_mover_of_the_two_studentized_intervals():
+    assert DEFAULT_PAIRED_METHOD == "mover" and "mover" in PAIRED_INTERVAL_METHODS
+    a, b = _two_models(7, 60)
+    result = paired_difference(a, b, rng=3, n_resamples=3000)
+    assert result.method == "mover"
+    # the per-model intervals are mean_ci's studentized intervals from the same resamples
+    per_model = mean_ci(np.column_stack([a, b]), rng=3, n_resamples=3000)
+    assert result.details["interval_a"] == (per_model[0].low, per_model[0].high)
+    assert result.details["interval_b"] == (per_model[1].low, per_model[1].high)
+    # Zou & Donner (2008) with r the correlation of the two means (Pearson's r without clusters)
+    r = np.corrcoef(a, b)[0, 1]
+    assert result.details["correlation_of_means"] == pytest.approx(r, abs=1e-12)
+    (la, ua), (lb, ub) = result.details["interval_a"], result.details["interval_b"]
+    ma, mb = a.mean(), b.mean()
+    d = ma - mb
+    low = d - math.sqrt((ma - la) ** 2 + (ub - mb) ** 2 - 2 * r * (ma - la) * (ub - mb))
+    high = d + math.sqrt((ua - ma) ** 2 + (mb - lb) ** 2 - 2 * r * (ua - ma) * (mb - lb))
+    assert (result.low, result.high) == pytest.approx((low, high), abs=1e-12)
+    assert result.standard_error == pytest.approx(paired_difference(a, b, method="t").standard_error, abs=1e-15)
+    # near the estimate the MOVER is about as wide as the paired t interval, far narrower than unpaired
+    t_width = paired_difference(a, b, method="t").width
+    assert 0.8 * t_width < result.width < 1.3 * t_width
+
+
+def test_mover_with_clusters_uses_clustered_standard_errors():
+    a, b = _two_models(8, 60)
+    clusters = np.arange(60) // 4
+    result = paired_difference(a, b, clusters=clusters, rng=0, n_resamples=2000)
+    se = {name: mean_ci(v, clusters=clusters, method="clustered-t").standard_error for name, v in (("a", a), ("b", b), ("d", a - b))}
+    r = (se["a"] ** 2 + se["b"] ** 2 - se["d"] ** 2) / (2 * se["a"] * se["b"])
+    assert result.details["correlation_of_means"] == pytest.approx(r, abs=1e-12)
+    assert result.details["resampling"] == "clusters" and result.n_clusters == 15
+    per_model = mean_ci(np.column_stack([a, b]), clusters=clusters, rng=0, n_resamples=2000)
+    assert result.details["interval_a"] == (per_model[0].low, per_model[0].high)
+
+
+def test_mover_is_only_for_paired_differences():
+    with pytest.raises(ValueError, match="only for paired_difference"):
+        mean_ci([0.1, 0.5, 0.9], method="mover")
+
+
+@pytest.mark.parametrize("method", ["mover", "studentized"])
+def test_two_strong_models_that_differ_on_two_problems(method):
+    # d = a - b is 0 on 38 problems and 1 on 2: 13% of the resamples are all zeros, so the
+    # studentized bootstrap of d had t* = -inf and an upper bound of +inf clipped to 1: [0.0006, 1.0]
+    a = np.r_[np.ones(39), 0.0]
+    b = np.r_[np.ones(37), 0.0, 0.0, 0.0]
+    with pytest.warns(IntervalMethodWarning, match="cannot give"):
+        result = paired_difference(a, b, method=method, rng=0)
+    assert result.estimate == pytest.approx(0.05)
+    assert math.isfinite(result.low) and math.isfinite(result.high)
+    # two discordant problems, both for A: no evidence of a difference (exact sign test p = 0.5)
+    assert result.contains(0.0) and result.p_value > 0.1
+    assert -0.1 < result.low < 0.0 and 0.12 < result.high < 0.25
+    if method == "studentized":
+        assert result.details["bound_methods"] == ("mover-score", "mover-score")
+    else:
+        assert "score" in {m for pair in result.details["model_bound_methods"] for m in pair}
+
+
+def test_pass8_of_two_strong_models():
+    # pass@8 from n = 16 samples near 1 for both models
+    a = pass_at_k(np.full(40, 16), np.r_[np.full(36, 12), 8, 3, 2, 0], 8)
+    b = pass_at_k(np.full(40, 16), np.r_[np.full(36, 12), 12, 6, 1, 1], 8)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        result = paired_difference(a, b, rng=0)
+    assert math.isfinite(result.low) and math.isfinite(result.high)
+    assert result.low < result.estimate < result.high and result.contains(0.0)
+    assert -0.2 < result.low and result.high < 0.2
+
+
+def test_a_model_that_solves_everything_is_not_known_exactly():
+    # a = 40/40, b = 37/40: treating a's mean as exact gave [0.006, 0.206] with p = 0 ("significant"),
+    # although the 3 discordant problems give an exact sign-test p of 0.25
+    a = np.ones(40)
+    b = np.r_[np.ones(37), 0.0, 0.0, 0.0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = paired_difference(a, b, rng=0)
+    assert any(issubclass(w.category, DegenerateIntervalWarning) for w in caught)  # correlation undefined
+    low_a, high_a = result.details["interval_a"]
+    wilson_low, _ = stats.binomtest(40, 40).proportion_ci(method="wilson")  # 0.912
+    assert high_a == 1.0 and abs(low_a - wilson_low) < 0.01
+    assert result.details["model_bound_methods"][0] == ("score", "score")
+    assert result.contains(0.0) and 0.1 < result.p_value < 0.5
