@@ -8,7 +8,7 @@ The metric core lives in :mod:`kpass.metrics` and is re-exported here (everythin
 from kpass.metrics import *  # noqa: F401,F403  (the core's public surface, re-exported)
 from kpass.metrics import __all__ as _metrics_all
 
-from .errors import DataError, MetricSpecError, PluginConflictError, PluginLoadError, UnknownMetricError
+from .errors import DataError, MetricSpecError, PluginConflictError, PluginLoadError, UnknownMetricError, UsageError
 from .hookspecs import hookimpl, hookspec
 from .manager import Registry, get_plugin_manager, get_registry, make_plugin_manager, reset_plugin_manager
 from .problems import ProblemSet
@@ -30,7 +30,7 @@ __version__ = "0.1.0.dev0"
 _host_all = [
     "Categorical", "Comparison", "ComparisonRow", "DataError", "Exclusion", "MetricFamily", "MetricSpec",
     "MetricSpecError", "PluginConflictError", "PluginLoadError", "ProblemSet", "Registry", "Report",
-    "ReportRow", "SampleTable", "UnknownMetricError", "choose_reader", "compute_comparison", "compute_report", "get_plugin_manager",
+    "ReportRow", "SampleTable", "UnknownMetricError", "UsageError", "choose_reader", "compute_comparison", "compute_report", "get_plugin_manager",
     "get_registry", "hookimpl", "hookspec", "make_plugin_manager", "parse_metric_specs", "read_samples",
     "reset_plugin_manager",
 ]

@@ -13,6 +13,13 @@ samples; see :mod:`kpass.metrics._token_budget`), or with ``--tokenizer SPEC`` f
 ``finished`` flags: a run made with a native ``max_tokens = B`` is read as it is (stop reason
 "length" means not finished).
 
+Both use the interval options of ``kpass report`` (seed 0, 10,000 resamples, the core's default
+method; :func:`kpass.report.interval_options`). Every warning of the core, and the reader's notes
+(:attr:`kpass.SampleTable.notes`), become notes: after the table, under ``"notes"`` in
+``--format json`` (``{"rows": [...], "exclusions": [...], "notes": [...]}``; decompose has no
+exclusions), and on stderr with ``--format csv``. ``kpass budget -k K`` leaves out, and lists,
+the problems with fewer than K samples; K above every problem's n is a data error.
+
 :func:`add_budget_commands` adds both subcommands to the ``kpass`` argument parser; each sets
 ``func`` to a callable ``(args) -> int`` (exit code: 0 success, 1 data error, 2 usage error).
 """
@@ -21,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -32,70 +40,18 @@ from typing import Any
 
 import numpy as np
 
-from .cli import UsageError, write_atomically
-from .errors import DataError
+from kpass.metrics import DEFAULT_INTERVAL_METHOD, INTERVAL_METHODS
+
+from .argtypes import budget_list, fraction, k_list, nonnegative_int, positive_int, probability
+from .cli import add_intersect_argument, write_atomically
+from .errors import DataError, UsageError
+from .report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, Exclusion, _problem_attribute
 
 __all__ = ["add_budget_commands", "main", "run_budget", "run_decompose"]
-
-_AS_RUN = ("as-run", "native", "none")
 
 
 # ----------------------------------------------------------------------------------------------
 # argument parsing
-
-
-def _budget_list(text: str) -> list[int | None]:
-    values: list[int | None] = []
-    for part in text.replace(" ", "").split(","):
-        if not part:
-            continue
-        if part.lower() in _AS_RUN:
-            values.append(None)
-            continue
-        multiplier = 1
-        if part.lower().endswith("k"):
-            multiplier, part = 1024, part[:-1]
-        try:
-            value = int(part) * multiplier
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"budgets are comma-separated token counts (2048,4096,8k) or 'as-run'; got {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"a budget must be >= 1 token; got {part!r}")
-        values.append(value)
-    if not values:
-        raise argparse.ArgumentTypeError("give at least one budget")
-    return values
-
-
-def _k_list(text: str) -> list[int]:
-    try:
-        ks = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"k is a comma-separated list of integers >= 1; got {text!r}") from None
-    if not ks or min(ks) < 1:
-        raise argparse.ArgumentTypeError(f"k is a comma-separated list of integers >= 1; got {text!r}")
-    return ks
-
-
-def _fraction(text: str) -> Fraction:
-    try:
-        value = Fraction(text)
-    except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(f"expected a fraction such as 7/8 or 0.875; got {text!r}") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1]; got {text!r}")
-    return value
-
-
-def _confidence(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"confidence must be a number in (0, 1); got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"confidence must be in (0, 1); got {text!r}")
-    return value
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -103,9 +59,11 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reader", help="force a reader by name")
     parser.add_argument("--cluster-by", metavar="FIELD",
                         help="column holding each problem's cluster (the bootstrap then resamples clusters)")
-    parser.add_argument("--confidence", type=_confidence, default=0.95, help="confidence level (default 0.95)")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0: reproducible)")
-    parser.add_argument("--n-resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    parser.add_argument("--confidence", type=probability, default=0.95, help="confidence level (default 0.95)")
+    parser.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED,
+                        help=f"bootstrap seed (default {DEFAULT_SEED}: reproducible)")
+    parser.add_argument("--n-resamples", type=positive_int, default=DEFAULT_N_RESAMPLES,
+                        help=f"bootstrap resamples (default {DEFAULT_N_RESAMPLES}, as kpass report)")
     parser.add_argument("--tokenizer", metavar="SPEC",
                         help="find answer positions in the output text: hf:PATH/tokenizer.json, "
                              "tiktoken:cl100k_base, or a plugin's NAME:ARG")
@@ -128,12 +86,16 @@ def add_budget_commands(subparsers: Any) -> None:
                     "(METRICS.md section 6). One long run gives every smaller budget by truncation.",
     )
     _add_common(budget)
-    budget.add_argument("--budgets", type=_budget_list, default=[None],
+    budget.add_argument("--budgets", type=budget_list, default=[None],
                         help="comma-separated output-token budgets, e.g. 2048,4096,8k; 'as-run' reads the "
                              "recorded `finished` flags (default)")
-    budget.add_argument("-k", "--k", type=_k_list, default=[1], help="k values (default 1)")
-    budget.add_argument("--by", default="model,task", help="group by these of model,task (default both)")
-    budget.add_argument("--method", help="interval method of fin@k and pass@k (default: kpass's default)")
+    budget.add_argument("-k", "--k", type=k_list, default=[1],
+                        help="k values (default 1); problems with fewer samples than k are left out of that k "
+                             "and listed")
+    budget.add_argument("--by", default="model,task",
+                        help="group by these of model,task (default both; with several models, model must be one)")
+    budget.add_argument("--method", help=f"interval method of fin@k and pass@k ({', '.join(INTERVAL_METHODS)}; "
+                                         f"default: {DEFAULT_INTERVAL_METHOD}, as kpass report)")
     budget.add_argument("--ratio-method", choices=("bootstrap", "bca"), default="bootstrap",
                         help="interval of pass@k | fin (default: percentile bootstrap)")
     budget.set_defaults(func=run_budget)
@@ -148,7 +110,7 @@ def add_budget_commands(subparsers: Any) -> None:
     _add_common(decompose)
     decompose.add_argument("--base", required=True, metavar="MODEL", help="the base model")
     decompose.add_argument("--model", required=True, metavar="MODEL", help="the model compared with it")
-    decompose.add_argument("--budgets", type=_budget_list, default=[None],
+    decompose.add_argument("--budgets", type=budget_list, default=[None],
                            help="comma-separated output-token budgets or 'as-run' (default as-run)")
     decompose.add_argument("--task", action="append", help="only these tasks (default: every common task)")
     decompose.add_argument("--attribution", choices=("base", "reverse", "shapley"), default="base",
@@ -158,11 +120,11 @@ def add_budget_commands(subparsers: Any) -> None:
     decompose.add_argument("--reach-interval", choices=("score", "bootstrap"), default="score",
                            help="interval of reach, robust reach and lone wins: score (default; holds on "
                                 "few problems) or the percentile bootstrap")
-    decompose.add_argument("--intersect", action="store_true",
-                           help="compare on the problems both models have (default: unmatched problems are an error)")
-    decompose.add_argument("--matched-fraction", type=_fraction, default=Fraction(7, 8),
+    add_intersect_argument(decompose, "compare on the problems both models have (default: unmatched problems are "
+                                      "an error)")
+    decompose.add_argument("--matched-fraction", type=fraction, default=Fraction(7, 8),
                            help="finished fraction both models need for matched reliability (default 7/8)")
-    decompose.add_argument("--robust-fraction", type=_fraction, default=Fraction(1, 2),
+    decompose.add_argument("--robust-fraction", type=fraction, default=Fraction(1, 2),
                            help="correct fraction for robust reach (default 1/2)")
     decompose.set_defaults(func=run_decompose)
 
@@ -178,7 +140,7 @@ class _Samples:
         from .readers import read_samples
 
         self.table = table = read_samples(args.files, reader=args.reader)
-        self.source = ", ".join(table.sources)
+        self.source = table.error_location()["source"]
         n_rows = len(table)
 
         def nullable(name: str) -> np.ndarray | None:
@@ -214,11 +176,10 @@ class _Samples:
         self.index = index
         self.models = table.categories("model")
         self.tasks = table.categories("task")
-        self.problem_names = np.asarray(table.categories("problem_id"), dtype=object)
-        self.cluster_by = args.cluster_by
-        if args.cluster_by and not table.has_column(args.cluster_by):
-            raise DataError(f"--cluster-by {args.cluster_by}: the table has no such column; columns: "
-                            f"{', '.join(table.columns)}", source=self.source, field=args.cluster_by)
+        self.problem_names = table.category_values("problem_id")
+        # per problem, checked like kpass report's: present, categorical, one value per problem, never null
+        self.cluster_of_problem = None if not args.cluster_by else table.category_values(args.cluster_by)[
+            _problem_attribute(table, args.cluster_by, "--cluster-by")]
 
     def problems(self, model: str, task: str | None) -> np.ndarray:
         """Problem numbers (of the table's problem index) of one model and task (or every task)."""
@@ -229,17 +190,18 @@ class _Samples:
         return np.flatnonzero(mask)
 
     def labels(self, problems: np.ndarray, with_task: bool) -> np.ndarray:
+        """Problem ids (``task/problem_id`` with ``with_task``) as a str array."""
         names = self.problem_names[self.index.problem_codes[problems]]
         if with_task:
-            tasks = np.asarray(self.tasks, dtype=object)[self.index.task_codes[problems]]
-            names = tasks + "/" + names  # object arrays of str concatenate element-wise
-        return names
+            names = self.table.category_values("task")[self.index.task_codes[problems]] + "/" + names
+        return names.astype(str)
 
     def counts(self, problems: np.ndarray, budgets: Sequence[int | None], with_task: bool = False):
+        """:func:`kpass.metrics.budget_counts` of ``problems`` (its rows are in sorted label order)."""
         from kpass.metrics import budget_counts
 
         rows, offsets = self.index.rows_of(problems)
-        label = np.repeat(self.labels(problems, with_task).astype(str), np.diff(offsets))
+        label = np.repeat(self.labels(problems, with_task), np.diff(offsets))
         columns = {}
         for name in ("finished", "output_tokens", "answer_token"):
             values = getattr(self, name)
@@ -251,32 +213,18 @@ class _Samples:
         except ValueError as exc:
             raise DataError(str(exc), source=self.source) from exc
 
-    def clusters(self, problems: np.ndarray, with_task: bool = False) -> dict[str, str] | None:
-        if not self.cluster_by:
+    def clusters(self, problems: np.ndarray, with_task: bool = False) -> np.ndarray | None:
+        """Cluster of each problem in the order of :meth:`counts` (sorted labels), or ``None``."""
+        if self.cluster_of_problem is None:
             return None
-        table = self.table
-        rows, offsets = self.index.rows_of(problems)
-        if table.is_categorical(self.cluster_by):
-            codes = table.codes(self.cluster_by)[rows].astype(np.int64)
-            names = np.asarray(table.categories(self.cluster_by) + [None], dtype=object)
-        else:  # a numeric column: its values are the codes
-            codes = np.asarray(table.column(self.cluster_by)[rows])
-            names = None
-        labels = self.labels(problems, with_task).astype(str)
-        first = codes[offsets[:-1]]
-        differs = codes != np.repeat(first, np.diff(offsets))
-        if differs.any():
-            row = int(rows[np.flatnonzero(differs)[0]])
-            source, line = table.location(row)
-            raise DataError(f"the samples of one problem have different --cluster-by values ({self.cluster_by})",
-                            source=source, line=line, field=self.cluster_by)
-        values = first if names is None else names[first]
-        missing = [labels[i] for i in np.flatnonzero([v is None for v in values])[:5]]
-        if missing:
-            raise DataError(f"problems have no {self.cluster_by!r} value (first: {missing})",
-                            source=self.source, field=self.cluster_by)
-        first = values
-        return {label: str(value) for label, value in zip(labels, first)}
+        order = np.argsort(self.labels(problems, with_task), kind="stable")
+        return self.cluster_of_problem[problems[order]].astype(str)
+
+    def cluster_map(self, problems: np.ndarray) -> dict[str, str] | None:
+        """Problem id -> cluster of ``problems`` (for :func:`kpass.metrics.decompose_budget_counts`)."""
+        if self.cluster_of_problem is None:
+            return None
+        return dict(zip(self.labels(problems, False).tolist(), self.cluster_of_problem[problems].tolist()))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -327,9 +275,22 @@ def _write(text: str, output: str | None) -> None:
         sys.stdout.flush()
 
 
-def _records_text(records: list[dict[str, Any]], fmt: str) -> str:
+def _records_text(records: list[dict[str, Any]], fmt: str, *, exclusions: Sequence[Exclusion] | None = None,
+                  notes: Sequence[str] = ()) -> str:
+    """JSON ``{"rows": [...], "exclusions": [...], "notes": [...]}`` or CSV of the rows (a CSV has
+    no room for exclusions and notes: they go to stderr, never lost)."""
     if fmt == "json":
-        return json.dumps(records, indent=2, default=_json_default)
+        data: dict[str, Any] = {"rows": records}
+        if exclusions is not None:
+            data["exclusions"] = [exclusion.as_dict() for exclusion in exclusions]
+        data["notes"] = list(notes)
+        return json.dumps(data, indent=2, default=_json_default)
+    from .formatting import exclusion_lines
+
+    for line in exclusion_lines(exclusions or ()):
+        print(f"kpass: excluded: {line}", file=sys.stderr)
+    for note in notes:
+        print(f"kpass: note: {note}", file=sys.stderr)
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(records[0]) if records else [])
     writer.writeheader()
@@ -370,48 +331,85 @@ def _check_plot(args: argparse.Namespace) -> None:
 
 
 def _budget(args: argparse.Namespace) -> None:
-    from kpass.metrics import budget_curve
+    import warnings
+
+    from kpass.metrics import UndefinedBudgetMetricWarning, budget_curve
+
+    from .report import check_one_model_per_group, interval_options
 
     by = [part.strip() for part in args.by.split(",") if part.strip()]
     unknown = [part for part in by if part not in ("model", "task")]
     if unknown or not by:
         raise UsageError(f"--by takes model and/or task; got {args.by!r}")
+    # the same interval options as kpass report, so that pass@k(as-run) here is report's pass@k
+    options = interval_options(method=args.method, confidence_level=args.confidence, seed=args.seed,
+                               n_resamples=args.n_resamples, clustered=bool(args.cluster_by))
     samples = _Samples(args)
     index = samples.index
+    largest = int(index.n_samples.max())
+    too_large = [k for k in args.k if k > largest]
+    if too_large:
+        raise DataError(f"-k {','.join(map(str, too_large))}: k needs that many samples per problem, but no problem "
+                        f"has more than {largest} (the largest n), so every problem would be excluded. Lower -k to "
+                        f"at most {largest}", source=samples.source, field="sample_index")
     group_models = index.model_codes if "model" in by else np.zeros_like(index.model_codes)
     group_tasks = index.task_codes if "task" in by else np.zeros_like(index.task_codes)
-    keys = sorted(set(zip(group_models.tolist(), group_tasks.tolist())))
+    keys, group_of_problem = np.unique(group_models * len(samples.tasks) + group_tasks, return_inverse=True)
+    group_of_problem = group_of_problem.ravel()
+    groups = [tuple((field, samples.models[key // len(samples.tasks)] if field == "model"
+                     else samples.tasks[key % len(samples.tasks)]) for field in by) for key in keys.tolist()]
+    check_one_model_per_group(samples.table, group_of_problem, groups, by)
+    with_task = "task" not in by
     points = []
-    for model_code, task_code in keys:
-        problems = np.flatnonzero((group_models == model_code) & (group_tasks == task_code))
-        model = samples.models[model_code] if "model" in by else "*"
-        task = samples.tasks[task_code] if "task" in by else "*"
-        if "model" not in by and len(set(index.model_codes[problems].tolist())) > 1:
-            raise UsageError("--by without model would pool different models' samples of one problem; keep model in --by")
-        with_task = "task" not in by
+    exclusions: list[Exclusion] = []
+    notes = list(samples.table.notes)
+    skipped: list[str] = []
+    for g, key in enumerate(keys.tolist()):
+        problems = np.flatnonzero(group_of_problem == g)
+        model = samples.models[key // len(samples.tasks)] if "model" in by else "*"
+        task = samples.tasks[key % len(samples.tasks)] if "task" in by else "*"
+        where = f"model {model!r}, task {task!r}"
         counts = samples.counts(problems, args.budgets, with_task=with_task)
-        cluster_map = samples.clusters(problems, with_task=with_task)
-        clusters = None if cluster_map is None else [cluster_map[str(p)] for p in counts.problem_ids]
-        too_few = counts.n_samples < max(args.k)
-        if too_few.any():
-            bad = [counts.problem_ids[i] for i in np.flatnonzero(too_few)[:5]]
-            raise DataError(
-                f"model {model!r}, task {task!r}: k = {max(args.k)} exceeds the samples of "
-                f"{int(too_few.sum())} problems (first: {bad}); lower -k", source=samples.source)
+        clusters = samples.clusters(problems, with_task=with_task)
         if counts.n_problems < 2:
-            raise DataError(f"model {model!r}, task {task!r}: an interval needs at least 2 problems; got "
-                            f"{counts.n_problems}", source=samples.source)
-        import warnings
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            curve = budget_curve(counts, k=args.k, clusters=clusters, method=args.method,
-                                 ratio_method=args.ratio_method, confidence_level=args.confidence,
-                                 n_resamples=args.n_resamples, rng=args.seed)
-        for warning in caught:
-            if "UndefinedBudgetMetricWarning" in type(warning.message).__name__:
-                print(f"warning: model {model!r}, task {task!r}: {warning.message}", file=sys.stderr)
-        points.extend((model, task, point) for point in curve)
+            raise DataError(f"{where}: an interval needs at least 2 problems; got {counts.n_problems}",
+                            source=samples.source)
+        ids = np.asarray(counts.problem_ids, dtype=object)
+        group_points = []
+        for keep, ks in _ks_by_eligible_problems(counts.n_samples, args.k):
+            short_n = np.unique(counts.n_samples[~keep]).tolist()
+            for k in ks:  # problems with fewer samples than k are left out of k and listed, as in kpass report
+                for n in short_n:
+                    members = counts.n_samples == n
+                    exclusions.append(Exclusion((("model", model), ("task", task)), f"k={k}",
+                                                tuple(ids[members].tolist()),
+                                                f"{n} sample{'s' if n != 1 else ''}, k = {k} needs {k}"))
+            if keep.sum() < 2:
+                skipped.append(f"{where}, k = {','.join(map(str, ks))}: {int(keep.sum())} problem(s) with enough "
+                               "samples; an interval needs 2, so no row")
+                continue
+            chosen = counts if keep.all() else dataclasses.replace(
+                counts, problem_ids=tuple(ids[keep].tolist()), n_samples=counts.n_samples[keep],
+                n_finished=counts.n_finished[keep], n_correct=counts.n_correct[keep])
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    curve = budget_curve(chosen, k=ks, clusters=None if clusters is None else clusters[keep],
+                                         ratio_method=args.ratio_method, **options)
+                except ValueError as exc:  # options were checked: the data cannot give these intervals
+                    raise DataError(f"{where}: {exc}", source=samples.source) from exc
+            for warning in caught:
+                notes.append(f"{where}: {warning.message}")
+                if issubclass(warning.category, UndefinedBudgetMetricWarning):
+                    print(f"warning: {where}: {warning.message}", file=sys.stderr)
+            group_points.extend(curve)
+        budget_order = {budget: i for i, budget in reversed(list(enumerate(args.budgets)))}
+        group_points.sort(key=lambda point: (budget_order[point.budget], args.k.index(point.k)))
+        points.extend((model, task, point) for point in group_points)
+    if not points:
+        raise DataError(f"no row has 2 problems with enough samples for an interval: {'; '.join(skipped[:3])}",
+                        source=samples.source, field="sample_index")
+    notes = list(dict.fromkeys(notes + skipped))
 
     records = [
         {
@@ -426,7 +424,7 @@ def _budget(args: argparse.Namespace) -> None:
         for model, task, point in points
     ]
     if args.format in ("csv", "json"):
-        text = _records_text(records, args.format)
+        text = _records_text(records, args.format, exclusions=exclusions, notes=notes)
     else:
         level = f"{args.confidence:.0%}"
         ks = sorted({point.k for _, _, point in points})
@@ -440,15 +438,35 @@ def _budget(args: argparse.Namespace) -> None:
             for result in (point.fin_at_k, point.pass_at_k, point.pass_given_fin):
                 row += [_number(result.estimate), f"[{_number(result.low)}, {_number(result.high)}]"]
             rows.append(row + [str(point.n_problems), str(point.n_samples)])
-        method = points[0][2].pass_at_k.method if points else ""
         text = _render(headers, rows, args.format,
-                       title=f"token budgets: fin@{k_label}, pass@{k_label} ({method} intervals) and "
+                       title=f"token budgets: fin@{k_label}, pass@{k_label} ({options['method']} intervals) and "
                              f"pass@{k_label} | fin = pass / fin ({args.ratio_method} over "
                              f"{'clusters' if args.cluster_by else 'problems'}, {args.n_resamples} resamples, "
                              f"seed {args.seed})")
+        text += _tail(exclusions, notes, args.format)
     _write(text, args.output)
     if args.plot:
         _plot_budget(points, args.plot)
+
+
+def _ks_by_eligible_problems(n_samples: np.ndarray, ks: Sequence[int]) -> list[tuple[np.ndarray, list[int]]]:
+    """``(problems with n >= k, [k, ...])``: the ks that share one set of eligible problems (one
+    :func:`~kpass.metrics.budget_curve` call each; usually every k, on every problem)."""
+    sets: dict[bytes, tuple[np.ndarray, list[int]]] = {}
+    for k in dict.fromkeys(ks):
+        keep = n_samples >= k
+        sets.setdefault(keep.tobytes(), (keep, []))[1].append(k)
+    return list(sets.values())
+
+
+def _tail(exclusions: Sequence[Exclusion], notes: Sequence[str], fmt: str) -> str:
+    """The exclusions and notes after a table (the same layout as ``kpass report``)."""
+    from .formatting import format_tail
+
+    if not exclusions and not notes:
+        return ""
+    return "\n" + format_tail("Excluded problems (not in the estimates)", exclusions, notes,
+                              fmt == "markdown", say_none=False)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -476,7 +494,7 @@ def run_decompose(args: argparse.Namespace) -> int:
 def _decompose(args: argparse.Namespace) -> None:
     import warnings
 
-    from kpass.metrics import decompose_budget_counts
+    from kpass.metrics import UndefinedDecompositionWarning, decompose_budget_counts
 
     if args.base == args.model:
         raise UsageError("--base and --model name the same model")
@@ -500,13 +518,15 @@ def _decompose(args: argparse.Namespace) -> None:
             raise DataError(f"models {args.base!r} and {args.model!r} have no task in common "
                             f"(base: {sorted(base_tasks)}, model: {sorted(model_tasks)})", source=samples.source)
     results = []
+    notes = list(samples.table.notes)
     for task in tasks:
         base_counts = samples.counts(samples.problems(args.base, task), args.budgets)
         model_counts = samples.counts(samples.problems(args.model, task), args.budgets)
-        clusters = samples.clusters(samples.problems(args.base, task))
+        clusters = samples.cluster_map(samples.problems(args.base, task))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
+                # the seed and resamples of kpass report and compare (their linear terms agree)
                 decomposition = decompose_budget_counts(
                     base_counts, model_counts, clusters=clusters, intersect=args.intersect,
                     attribution=args.attribution, method=args.method, reach_interval=args.reach_interval,
@@ -515,16 +535,18 @@ def _decompose(args: argparse.Namespace) -> None:
             except ValueError as exc:  # unmatched problems, too few problems: the data's problem
                 raise DataError(f"task {task!r}: {exc}", source=samples.source) from exc
         for warning in caught:
-            if type(warning.message).__name__ == "UndefinedDecompositionWarning":
+            notes.append(f"task {task!r}: {warning.message}")
+            if issubclass(warning.category, UndefinedDecompositionWarning):
                 print(f"warning: task {task!r}: {warning.message}", file=sys.stderr)
         results.extend((task, d) for d in decomposition)
+    notes = list(dict.fromkeys(notes))
 
     if args.format in ("csv", "json"):
         records = [{"task": task, "base": args.base, "model": args.model, **d.as_dict()} for task, d in results]
-        text = _records_text(records, args.format)
+        text = _records_text(records, args.format, notes=notes)
     else:
         blocks = [_decompose_block(task, d, args) for task, d in results]
-        text = "\n\n".join(blocks)
+        text = "\n\n".join(blocks) + _tail((), notes, args.format)
     _write(text, args.output)
     if args.plot:
         _plot_decomposition(results, args)

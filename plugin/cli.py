@@ -18,17 +18,14 @@ import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .errors import DataError, MetricSpecError, PluginLoadError
+from .argtypes import fields, nonnegative_int, positive_float, positive_int, probability
+from .errors import DataError, MetricSpecError, PluginLoadError, UsageError
 
 __all__ = ["EXIT_DATA_ERROR", "EXIT_OK", "EXIT_USAGE", "SUBCOMMANDS", "UsageError", "main", "write_atomically"]
 
 EXIT_OK = 0
 EXIT_DATA_ERROR = 1
 EXIT_USAGE = 2
-
-
-class UsageError(Exception):
-    """A usage problem found after argument parsing (exit code 2)."""
 
 
 def write_atomically(path: str | os.PathLike, data: str | bytes | Callable[[str], None]) -> None:
@@ -72,18 +69,25 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reader", metavar="NAME", help="read every file with this reader (see `kpass plugins`)")
 
 
-def _add_metric_arguments(parser: argparse.ArgumentParser, default: str = "pass@1") -> None:
+def _add_metric_arguments(parser: argparse.ArgumentParser, default: str = "pass@1", paired: bool = False) -> None:
+    from kpass.metrics import DEFAULT_INTERVAL_METHOD, DEFAULT_PAIRED_METHOD, INTERVAL_METHODS, PAIRED_INTERVAL_METHODS
+
+    from .report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
+
+    methods, default_method = ((PAIRED_INTERVAL_METHODS, DEFAULT_PAIRED_METHOD) if paired
+                               else (INTERVAL_METHODS, DEFAULT_INTERVAL_METHOD))
     parser.add_argument("--metrics", "-m", nargs="+", action="extend", metavar="SPEC",
                         help=f"metric specs, e.g. pass@1,8,64 pass^4 cons@16 g-pass@16_0.5 (default: {default}); "
                              "see `kpass metrics`")
     parser.add_argument("--cluster-by", metavar="FIELD", help="cluster field of each problem (e.g. cluster, subject)")
     parser.add_argument("--method", metavar="M",
-                        help="interval method passed to kpass.mean_ci (studentized, t, clustered-t, bootstrap, bca; "
-                             "default: the core's default)")
-    parser.add_argument("--confidence", type=_probability, default=0.95, metavar="LEVEL",
+                        help=f"interval method ({', '.join(methods)}; default: {default_method})")
+    parser.add_argument("--confidence", type=probability, default=0.95, metavar="LEVEL",
                         help="confidence level (default: 0.95)")
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="bootstrap seed (default: 0, reproducible)")
-    parser.add_argument("--n-resamples", type=_positive_int, metavar="B", help="bootstrap resamples (default: the core's)")
+    parser.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED, metavar="S",
+                        help=f"bootstrap seed (default: {DEFAULT_SEED}, reproducible)")
+    parser.add_argument("--n-resamples", type=positive_int, default=DEFAULT_N_RESAMPLES, metavar="B",
+                        help=f"bootstrap resamples (default: {DEFAULT_N_RESAMPLES})")
 
 
 def _add_output_arguments(parser: argparse.ArgumentParser, plot: bool = True) -> None:
@@ -94,40 +98,6 @@ def _add_output_arguments(parser: argparse.ArgumentParser, plot: bool = True) ->
     if plot:
         parser.add_argument("--plot", metavar="PATH", help="also draw a plot to PATH (.png or .svg; needs matplotlib)")
     parser.add_argument("--no-progress", action="store_true", help="never draw a progress bar")
-
-
-def _probability(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1); got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1); got {text!r}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number; got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number; got {text!r}")
-    return value
-
-
-def _fields(text: str) -> tuple[str, ...]:
-    return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
 def _read(args: argparse.Namespace):
@@ -173,19 +143,21 @@ def _plot(args: argparse.Namespace, result: Any) -> None:
 def _report_arguments(parser: argparse.ArgumentParser) -> None:
     _add_input_arguments(parser)
     _add_metric_arguments(parser)
-    parser.add_argument("--by", type=_fields, default=("model", "task"), metavar="FIELDS",
-                        help="comma-separated grouping fields (default: model,task)")
+    parser.add_argument("--by", type=fields, default=("model", "task"), metavar="FIELDS",
+                        help="comma-separated grouping fields (default: model,task; with several models, "
+                             "model must be one of them)")
     _add_output_arguments(parser)
 
 
 def _run_report(args: argparse.Namespace) -> int:
     from .formatting import format_report
     from .progress import ProgressBar
-    from .report import compute_report
+    from .report import check_interval_method, compute_report
 
     if args.plot:
         _check_plot_path(args.plot)
     specs = _specs(args)
+    check_interval_method(args.method, paired=False, clustered=args.cluster_by is not None)  # before reading
     table = _read(args)
     with ProgressBar("computing", enabled=False if args.no_progress else None) as bar:
         report = compute_report(table, specs, by=args.by, cluster_by=args.cluster_by, method=args.method,
@@ -205,13 +177,12 @@ def _compare_arguments(parser: argparse.ArgumentParser) -> None:
     _add_input_arguments(parser)
     parser.add_argument("--baseline", "-b", metavar="MODEL",
                         help="reference model (default with two files of one model each: the first file's model)")
-    parser.add_argument("--models", type=_fields, metavar="MODELS",
+    parser.add_argument("--models", type=fields, metavar="MODELS",
                         help="comma-separated models to compare with the baseline (default: all others)")
-    _add_metric_arguments(parser)
-    parser.add_argument("--by", type=_fields, default=("task",), metavar="FIELDS",
+    _add_metric_arguments(parser, paired=True)
+    parser.add_argument("--by", type=fields, default=("task",), metavar="FIELDS",
                         help="comma-separated grouping fields besides the model (default: task)")
-    parser.add_argument("--intersection", action="store_true",
-                        help="compare on the problems both models have and list the others (default: error)")
+    add_intersect_argument(parser, "compare on the problems both models have and list the others (default: error)")
     _add_output_arguments(parser)
 
 
@@ -219,12 +190,13 @@ def _run_compare(args: argparse.Namespace) -> int:
     from .formatting import format_comparison
     from .progress import ProgressBar
     from .readers import read_samples
-    from .report import compute_comparison
+    from .report import check_interval_method, compute_comparison
     from .table import SampleTable
 
     if args.plot:
         _check_plot_path(args.plot)
     specs = _specs(args)
+    check_interval_method(args.method, paired=True, clustered=args.cluster_by is not None)  # before reading
     baseline = args.baseline
     if baseline is None:
         if len(args.files) != 2:
@@ -246,7 +218,7 @@ def _run_compare(args: argparse.Namespace) -> int:
         comparison = compute_comparison(table, specs, baseline=baseline, models=args.models, by=args.by,
                                         cluster_by=args.cluster_by, method=args.method,
                                         confidence_level=args.confidence, seed=args.seed,
-                                        n_resamples=args.n_resamples, intersect=args.intersection,
+                                        n_resamples=args.n_resamples, intersect=args.intersect,
                                         progress=bar.update)
     text = format_comparison(comparison, args.format)
     _plot(args, comparison)
@@ -264,20 +236,21 @@ def _power_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reader", metavar="NAME", help="reader for the pilot files")
     parser.add_argument("--baseline", "-b", metavar="MODEL", help="model B of the pilot (default: the first model)")
     parser.add_argument("--model", metavar="MODEL", help="model A of the pilot (default: the other model)")
-    parser.add_argument("--task", metavar="TASK", help="restrict the pilot to one task")
+    parser.add_argument("--task", metavar="TASK",
+                        help="restrict the pilot to one task (default: pool every task, said in a note)")
     parser.add_argument("--between-variance", type=float, metavar="W2",
                         help="between-problem variance of the paired difference (omega^2)")
     parser.add_argument("--within-variance-a", type=float, metavar="S2A", help="within-problem variance, model A")
     parser.add_argument("--within-variance-b", type=float, metavar="S2B", help="within-problem variance, model B")
-    parser.add_argument("--samples-a", type=_positive_float, metavar="KA", help="samples per problem, model A")
-    parser.add_argument("--samples-b", type=_positive_float, metavar="KB", help="samples per problem, model B")
+    parser.add_argument("--samples-a", type=positive_float, metavar="KA", help="samples per problem, model A")
+    parser.add_argument("--samples-b", type=positive_float, metavar="KB", help="samples per problem, model B")
     target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("--effect", type=_positive_float, metavar="DELTA",
+    target.add_argument("--effect", type=positive_float, metavar="DELTA",
                         help="effect to detect (difference of pass@1); prints the problems needed")
-    target.add_argument("--problems", type=_positive_int, metavar="N",
+    target.add_argument("--problems", type=positive_int, metavar="N",
                         help="number of problems; prints the minimum detectable effect")
-    parser.add_argument("--alpha", type=_probability, default=0.05, help="two-sided significance level (default 0.05)")
-    parser.add_argument("--power", type=_probability, default=0.8, help="power (default 0.8)")
+    parser.add_argument("--alpha", type=probability, default=0.05, help="two-sided significance level (default 0.05)")
+    parser.add_argument("--power", type=probability, default=0.8, help="power (default 0.8)")
     parser.add_argument("--format", "-f", choices=("table", "markdown", "csv", "json"), default="table")
     parser.add_argument("--output", "-o", metavar="PATH", help="write the output to PATH (atomically)")
     parser.add_argument("--no-progress", action="store_true", help=argparse.SUPPRESS)
@@ -373,6 +346,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_intersect_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``--intersect`` (also spelt ``--intersection``), shared by ``compare`` and ``decompose``."""
+    parser.add_argument("--intersect", "--intersection", dest="intersect", action="store_true", help=help_text)
+
+
 def _check_plot_path(path: str) -> None:
     if os.path.splitext(path)[1].lower() not in (".png", ".svg"):
         raise UsageError(f"--plot {path}: the file name must end in .png or .svg")
@@ -400,7 +378,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError as exc:
         print(f"kpass {args.command}: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return EXIT_USAGE
-    except ValueError as exc:  # bad option values the core rejects (baseline, method, ...)
+    except ValueError as exc:
+        # The host's own paths raise DataError for data and UsageError for options (the core's
+        # data errors are converted where it is called); a plain ValueError left here is an
+        # option an extension command rejected (e.g. `kpass leaderboard --sort` naming no column).
         print(f"kpass {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["DataError", "MetricSpecError", "PluginConflictError", "PluginLoadError", "UnknownMetricError"]
+__all__ = [
+    "DataError", "MetricSpecError", "PluginConflictError", "PluginLoadError", "UnknownMetricError", "UsageError",
+]
 
 
 class DataError(ValueError):
@@ -47,6 +49,15 @@ class DataError(ValueError):
 
 def _rebuild_data_error(message, source, line, field):
     return DataError(message, source=source, line=line, field=field)
+
+
+class UsageError(ValueError):
+    """An option the caller chose that cannot work, whatever the data (the ``kpass`` command: exit 2).
+
+    Examples: an unknown interval ``method``, ``--method clustered-t`` without ``--cluster-by``, a
+    grouping (``--by task``) that would pool several models' samples of one problem. Data that a
+    metric cannot use is a :class:`DataError` instead (exit 1).
+    """
 
 
 class MetricSpecError(ValueError):

@@ -11,7 +11,7 @@ from typing import Any
 
 from .report import Comparison, Exclusion, Report
 
-__all__ = ["FORMATS", "format_comparison", "format_report", "render"]
+__all__ = ["FORMATS", "exclusion_lines", "format_comparison", "format_report", "format_tail", "render"]
 
 FORMATS = ("table", "markdown", "csv", "json")
 _MAX_IDS = 10
@@ -68,7 +68,8 @@ def _csv(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return buffer.getvalue()
 
 
-def _exclusion_lines(exclusions: Sequence[Exclusion]) -> list[str]:
+def exclusion_lines(exclusions: Sequence[Exclusion]) -> list[str]:
+    """One line per exclusion: ``group / metric: N problems (reason): id, id, ...``."""
     lines = []
     for exclusion in exclusions:
         where = " / ".join(value for _, value in exclusion.group)
@@ -79,14 +80,17 @@ def _exclusion_lines(exclusions: Sequence[Exclusion]) -> list[str]:
     return lines
 
 
-def _tail(title_exclusions: str, exclusions: Sequence[Exclusion], notes: Sequence[str], markdown: bool) -> str:
+def format_tail(title_exclusions: str, exclusions: Sequence[Exclusion], notes: Sequence[str], markdown: bool,
+                say_none: bool = True) -> str:
+    """The text after a table: the excluded problems (or, with ``say_none``, that there are
+    none) and the notes, as plain text or Markdown."""
     parts = []
     bullet = "- " if markdown else "  "
     if exclusions:
         parts.append(("\n**" + title_exclusions + "**\n" if markdown else "\n" + title_exclusions + ":")
-                     + "\n" + "\n".join(bullet + line for line in _exclusion_lines(exclusions)))
-    else:
-        parts.append(("\n" if markdown else "\n") + "No problem was excluded.")
+                     + "\n" + "\n".join(bullet + line for line in exclusion_lines(exclusions)))
+    elif say_none:
+        parts.append("\nNo problem was excluded.")
     if notes:
         parts.append(("\n**Notes**\n" if markdown else "\nNotes:") + "\n" + "\n".join(bullet + n for n in notes))
     return "\n".join(parts)
@@ -120,7 +124,7 @@ def format_report(report: Report, fmt: str = "table") -> str:
             str(row.n_problems), str(row.n_samples)] + ([str(row.n_clusters or "-")] if clustered else [])
             + [str(row.n_excluded), row.method or ("-" if not row.note else row.note)])
     body = _markdown(header, rows, right) if fmt == "markdown" else _aligned(header, rows, right)
-    return body + "\n" + _tail("Excluded problems (not in the estimates)", report.exclusions, report.notes,
+    return body + "\n" + format_tail("Excluded problems (not in the estimates)", report.exclusions, report.notes,
                                fmt == "markdown") + "\n"
 
 
@@ -155,7 +159,7 @@ def format_comparison(comparison: Comparison, fmt: str = "table") -> str:
             _number(row.correlation, 3), str(row.n_problems)] + ([str(row.n_clusters or "-")] if clustered else [])
             + [str(row.n_excluded), row.method or ("-" if not row.note else row.note)])
     body = _markdown(header, rows, right) if fmt == "markdown" else _aligned(header, rows, right)
-    return body + "\n" + _tail("Excluded problems (not compared)", comparison.exclusions, comparison.notes,
+    return body + "\n" + format_tail("Excluded problems (not compared)", comparison.exclusions, comparison.notes,
                                fmt == "markdown") + "\n"
 
 

@@ -66,6 +66,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
+
 __all__ = [
     "ExtendResult",
     "Leaderboard",
@@ -238,7 +240,7 @@ def _check_confidence_level(confidence_level: float) -> float:
 
 def rank_intervals(values: ArrayLike, *, models: Sequence[str] | None = None,
                    clusters: ArrayLike | None = None, confidence_level: float = 0.95,
-                   n_resamples: int = 10_000, rng: int | np.random.Generator | None = None,
+                   n_resamples: int = DEFAULT_N_RESAMPLES, rng: int | np.random.Generator | None = DEFAULT_SEED,
                    higher_is_better: bool = True,
                    max_chunk_elements: int | None = None) -> RankIntervals:
     r"""Rank intervals of M models from the paired (cluster) bootstrap over problems.
@@ -267,8 +269,9 @@ def rank_intervals(values: ArrayLike, *, models: Sequence[str] | None = None,
         Share of resamples the rank interval must hold.
     n_resamples : int, default: 10_000
         Bootstrap resamples.
-    rng : int or numpy.random.Generator, optional
-        Seed or generator for reproducible resampling.
+    rng : int, numpy.random.Generator or None, default: 0
+        Seed or generator of the resampling (the seed of every kpass bootstrap; ``None``: fresh
+        entropy).
     higher_is_better : bool, default: True
         Direction of the metric (lower-is-better metrics rank the smallest value first).
     max_chunk_elements : int, optional
@@ -1056,15 +1059,13 @@ def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], mat
     import warnings
 
     from kpass.metrics import DegenerateIntervalWarning, paired_difference
+    from kpass.report import interval_options
 
     position = {model: i for i, model in enumerate(present)}
-    options: dict[str, Any] = {"confidence_level": confidence_level, "rng": seed}
-    if method is not None:
-        options["method"] = method
-    if n_resamples is not None:
-        options["n_resamples"] = n_resamples
-    if clusters is not None:
-        options["clusters"] = clusters
+    # the options of kpass compare, built by the same function
+    options = interval_options(method=method, confidence_level=confidence_level, seed=seed, n_resamples=n_resamples,
+                               paired=True, clustered=clusters is not None)
+    options["clusters"] = clusters
     comparisons = []
     other_warnings: list[str] = []
     for start in range(0, len(pairs), _PAIRS_PER_CALL):
@@ -1243,8 +1244,8 @@ def _budget_curves(table: Any, models: Sequence[str], tasks: Sequence[str], clus
 def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] = "pass@1", *,
                       sort: str | None = None, baseline: str | None = None, pairs: str = "all",
                       cluster_by: str | None = None, method: str | None = None,
-                      confidence_level: float = 0.95, seed: int | np.random.Generator | None = 0,
-                      n_resamples: int | None = None, curves: bool = True,
+                      confidence_level: float = 0.95, seed: int | np.random.Generator | None = DEFAULT_SEED,
+                      n_resamples: int = DEFAULT_N_RESAMPLES, curves: bool = True,
                       budgets: Sequence[int] | None = None, plugin_manager: Any = None) -> Leaderboard:
     """Build a leaderboard from a sample table holding several models.
 
@@ -1279,8 +1280,9 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
         Of the intervals, the rank intervals and the comparison intervals.
     seed : int or Generator, default: 0
         Seed of every bootstrap (reproducible leaderboards).
-    n_resamples : int, optional
-        Bootstrap resamples (default: the core's for intervals and comparisons, 10,000 for ranks).
+    n_resamples : int, default: 10_000
+        Bootstrap resamples of the intervals, ranks, comparisons and curves
+        (:data:`kpass.report.DEFAULT_N_RESAMPLES`, as ``kpass report``).
     curves : bool, default: True
         Also compute pass@k against k and, when the table has token counts, fin@1 and pass@1
         against the token budget (for the HTML page and the JSON).
@@ -1302,7 +1304,7 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
         What :func:`kpass.compute_report` raises, and clusters that differ between models.
     """
     from kpass import __version__
-    from kpass.report import compute_report
+    from kpass.report import compute_report, interval_options
     from kpass.table import SampleTable
 
     if not isinstance(table, SampleTable):
@@ -1349,7 +1351,7 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
             continue
         ranks[column["key"]] = rank_intervals(
             matrix, models=present, clusters=clusters, confidence_level=confidence_level,
-            n_resamples=n_resamples or 10_000, rng=seed,
+            n_resamples=n_resamples or DEFAULT_N_RESAMPLES, rng=seed,
             higher_is_better=column["higher_is_better"])
         matrices[column["key"]] = (present, matrix, clusters)
 
@@ -1416,9 +1418,8 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
     budget_data: dict[str, Any] = {}
     if curves:
         curve_data, curve_notes = _pass_at_k_curves(table, models, tasks, options, plugin_manager)
-        budget_options = {"method": method, "confidence_level": confidence_level, "rng": seed}
-        if n_resamples is not None:
-            budget_options["n_resamples"] = n_resamples
+        budget_options = interval_options(method=method, confidence_level=confidence_level, seed=seed,
+                                          n_resamples=n_resamples, clustered=cluster_map is not None)
         budget_data, budget_notes = _budget_curves(table, models, tasks, cluster_map, budgets, budget_options)
         notes += curve_notes + budget_notes
 
@@ -1426,7 +1427,7 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
         "kind": "kpass.leaderboard",
         "kpass_version": __version__,
         "confidence_level": confidence_level,
-        "n_resamples": int(n_resamples or 10_000),
+        "n_resamples": int(n_resamples or DEFAULT_N_RESAMPLES),
         "seed": seed if isinstance(seed, (int, type(None))) else str(seed),
         "method": method,
         "cluster_by": cluster_by,

@@ -29,7 +29,9 @@ def power_inputs_from_table(table: SampleTable, *, model: str, baseline: str, ta
     """Pilot inputs of the power formula for ``model`` (A) against ``baseline`` (B).
 
     Problems are matched by ``(task, problem_id)``; problems present for one model only are
-    left out and counted in the returned notes.
+    left out and counted in the returned notes. Without ``task``, the problems of every task are
+    pooled into one pilot; when there are several tasks a note says so (their variances may
+    differ: give ``task`` to plan for one).
 
     Returns
     -------
@@ -55,12 +57,18 @@ def power_inputs_from_table(table: SampleTable, *, model: str, baseline: str, ta
             raise DataError(f"task {task!r} is not in the pilot; tasks: {', '.join(tasks)}",
                             **table.error_location(), field="task")
         keep &= index.task_codes == tasks.index(task)
+    notes = []
+    pilot_models = np.isin(index.model_codes, [models.index(model), models.index(baseline)])
+    pooled = table.category_values("task")[np.unique(index.task_codes[keep & pilot_models])]
+    if task is None and pooled.size > 1:
+        notes.append(f"the pilot pools the problems of {pooled.size} tasks ({', '.join(pooled.tolist())}) as one "
+                     "benchmark; their variances may differ, so to plan a benchmark of one task give --task "
+                     "(Python: task=...)")
     n_ids = max(len(table.categories("problem_id")), 1)
     key = index.task_codes * n_ids + index.problem_codes
     a = np.flatnonzero(keep & (index.model_codes == models.index(model)))
     b = np.flatnonzero(keep & (index.model_codes == models.index(baseline)))
     common, at_a, at_b = np.intersect1d(key[a], key[b], return_indices=True)
-    notes = []
     if len(a) - len(common) or len(b) - len(common):
         notes.append(f"left out: {len(a) - len(common)} problems only under {model!r}, "
                      f"{len(b) - len(common)} only under {baseline!r}")
@@ -78,11 +86,14 @@ def power_inputs_from_table(table: SampleTable, *, model: str, baseline: str, ta
                             field="sample_index")
     with warnings.catch_warnings(record=True) as caught:  # reported as notes, never lost
         warnings.simplefilter("always")
-        inputs = core.power_inputs_from_pilot(
-            n_correct_a=index.n_correct[a], n_samples_a=index.n_samples[a],
-            n_correct_b=index.n_correct[b], n_samples_b=index.n_samples[b])
+        try:
+            inputs = core.power_inputs_from_pilot(
+                n_correct_a=index.n_correct[a], n_samples_a=index.n_samples[a],
+                n_correct_b=index.n_correct[b], n_samples_b=index.n_samples[b])
+        except ValueError as exc:  # the pilot's counts cannot give the inputs
+            raise DataError(f"pilot {model!r} vs {baseline!r}: {exc}", **table.error_location()) from exc
     notes.extend(str(w.message) for w in caught)
-    return inputs, notes
+    return inputs, [*table.notes, *notes]
 
 
 def compute_power(args: argparse.Namespace) -> dict[str, Any]:
@@ -139,6 +150,12 @@ def compute_power(args: argparse.Namespace) -> dict[str, Any]:
             result["minimum_detectable_effect"] = core.minimum_detectable_effect(
                 args.problems, significance_level=args.alpha, power=args.power, **kwargs)
     except ValueError as exc:
+        # inputs measured on the pilot are the data's fault (exit 1); inputs typed in, the user's (exit 2)
+        measured = bool(args.files) and any(getattr(args, name) is None for name in (
+            "between_variance", "within_variance_a", "within_variance_b"))
+        if measured:
+            raise DataError(f"the pilot gives inputs the power formula cannot use: {exc}",
+                            source=table.error_location()["source"]) from exc
         raise UsageError(str(exc)) from exc
     result["notes"] = notes
     return result

@@ -8,7 +8,7 @@ can reduce them without a Python loop over problems.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import numpy as np
 from numpy.typing import NDArray
@@ -65,7 +65,7 @@ class ProblemSet:
         """Correct samples per problem (correct within the budget when one is set), shape (N,)."""
         if self.budget is None:
             return self.table.problem_index.n_correct[self.problems]
-        return self._at_budget().n_correct[:, 0]
+        return self._at_budget().n_correct
 
     def n_finished(self) -> NDArray[np.int64]:
         """Samples that finished (within the budget when one is set), shape (N,).
@@ -76,57 +76,69 @@ class ProblemSet:
             No ``finished`` column, or a null ``finished`` (naming the file and line).
         """
         if self.budget is not None:
-            return self._at_budget().n_finished[:, 0]
+            return self._at_budget().n_finished
         values, offsets = self.sample_column("finished")
         null = values < 0
         if null.any():
-            self._raise_at(null, "finished", "`finished` is null for this sample; fin@k needs to know whether "
+            self.raise_at(null, "finished", "`finished` is null for this sample; fin@k needs to know whether "
                                              "every sample finished")
         return _segment_sum(values.astype(np.int64), offsets)
 
-    def _at_budget(self):
+    def _at_budget(self) -> "_Counts":
+        """Counts at :attr:`budget` from :func:`kpass.metrics.budget_counts`, in problem order."""
         if self._budget_counts is None:
-            try:
-                from kpass.metrics import budget_counts  # the core turns token positions into counts
-            except ImportError:  # pragma: no cover - until the token-budget core is installed
-                from .errors import MetricSpecError
+            from kpass.metrics import budget_counts  # the core turns token positions into counts
 
-                raise MetricSpecError(f"token budgets (B={self.budget}) are not yet supported by this kpass "
-                                      "build (kpass.metrics.budget_counts is missing)") from None
-
+            table = self.table
             rows, offsets = self.rows()
-            label = np.repeat(np.arange(len(self.problems)), np.diff(offsets))
             columns = {}
             for name in ("finished", "output_tokens", "answer_token"):
-                if self.table.has_column(name):
-                    raw = self.table._columns[name][rows]
+                if table.has_column(name):
+                    raw = table.raw_column(name)[rows]
                     columns[name] = np.where(raw < 0, np.nan, raw.astype(np.float64))
             if not columns:
                 raise DataError(
                     f"a token budget (B={self.budget}) needs the `answer_token`, `output_tokens` or "
-                    "`finished` column; the table has none of them", **self.table.error_location(),
+                    "`finished` column; the table has none of them", **table.error_location(),
                     field="answer_token")
-            correct = self.table._columns["correct"][rows]
+            # the problems' own names (unique within this set), so that errors name them
+            labels = self._unique_labels()
             try:
-                self._budget_counts = budget_counts(label, correct, [self.budget], **columns)
+                counts = budget_counts(
+                    np.repeat(labels, np.diff(offsets)), table.raw_column("correct")[rows], [self.budget],
+                    **columns, describe_sample=lambda i: "{} line {}".format(*table.location(int(rows[i]))))
             except ValueError as exc:
-                raise DataError(f"budget B={self.budget}: {exc}", **self.table.error_location(),
+                raise DataError(f"budget B={self.budget}: {exc}", **table.error_location(),
                                 field="output_tokens") from exc
+            # the core orders problems by label; put them back in this set's order
+            position = np.searchsorted(np.asarray(counts.problem_ids, dtype=labels.dtype), labels)
+            self._budget_counts = _Counts(counts.n_correct[position, 0], counts.n_finished[position, 0])
         return self._budget_counts
+
+    def _unique_labels(self) -> NDArray[np.str_]:
+        """``problem_id``, prefixed by ``task/`` (and ``model/``) where needed to tell problems apart."""
+        index = self.table.problem_index
+        labels = self.table.category_values("problem_id")[index.problem_codes[self.problems]]
+        for field, codes in (("task", index.task_codes), ("model", index.model_codes)):
+            mine = codes[self.problems]
+            if mine.size and (mine != mine[0]).any():
+                labels = self.table.category_values(field)[mine] + "/" + labels
+        labels = labels.astype(str)
+        if np.unique(labels).size != labels.size:  # "/" inside ids: "a/b" + "c" == "a" + "b/c"
+            labels = np.char.add(np.char.add(labels, " #"), np.arange(labels.size).astype(str))
+        return labels
 
     # ------------------------------------------------------------------ identities and samples
 
     @property
     def problem_ids(self) -> list[str]:
         """Problem ids, shape (N,)."""
-        categories = self.table._categories["problem_id"]
-        return [categories[code] for code in self.table.problem_index.problem_codes[self.problems].tolist()]
+        return self.table.category_values("problem_id")[self.table.problem_index.problem_codes[self.problems]].tolist()
 
     @property
     def task_ids(self) -> list[str]:
         """Task of each problem."""
-        categories = self.table._categories["task"]
-        return [categories[code] for code in self.table.problem_index.task_codes[self.problems].tolist()]
+        return self.table.category_values("task")[self.table.problem_index.task_codes[self.problems]].tolist()
 
     def rows(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Table rows of these problems sorted by (problem, sample_index), and offsets (N+1,)."""
@@ -149,7 +161,7 @@ class ProblemSet:
             raise DataError(f"this metric needs the `{name}` column, which the table does not have",
                             **self.table.error_location(), field=name)
         rows, offsets = self.rows()
-        return self.table._columns[name][rows], offsets
+        return self.table.raw_column(name)[rows], offsets
 
     def padded(self, name: str, fill: Any = 0) -> tuple[np.ndarray, NDArray[np.bool_]]:
         """A sample-level column as an ``(N, S_max)`` matrix plus the mask of real samples."""
@@ -190,11 +202,28 @@ class ProblemSet:
             slot[p, s, within] = True
         return out, slot
 
-    def _raise_at(self, bad_sorted: NDArray[np.bool_], field: str, message: str) -> None:
+    def raise_at(self, bad: NDArray[np.bool_], field: str, message: str) -> NoReturn:
+        """Raise :class:`~kpass.DataError` at the first sample where ``bad`` is true.
+
+        Parameters
+        ----------
+        bad : ndarray of bool
+            One entry per sample in :meth:`rows` order (as :meth:`sample_column` returns them).
+        field : str
+            The column at fault.
+        message : str
+            What is wrong with that sample; the error adds its file and line.
+        """
         rows, _ = self.rows()
-        row = int(rows[np.flatnonzero(bad_sorted)[0]])
-        source, line = self.table.location(row)
-        raise DataError(message, source=source, line=line, field=field)
+        row = int(rows[np.flatnonzero(bad)[0]])
+        raise DataError(message, **self.table.error_location(row), field=field)
+
+
+class _Counts(NamedTuple):
+    """Per-problem counts at one budget, in a ProblemSet's order."""
+
+    n_correct: NDArray[np.int64]
+    n_finished: NDArray[np.int64]
 
 
 def _segment_sum(values: NDArray[np.int64], offsets: NDArray[np.int64]) -> NDArray[np.int64]:

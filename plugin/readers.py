@@ -44,10 +44,17 @@ def _suffixes(path: pathlib.Path) -> str:
     return name[:-3] if name.endswith(".gz") else name
 
 
-def _open_text(path: pathlib.Path) -> IO[str]:
+def _open_text(path: pathlib.Path, newline: str = "") -> IO[str]:
+    """Text of a (possibly gzipped) file, lines untranslated; ``newline="\\n"`` splits lines on
+    ``\\n`` only (JSON Lines), ``""`` on any line ending (CSV)."""
     if path.name.lower().endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline=newline)
+    return open(path, encoding="utf-8", newline=newline)
+
+
+#: Lines of a JSON Lines file parsed into Python objects at a time (then turned into typed
+#: columns), so that a large file never holds one dict per row all at once.
+JSONL_CHUNK_LINES = 1 << 20
 
 
 class JsonlReader:
@@ -77,34 +84,42 @@ class JsonlReader:
         return True
 
     def read(self, path: str | os.PathLike, *, progress: Progress | None = None) -> SampleTable:
+        """Read the file in chunks of :data:`JSONL_CHUNK_LINES` lines (see
+        :meth:`SampleTable.from_record_chunks`); errors name the file and the line."""
         path = pathlib.Path(path)
         source = str(path)
-        records: list[Any] = []
-        lines: list[int] = []
         try:
-            handle = _open_text(path)
+            handle = _open_text(path, newline="\n")
         except OSError as exc:
             raise DataError(f"cannot open: {exc}", source=source) from None
-        with handle:
-            try:
-                text = handle.read()
-            except (UnicodeDecodeError, OSError, EOFError) as exc:
-                raise DataError(f"cannot read the file: {exc}", source=source, line=1) from None
         if progress is not None:
             progress(0)
-        all_lines = text.split("\n")
-        ends_with_newline = text.endswith("\n")
-        if ends_with_newline:
-            all_lines.pop()
-        last = len(all_lines)
+        with handle:
+            table = SampleTable.from_record_chunks(self._chunks(handle, source, progress), source=source)
+        return table
+
+    @staticmethod
+    def _chunks(handle: IO[str], source: str, progress: Progress | None):
+        """``(records, lines)`` of successive runs of about JSONL_CHUNK_LINES lines."""
         loads = json.loads
-        for number, line in enumerate(all_lines, start=1):
+        records: list[Any] = []
+        lines: list[int] = []
+        number = 0
+        yielded = False
+        while True:
+            try:
+                line = handle.readline()
+            except (UnicodeDecodeError, OSError, EOFError) as exc:
+                raise DataError(f"cannot read the file: {exc}", source=source, line=number + 1) from None
+            if not line:
+                break
+            number += 1
             if not line.strip():
                 continue
             try:
                 record = loads(line)
             except ValueError as exc:
-                if number == last and not ends_with_newline:
+                if not line.endswith("\n"):  # the last line, cut short
                     message = (f"truncated last line (no newline at the end and the JSON is incomplete: "
                                f"{exc.msg} at column {exc.colno}); was the file still being written?")
                 else:
@@ -117,12 +132,16 @@ class JsonlReader:
             lines.append(number)
             if progress is not None and number % 65536 == 0:
                 progress(number)
-        if not records:
+            if len(records) >= JSONL_CHUNK_LINES:
+                yielded = True
+                yield records, lines
+                records, lines = [], []
+        if not records and not yielded:
             raise DataError("the file is empty: no samples", source=source, line=1)
-        table = SampleTable.from_records(records, source=source, lines=lines)
+        if records:
+            yield records, lines
         if progress is not None:
-            progress(last)
-        return table
+            progress(number)
 
 
 class CsvReader:

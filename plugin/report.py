@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -19,8 +20,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kpass import metrics as core
+from kpass.metrics import DEFAULT_PAIRED_METHOD, PAIRED_INTERVAL_METHODS
 
-from .errors import DataError, MetricSpecError
+from .errors import DataError, MetricSpecError, UsageError
 from .problems import ProblemSet
 from .specs import MetricSpec, parse_metric_specs
 from .table import SampleTable
@@ -29,7 +31,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import pluggy
 
 __all__ = [
-    "Comparison", "ComparisonRow", "Exclusion", "Report", "ReportRow", "compute_comparison", "compute_report",
+    "Comparison", "ComparisonRow", "DEFAULT_N_RESAMPLES", "DEFAULT_SEED", "Exclusion", "Report", "ReportRow",
+    "check_interval_method", "check_one_model_per_group", "compute_comparison", "compute_report",
+    "interval_options",
 ]
 
 Group = tuple[tuple[str, str], ...]
@@ -144,7 +148,9 @@ class Report:
     exclusions : list of Exclusion
         Every problem left out of a metric, with the reason.
     notes : list of str
-        Facts about the data a reader should know (ragged n, extra columns kept as metadata).
+        Facts about the data a reader should know: the table's own notes first
+        (:attr:`SampleTable.notes`, e.g. epochs a reader left out), extra columns kept as
+        metadata, ragged n, and every warning of the interval core.
     metrics : list of MetricSpec
     by : tuple of str
     cluster_by : str or None
@@ -261,6 +267,80 @@ class Comparison:
 # shared machinery
 
 
+
+#: Seed of every bootstrap of the host (reports, comparisons, budgets, leaderboards): the Python
+#: API gives the numbers the ``kpass`` command prints unless told otherwise.
+DEFAULT_SEED = 0
+
+#: Bootstrap resamples of every interval of the host (the core's :func:`kpass.mean_ci` default).
+DEFAULT_N_RESAMPLES = 10_000
+
+
+def check_interval_method(method: str | None, *, paired: bool, clustered: bool) -> str:
+    """The interval method to use, checked before any data is touched.
+
+    Parameters
+    ----------
+    method : str or None
+        A name from :data:`kpass.metrics.INTERVAL_METHODS` (estimates) or
+        ``PAIRED_INTERVAL_METHODS`` (paired differences); ``None`` picks the core's default
+        (``DEFAULT_INTERVAL_METHOD`` / ``DEFAULT_PAIRED_METHOD``).
+    paired : bool
+        For :func:`kpass.paired_difference` rather than :func:`kpass.mean_ci`.
+    clustered : bool
+        Whether clusters are given (``--cluster-by``).
+
+    Raises
+    ------
+    UsageError
+        An unknown method, ``clustered-t`` without clusters, ``t`` with clusters.
+    """
+    allowed = PAIRED_INTERVAL_METHODS if paired else core.INTERVAL_METHODS
+    if method is None:
+        return DEFAULT_PAIRED_METHOD if paired else core.DEFAULT_INTERVAL_METHOD
+    if not isinstance(method, str) or method not in allowed:
+        what = "paired differences" if paired else "estimates"
+        raise UsageError(f"--method {method}: not an interval method for {what}; choose one of {', '.join(allowed)}")
+    if method == "clustered-t" and not clustered:
+        raise UsageError("--method clustered-t needs clusters: give --cluster-by FIELD (Python: cluster_by=...)")
+    if method == "t" and clustered:
+        raise UsageError("--method t ignores --cluster-by and would understate the uncertainty; use "
+                         "--method clustered-t (Inspect's clustered standard error) or drop --cluster-by")
+    return method
+
+
+def interval_options(*, method: str | None = None, confidence_level: float = 0.95, seed: Any = DEFAULT_SEED,
+                     n_resamples: int | None = DEFAULT_N_RESAMPLES, paired: bool = False,
+                     clustered: bool = False) -> dict[str, Any]:
+    """Checked keyword arguments of :func:`kpass.mean_ci` (or, with ``paired``, of
+    :func:`kpass.paired_difference`): ``method``, ``confidence_level``, ``n_resamples``, ``rng``.
+
+    Every host path (report, compare, budget, leaderboard) builds its interval options here, so
+    one option gives one number everywhere. ``None`` for ``method`` or ``n_resamples`` means the
+    default (:func:`check_interval_method`, :data:`DEFAULT_N_RESAMPLES`); ``seed=None`` draws
+    fresh entropy (the core records it in ``details["seed"]``).
+
+    Raises
+    ------
+    UsageError
+        A bad method (see :func:`check_interval_method`), confidence level, number of resamples or seed.
+    """
+    method = check_interval_method(method, paired=paired, clustered=clustered)
+    if isinstance(confidence_level, (bool, np.bool_)) or not isinstance(confidence_level, numbers.Real) \
+            or not 0 < float(confidence_level) < 1:
+        raise UsageError(f"--confidence {confidence_level!r}: the confidence level must be a number in (0, 1)")
+    if n_resamples is None:
+        n_resamples = DEFAULT_N_RESAMPLES
+    if isinstance(n_resamples, (bool, np.bool_)) or not isinstance(n_resamples, numbers.Integral) \
+            or n_resamples < 2:
+        raise UsageError(f"--n-resamples {n_resamples!r}: the number of bootstrap resamples must be an integer >= 2")
+    if not (seed is None or isinstance(seed, (np.random.Generator, np.random.SeedSequence))
+            or (isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_)) and seed >= 0)):
+        raise UsageError(f"--seed {seed!r}: the seed must be an integer >= 0, a numpy Generator or None")
+    return {"method": method, "confidence_level": float(confidence_level), "n_resamples": int(n_resamples),
+            "rng": seed}
+
+
 def _resolve_specs(metrics, plugin_manager) -> list[MetricSpec]:
     if isinstance(metrics, MetricSpec):
         return [metrics]
@@ -273,8 +353,12 @@ def _resolve_specs(metrics, plugin_manager) -> list[MetricSpec]:
                               plugin_manager=plugin_manager)
 
 
-def _problem_attribute(table: SampleTable, field: str, purpose: str) -> NDArray[np.int64]:
-    """Per-problem code of a categorical column that must be constant within each problem."""
+def _problem_attribute(table: SampleTable, field: str, purpose: str, *, allow_null: bool = False) -> NDArray[np.int64]:
+    """Per-problem code of a categorical column that must be constant within each problem.
+
+    Raises :class:`~kpass.DataError` when the table lacks the field, when it varies within a
+    problem, or (unless ``allow_null``) when it is null for a problem, naming the file and line.
+    """
     index = table.problem_index
     if field == "model":
         return index.model_codes
@@ -296,9 +380,14 @@ def _problem_attribute(table: SampleTable, field: str, purpose: str) -> NDArray[
     if varying.any():
         problem = int(np.flatnonzero(varying)[0])
         row = int(index.order[starts[problem]])
-        source, line = table.location(row)
         raise DataError(f"{purpose} '{field}' must be the same for every sample of a problem; problem "
-                        f"({table._describe_problem(row)}) has several values", source=source, line=line, field=field)
+                        f"({table.describe_problem(row)}) has several values", **table.error_location(row),
+                        field=field)
+    if not allow_null and (low < 0).any():
+        problem = int(np.flatnonzero(low < 0)[0])
+        row = int(index.order[starts[problem]])
+        raise DataError(f"{purpose} '{field}' is null for problem ({table.describe_problem(row)}); every "
+                        "problem needs a cluster", **table.error_location(row), field=field)
     return low
 
 
@@ -306,25 +395,67 @@ def _groups(table: SampleTable, by: Sequence[str]) -> tuple[list[Group], NDArray
     index = table.problem_index
     if not by:
         return [()], np.zeros(index.n_problems, dtype=np.int64)
-    columns = [_problem_attribute(table, field, "--by") for field in by]
+    columns = [_problem_attribute(table, field, "--by", allow_null=True) for field in by]
     stacked = np.stack(columns, axis=1)
     keys, group_of_problem = np.unique(stacked, axis=0, return_inverse=True)
     group_of_problem = group_of_problem.ravel()
     groups = []
     for key in keys.tolist():
-        groups.append(tuple((field, "(null)" if code < 0 else table._categories[field][code])
+        groups.append(tuple((field, "(null)" if code < 0 else table.category_values(field)[code])
                             for field, code in zip(by, key)))
     return groups, group_of_problem
 
 
-def _problem_labels(table: SampleTable, problems: NDArray[np.int64], with_task: bool) -> tuple[str, ...]:
+def check_one_model_per_group(table: SampleTable, group_of_problem: NDArray[np.int64], groups: Sequence[Group],
+                              by: Sequence[str]) -> None:
+    """Refuse a grouping under which one group holds the problems of several models.
+
+    Such a group would average different models together and count the same problem once per
+    model, as if the copies were independent problems (understating the standard error).
+
+    Parameters
+    ----------
+    table : SampleTable
+    group_of_problem : ndarray of int, shape (n_problems,)
+        Group of every problem of ``table.problem_index``.
+    groups : sequence of Group
+        Label of every group (``(field, value)`` pairs; ``()`` for everything).
+    by : sequence of str
+        The grouping fields, for the message.
+
+    Raises
+    ------
+    UsageError
+        Naming the group, its models and the ``--by`` to use instead.
+    """
+    models = table.problem_index.model_codes
+    n_groups = len(groups)
+    low = np.full(n_groups, np.iinfo(np.int64).max)
+    high = np.full(n_groups, -1, dtype=np.int64)
+    np.minimum.at(low, group_of_problem, models)
+    np.maximum.at(high, group_of_problem, models)
+    mixed = np.flatnonzero(high > low)
+    if mixed.size == 0:
+        return
+    group = int(mixed[0])
+    present = np.unique(models[group_of_problem == group])
+    names = ", ".join(repr(name) for name in table.category_values("model")[present[:3]]) + (
+        ", ..." if present.size > 3 else "")
+    where = ", ".join(f"{field}={value}" for field, value in groups[group]) or "the whole table"
+    fields = [field for field in by if field != "model"]
+    raise UsageError(
+        f"--by {','.join(by) if by else repr('')} puts the problems of {present.size} models ({names}) into one "
+        f"group ({where}): their estimates would be averaged together and each model's copy of a problem "
+        f"counted as a separate problem. Include model in --by (e.g. --by {','.join(['model', *fields])})")
+
+
+def _problem_labels(table: SampleTable, problems: NDArray[np.int64], with_task: bool) -> NDArray[np.object_]:
+    """Problem ids (``task/problem_id`` when ``with_task``) of ``problems``, as an object array."""
     index = table.problem_index
-    ids = table._categories["problem_id"]
+    ids = table.category_values("problem_id")[index.problem_codes[problems]]
     if not with_task:
-        return tuple(ids[c] for c in index.problem_codes[problems].tolist())
-    tasks = table._categories["task"]
-    return tuple(f"{tasks[t]}/{ids[p]}" for t, p in zip(index.task_codes[problems].tolist(),
-                                                         index.problem_codes[problems].tolist()))
+        return ids
+    return table.category_values("task")[index.task_codes[problems]] + "/" + ids
 
 
 def _check_requirements(table: SampleTable, specs: Sequence[MetricSpec]) -> None:
@@ -341,9 +472,20 @@ def _check_requirements(table: SampleTable, specs: Sequence[MetricSpec]) -> None
                     **table.error_location(), field=column)
 
 
+def _too_few_samples(table: SampleTable, spec: MetricSpec, largest: int, who: str = "") -> DataError:
+    need = spec.min_samples
+    symbol = getattr(spec.implementation, "symbol", "")
+    example = f" (e.g. {symbol}{largest})" if symbol and not getattr(spec.implementation, "parameter", None) else ""
+    return DataError(
+        f"{spec.name} needs {need} samples per problem, but {who or 'no problem'} has more than {largest} "
+        f"(the largest n{' there' if who else ''}), so every problem would be excluded from it. Lower k to at "
+        f"most {largest}{example}, or draw more samples", **table.error_location(), field="sample_index")
+
+
 def _evaluate(table: SampleTable, spec: MetricSpec, problems: NDArray[np.int64],
-              ) -> tuple[NDArray[np.int64], NDArray[np.float64], list[tuple[str, NDArray[np.int64]]]]:
-    """``(eligible problems, their values, [(reason, excluded problems)])`` of one metric."""
+              ) -> tuple[NDArray[np.bool_], NDArray[np.float64], list[tuple[str, NDArray[np.bool_]]]]:
+    """``(eligible, values of the eligible problems, [(reason, excluded)])`` of one metric on
+    ``problems``; ``eligible`` and ``excluded`` are masks over ``problems``."""
     index = table.problem_index
     need = spec.min_samples
     n = index.n_samples[problems]
@@ -351,43 +493,35 @@ def _evaluate(table: SampleTable, spec: MetricSpec, problems: NDArray[np.int64],
     exclusions = []
     if short.any():
         for value in np.unique(n[short]).tolist():
-            exclusions.append((f"{value} sample{'s' if value != 1 else ''}, {spec.name} needs {need}",
-                               problems[n == value]))
-    eligible = problems[~short]
-    if eligible.size == 0:
+            exclusions.append((f"{value} sample{'s' if value != 1 else ''}, {spec.name} needs {need}", n == value))
+    eligible = ~short
+    chosen = problems[eligible]
+    if chosen.size == 0:
         return eligible, np.zeros(0), exclusions
     family = spec.implementation
     try:
-        values = family.compute(ProblemSet(table, eligible, budget=spec.budget), spec)
-    except DataError:
+        values = family.compute(ProblemSet(table, chosen, budget=spec.budget), spec)
+    except (DataError, UsageError, MetricSpecError):
         raise
-    except ValueError as exc:
+    except ValueError as exc:  # the core rejected the data of these problems
         raise DataError(f"{spec.name}: {exc}", **table.error_location()) from exc
     values = np.asarray(values, dtype=np.float64)
-    if values.shape != (eligible.size,):
+    if values.shape != (chosen.size,):
         raise ValueError(f"metric family {type(family).__name__} ({spec.name}) returned shape {values.shape}; "
-                         f"expected ({eligible.size},), one value per problem.")
+                         f"expected ({chosen.size},), one value per problem.")
     if not np.isfinite(values).all():
-        bad = np.flatnonzero(~np.isfinite(values))[:5].tolist()
+        bad = np.flatnonzero(~np.isfinite(values))[:5]
         raise ValueError(f"metric family {type(family).__name__} ({spec.name}) returned non-finite values for "
-                         f"problems {list(_problem_labels(table, eligible[bad], True))}.")
+                         f"problems {_problem_labels(table, chosen[bad], True).tolist()}.")
     return eligible, values, exclusions
 
 
-def _interval(values: NDArray[np.float64], clusters: NDArray[np.int64] | None, method: str | None,
-              confidence_level: float, seed: Any, n_resamples: int | None):
-    options: dict[str, Any] = {"confidence_level": confidence_level, "rng": seed}
-    if method is not None:
-        options["method"] = method
-    elif clusters is not None:
-        pass  # the core's default method handles clusters
-    if n_resamples is not None:
-        options["n_resamples"] = n_resamples
-    if clusters is not None:
-        options["clusters"] = clusters
+def _interval(values: NDArray[np.float64], clusters: NDArray[np.int64] | None,
+              options: dict[str, Any]) -> tuple[Any, list[str]]:
+    """:func:`kpass.mean_ci` with checked ``options``; every warning it gives comes back as text."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = core.mean_ci(values, **options)
+        result = core.mean_ci(values, clusters=clusters, **options)
     return result, [str(w.message) for w in caught]
 
 
@@ -406,7 +540,8 @@ def _mixed_n_notes(table: SampleTable, groups: list[Group], group_of_problem: ND
 
 
 def _table_notes(table: SampleTable) -> list[str]:
-    notes = []
+    """The reader's notes on the table (:attr:`SampleTable.notes`), then the host's."""
+    notes = list(table.notes)
     if table.extra_columns:
         notes.append(f"columns outside the schema kept as metadata (not interpreted): {', '.join(table.extra_columns)}")
     return notes
@@ -421,8 +556,8 @@ def _nan_to_none(value: float) -> float | None:
 
 def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[MetricSpec], *,
                    by: Sequence[str] = ("model", "task"), cluster_by: str | None = None,
-                   method: str | None = None, confidence_level: float = 0.95, seed: Any = None,
-                   n_resamples: int | None = None, plugin_manager: "pluggy.PluginManager | None" = None,
+                   method: str | None = None, confidence_level: float = 0.95, seed: Any = DEFAULT_SEED,
+                   n_resamples: int = DEFAULT_N_RESAMPLES, plugin_manager: "pluggy.PluginManager | None" = None,
                    progress: Callable[[int, int], None] | None = None) -> Report:
     """Estimate every metric per group with an interval, listing every excluded problem.
 
@@ -433,17 +568,20 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
     metrics : str, sequence of str, or sequence of MetricSpec
         Metric specs, e.g. ``"pass@1,8 cons@16"`` (see :func:`kpass.parse_metric_specs`).
     by : sequence of str, default: ("model", "task")
-        Categorical fields to group by; each must be constant within a problem.
+        Categorical fields to group by; each must be constant within a problem, and a group may
+        hold one model only (``by`` must include ``model`` when the table has several).
     cluster_by : str, optional
         Field holding each problem's cluster (``"cluster"`` or a metadata column); intervals
         then resample or cluster by it.
     method : str, optional
-        Interval method for :func:`kpass.mean_ci`; default: its default.
+        Interval method of :func:`kpass.mean_ci`, one of :data:`kpass.metrics.INTERVAL_METHODS`;
+        default: ``kpass.metrics.DEFAULT_INTERVAL_METHOD``.
     confidence_level : float, default: 0.95
-    seed : int or numpy.random.Generator, optional
-        Seed of the bootstrap (reproducible reports).
-    n_resamples : int, optional
-        Bootstrap resamples (default: :func:`kpass.mean_ci`'s).
+    seed : int, numpy.random.Generator or None, default: 0
+        Seed of the bootstrap; the default gives the numbers ``kpass report`` prints. ``None``
+        draws fresh entropy.
+    n_resamples : int, default: 10_000
+        Bootstrap resamples (:data:`DEFAULT_N_RESAMPLES`).
     plugin_manager : pluggy.PluginManager, optional
         Host whose metric families are used.
     progress : callable ``(done, total)``, optional
@@ -452,28 +590,35 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
     Returns
     -------
     Report
+        Its ``notes`` start with the table's own (:attr:`SampleTable.notes`, from the reader).
 
     Raises
     ------
     MetricSpecError
         Bad specs (listing the valid ones).
+    UsageError
+        A bad interval option (method, confidence level, resamples, seed), or a ``by`` under
+        which one group holds several models.
     DataError
         A metric needs a column the table lacks, ``by``/``cluster_by`` fields that vary within a
-        problem, or data a metric cannot use (naming file, line and field).
+        problem (or a null cluster), a metric that no problem has enough samples for (k larger
+        than every n), or data a metric cannot use (naming file, line and field).
     """
     if not isinstance(table, SampleTable):
         raise TypeError(f"`table` must be a kpass.SampleTable; got {type(table).__name__}.")
     specs = _resolve_specs(metrics, plugin_manager)
     by = tuple(by)
+    options = interval_options(method=method, confidence_level=confidence_level, seed=seed,
+                               n_resamples=n_resamples, clustered=cluster_by is not None)
     _check_requirements(table, specs)
+    index = table.problem_index
+    largest = int(index.n_samples.max())
+    for spec in specs:
+        if spec.min_samples > largest:
+            raise _too_few_samples(table, spec, largest)
     groups, group_of_problem = _groups(table, by)
+    check_one_model_per_group(table, group_of_problem, groups, by)
     clusters = None if cluster_by is None else _problem_attribute(table, cluster_by, "--cluster-by")
-    if clusters is not None and (clusters < 0).any():
-        problem = int(np.flatnonzero(clusters < 0)[0])
-        row = int(table.problem_index.order[table.problem_index.starts[problem]])
-        source, line = table.location(row)
-        raise DataError(f"--cluster-by '{cluster_by}' is null for problem ({table._describe_problem(row)}); every "
-                        "problem needs a cluster", source=source, line=line, field=cluster_by)
     with_task = "task" not in by
     rows: list[ReportRow] = []
     exclusions: list[Exclusion] = []
@@ -485,45 +630,46 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
     warning_notes: list[str] = []
     for g, group in enumerate(groups):
         problems = order[boundaries[g]:boundaries[g + 1]]
+        labels = _problem_labels(table, problems, with_task)
+        label = " / ".join(value for _, value in group)
         for spec in specs:
             eligible, values, excluded = _evaluate(table, spec, problems)
             n_excluded = 0
             for reason, members in excluded:
-                exclusions.append(Exclusion(group, spec.name, _problem_labels(table, members, with_task), reason))
-                n_excluded += len(members)
-            n_samples = int(table.problem_index.n_samples[eligible].sum())
-            per_problem[(group, spec.name)] = (_problem_labels(table, eligible, with_task), values)
-            row_clusters = None if clusters is None else clusters[eligible]
+                exclusions.append(Exclusion(group, spec.name, tuple(labels[members].tolist()), reason))
+                n_excluded += int(members.sum())
+            chosen = problems[eligible]
+            n_samples = int(index.n_samples[chosen].sum())
+            per_problem[(group, spec.name)] = (tuple(labels[eligible].tolist()), values)
+            row_clusters = None if clusters is None else clusters[chosen]
             n_clusters = None if row_clusters is None else int(np.unique(row_clusters).size)
-            if eligible.size == 0:
+            if chosen.size == 0:
                 rows.append(ReportRow(group, spec.name, None, None, None, None, 0, 0, n_clusters, None, n_excluded,
                                       "no problem has enough samples"))
             else:
                 try:
-                    result, caught = _interval(values, row_clusters, method, confidence_level, seed, n_resamples)
-                except ValueError as exc:
-                    if method is not None and "method" in str(exc):
-                        raise MetricSpecError(f"--method {method}: {exc}") from exc
-                    rows.append(ReportRow(group, spec.name, float(values.mean()), None, None, None, int(eligible.size),
+                    result, caught = _interval(values, row_clusters, options)
+                except ValueError as exc:  # options were checked: the data cannot give an interval
+                    rows.append(ReportRow(group, spec.name, float(values.mean()), None, None, None, int(chosen.size),
                                           n_samples, n_clusters, None, n_excluded, f"no interval: {exc}"))
                 else:
-                    label = " / ".join(value for _, value in group)
-                    warning_notes.extend(f"{label + ' / ' if label else ''}{spec.name}: {message}" for message in caught)
+                    prefix = f"{label} / " if label else ""
+                    warning_notes.extend(f"{prefix}{spec.name}: {message}" for message in caught)
                     rows.append(ReportRow(group, spec.name, float(result.estimate), _nan_to_none(result.low),
                                           _nan_to_none(result.high), _nan_to_none(result.standard_error),
-                                          int(eligible.size), n_samples, result.n_clusters, result.method,
+                                          int(chosen.size), n_samples, result.n_clusters, result.method,
                                           n_excluded, "", result))
             done += 1
             if progress is not None:
                 progress(done, total)
     notes = _table_notes(table) + _mixed_n_notes(table, groups, group_of_problem) + warning_notes
-    return Report(rows, exclusions, notes, specs, by, cluster_by, confidence_level, per_problem)
+    return Report(rows, exclusions, notes, specs, by, cluster_by, options["confidence_level"], per_problem)
 
 
 def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequence[MetricSpec], *,
                        baseline: str, models: Sequence[str] | None = None, by: Sequence[str] = ("task",),
                        cluster_by: str | None = None, method: str | None = None, confidence_level: float = 0.95,
-                       seed: Any = None, n_resamples: int | None = None, intersect: bool = False,
+                       seed: Any = DEFAULT_SEED, n_resamples: int = DEFAULT_N_RESAMPLES, intersect: bool = False,
                        plugin_manager: "pluggy.PluginManager | None" = None,
                        progress: Callable[[int, int], None] | None = None) -> Comparison:
     """Paired differences ``model - baseline`` per metric and group, over the same problems.
@@ -541,8 +687,11 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
         Models to compare with the baseline (default: every other model in the table).
     by : sequence of str, default: ("task",)
         Grouping fields besides the model.
-    cluster_by, method, confidence_level, seed, n_resamples, plugin_manager, progress
-        As in :func:`compute_report`.
+    method : str, optional
+        Interval method of :func:`kpass.paired_difference` (``PAIRED_INTERVAL_METHODS``);
+        default: ``DEFAULT_PAIRED_METHOD``.
+    cluster_by, confidence_level, seed, n_resamples, plugin_manager, progress
+        As in :func:`compute_report` (``seed`` 0 and 10,000 resamples by default).
     intersect : bool, default: False
         When a problem is present for one model only: ``False`` raises :class:`~kpass.DataError`
         naming such problems; ``True`` compares the common problems and lists the others.
@@ -550,30 +699,51 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
     Returns
     -------
     Comparison
+
+    Raises
+    ------
+    UsageError
+        An unknown baseline or model, or a bad interval option (a ``ValueError``).
+    DataError
+        As :func:`compute_report`; problems present for one model only (without ``intersect``);
+        a metric no problem can be compared on (k larger than every n of a model).
     """
     if not isinstance(table, SampleTable):
         raise TypeError(f"`table` must be a kpass.SampleTable; got {type(table).__name__}.")
     specs = _resolve_specs(metrics, plugin_manager)
     by = tuple(field for field in by if field != "model")
+    options = interval_options(method=method, confidence_level=confidence_level, seed=seed,
+                               n_resamples=n_resamples, paired=True, clustered=cluster_by is not None)
     all_models = table.categories("model")
     if baseline not in all_models:
-        raise ValueError(f"baseline model {baseline!r} is not in the table; models: {', '.join(all_models)}.")
+        raise UsageError(f"baseline model {baseline!r} is not in the table; models: {', '.join(all_models)}.")
     others = [m for m in all_models if m != baseline] if models is None else list(models)
     for model in others:
         if model not in all_models:
-            raise ValueError(f"model {model!r} is not in the table; models: {', '.join(all_models)}.")
+            raise UsageError(f"model {model!r} is not in the table; models: {', '.join(all_models)}.")
         if model == baseline:
-            raise ValueError(f"model {model!r} is the baseline; compare it with another model.")
+            raise UsageError(f"model {model!r} is the baseline; compare it with another model.")
     if not others:
-        raise ValueError(f"the table has only the baseline model {baseline!r}; nothing to compare.")
+        raise UsageError(f"the table has only the baseline model {baseline!r}; nothing to compare.")
     _check_requirements(table, specs)
     index = table.problem_index
+    base_code = all_models.index(baseline)
+    largest_base = int(index.n_samples[index.model_codes == base_code].max())
+    largest_other, other = max((int(index.n_samples[index.model_codes == all_models.index(m)].max()), m)
+                               for m in others)
+    if largest_base < largest_other:
+        limiting, largest = f"no problem of the baseline {baseline!r}", largest_base
+    else:
+        limiting = f"no problem of {other!r}" if len(others) == 1 else "no problem of any compared model"
+        largest = largest_other
+    for spec in specs:
+        if spec.min_samples > largest:
+            raise _too_few_samples(table, spec, largest, limiting)
     groups, group_of_problem = _groups(table, by)
     clusters = None if cluster_by is None else _problem_attribute(table, cluster_by, "--cluster-by")
-    base_code = all_models.index(baseline)
     # matching key of a problem across models: (group, task, problem_id)
-    n_tasks = max(len(table._categories["task"]), 1)
-    n_ids = max(len(table._categories["problem_id"]), 1)
+    n_tasks = max(table.n_categories("task"), 1)
+    n_ids = max(table.n_categories("problem_id"), 1)
     match_key = (group_of_problem * n_tasks + index.task_codes) * n_ids + index.problem_codes
     rows: list[ComparisonRow] = []
     exclusions: list[Exclusion] = []
@@ -584,66 +754,60 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
     for g, group in enumerate(groups):
         in_group = group_of_problem == g
         base_problems = np.flatnonzero(in_group & (index.model_codes == base_code))
+        base_labels = _problem_labels(table, base_problems, with_task)
         for model in others:
             model_problems = np.flatnonzero(in_group & (index.model_codes == all_models.index(model)))
             if base_problems.size == 0 and model_problems.size == 0:
                 continue
+            model_labels = _problem_labels(table, model_problems, with_task)
             label_group = (("model", model), *group)
-            only_model = model_problems[~np.isin(match_key[model_problems], match_key[base_problems])]
-            only_base = base_problems[~np.isin(match_key[base_problems], match_key[model_problems])]
-            if (only_model.size or only_base.size) and not intersect:
-                shown = list(_problem_labels(table, only_model[:5], True)) + list(
-                    _problem_labels(table, only_base[:5], True))
+            only_model = ~np.isin(match_key[model_problems], match_key[base_problems])
+            only_base = ~np.isin(match_key[base_problems], match_key[model_problems])
+            if (only_model.any() or only_base.any()) and not intersect:
+                shown = (_problem_labels(table, model_problems[only_model][:5], True).tolist()
+                         + _problem_labels(table, base_problems[only_base][:5], True).tolist())
+                first = (model_problems[only_model] if only_model.any() else base_problems[only_base])[0]
                 raise DataError(
-                    f"models {model!r} and {baseline!r} do not have the same problems: {only_model.size} only under "
-                    f"{model!r}, {only_base.size} only under {baseline!r} (e.g. {', '.join(shown)}); a paired "
-                    "comparison needs the same problems (use --intersection to compare the common ones and list "
+                    f"models {model!r} and {baseline!r} do not have the same problems: {int(only_model.sum())} only "
+                    f"under {model!r}, {int(only_base.sum())} only under {baseline!r} (e.g. {', '.join(shown)}); a "
+                    "paired comparison needs the same problems (use --intersect to compare the common ones and list "
                     "the others)",
-                    **table.error_location(int(index.order[index.starts[(only_model if only_model.size else only_base)[0]]])),
-                    field="problem_id")
+                    **table.error_location(int(index.order[index.starts[first]])), field="problem_id")
             for spec in specs:
                 base_ok, base_values, base_excluded = _evaluate(table, spec, base_problems)
                 model_ok, model_values, model_excluded = _evaluate(table, spec, model_problems)
-                for who, problems_only in ((model, only_model), (baseline, only_base)):
-                    if problems_only.size:
-                        other = baseline if who == model else model
-                        exclusions.append(Exclusion(label_group, spec.name,
-                                                    _problem_labels(table, problems_only, with_task),
-                                                    f"only under {who!r}, not under {other!r}"))
-                for who, excluded in ((model, model_excluded), (baseline, base_excluded)):
+                for who, only, labels in ((model, only_model, model_labels), (baseline, only_base, base_labels)):
+                    if only.any():
+                        partner = baseline if who == model else model
+                        exclusions.append(Exclusion(label_group, spec.name, tuple(labels[only].tolist()),
+                                                    f"only under {who!r}, not under {partner!r}"))
+                for who, excluded, labels in ((model, model_excluded, model_labels),
+                                              (baseline, base_excluded, base_labels)):
                     for reason, members in excluded:  # the partner's samples of these problems are unused too
-                        exclusions.append(Exclusion(label_group, spec.name, _problem_labels(table, members, with_task),
+                        exclusions.append(Exclusion(label_group, spec.name, tuple(labels[members].tolist()),
                                                     f"{who}: {reason}"))
-                common, at_model, at_base = np.intersect1d(match_key[model_ok], match_key[base_ok],
+                model_chosen, base_chosen = model_problems[model_ok], base_problems[base_ok]
+                common, at_model, at_base = np.intersect1d(match_key[model_chosen], match_key[base_chosen],
                                                            return_indices=True)
                 n_excluded = int(np.union1d(match_key[model_problems], match_key[base_problems]).size - common.size)
                 a = model_values[at_model]
                 b = base_values[at_base]
-                row_clusters = None if clusters is None else clusters[model_ok[at_model]]
+                row_clusters = None if clusters is None else clusters[model_chosen[at_model]]
                 if common.size == 0:
                     rows.append(ComparisonRow(group, spec.name, model, baseline, None, None, None, None, None, None,
                                               None, None, 0, None, None, n_excluded, "no common problem qualifies"))
                 else:
-                    options: dict[str, Any] = {"confidence_level": confidence_level, "rng": seed}
-                    if method is not None:
-                        options["method"] = method
-                    if n_resamples is not None:
-                        options["n_resamples"] = n_resamples
-                    if row_clusters is not None:
-                        options["clusters"] = row_clusters
                     try:
                         with warnings.catch_warnings(record=True) as caught:
                             warnings.simplefilter("always")
-                            result = core.paired_difference(a, b, **options)
-                        label = " / ".join(value for _, value in label_group)
-                        warning_notes.extend(f"{label} / {spec.name} vs {baseline}: {w.message}" for w in caught)
-                    except ValueError as exc:
-                        if method is not None and "method" in str(exc):
-                            raise MetricSpecError(f"--method {method}: {exc}") from exc
+                            result = core.paired_difference(a, b, clusters=row_clusters, **options)
+                    except ValueError as exc:  # options were checked: the data cannot give an interval
                         rows.append(ComparisonRow(group, spec.name, model, baseline, float(a.mean() - b.mean()), None,
                                                   None, None, None, None, float(a.mean()), float(b.mean()),
                                                   int(common.size), None, None, n_excluded, f"no interval: {exc}"))
                     else:
+                        label = " / ".join(value for _, value in label_group)
+                        warning_notes.extend(f"{label} / {spec.name} vs {baseline}: {w.message}" for w in caught)
                         rows.append(ComparisonRow(
                             group, spec.name, model, baseline, float(result.estimate), _nan_to_none(result.low),
                             _nan_to_none(result.high), _nan_to_none(result.standard_error),
@@ -654,4 +818,4 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
                 if progress is not None:
                     progress(done, total)
     notes = _table_notes(table) + warning_notes
-    return Comparison(rows, exclusions, notes, specs, baseline, by, cluster_by, confidence_level)
+    return Comparison(rows, exclusions, notes, specs, baseline, by, cluster_by, options["confidence_level"])

@@ -42,7 +42,8 @@ def format_decimal(value: Fraction) -> str:
     return text if "." in text else text + ".0"
 
 
-_DECIMAL = re.compile(r"^(\d+(\.\d*)?|\.\d+)$")
+_DECIMAL = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
+_INTEGER = re.compile(r"[0-9]+")  # ASCII digits only: str.isdigit() also accepts "²", which int() rejects
 
 
 class MetricFamily:
@@ -93,7 +94,7 @@ class MetricFamily:
 
     def parse_parameter(self, text: str) -> Fraction:
         """Parse one ``_x`` value (default: an exact decimal in [0, 1])."""
-        if not _DECIMAL.match(text):
+        if not _DECIMAL.fullmatch(text):
             raise ValueError(f"{self.parameter} must be a decimal number such as 0.5; got {text!r}")
         value = Fraction(text)
         if not 0 <= value <= 1:
@@ -236,7 +237,7 @@ def _parse_one(text: str, registry) -> list[MetricSpec]:
     ks: list[int] = []
     for part in ks_text.split(","):
         part = part.strip()
-        if not part.isdigit() or int(part) < 1:
+        if not _INTEGER.fullmatch(part) or int(part) < 1:
             raise _spec_error(text, f"k must be a positive integer (several as 1,8,64); got {part!r}", registry)
         ks.append(int(part))
     parameter = getattr(family, "parameter", None)
@@ -264,7 +265,7 @@ def _parse_one(text: str, registry) -> list[MetricSpec]:
                 raise _spec_error(text, f"option {item!r} must be written name=value", registry)
             key, value = (piece.strip() for piece in item.split("=", 1))
             if key.lower() in _BUDGET_NAMES:
-                if not value.isdigit() or int(value) < 1:
+                if not _INTEGER.fullmatch(value) or int(value) < 1:
                     raise _spec_error(text, f"the budget must be a positive integer of output tokens; got {value!r}",
                                       registry)
                 budget = int(value)

@@ -26,11 +26,15 @@ source, the line and the field):
 
 - the required columns are present and never null; ``correct`` is boolean (``true``/``false``,
   ``1``/``0``, also as strings); numbers are finite (NaN is an error, never a silent null);
+- a sample judged ``correct`` has ``finished`` true (or null): it emitted its final answer within
+  its budget (METRICS.md section 6); ``correct=true, finished=false`` is a contradiction that would
+  make pass@1 and pass@1(B) disagree;
 - ``(model, task, problem_id, sample_index)`` is unique (a duplicate names both lines);
 - a problem's samples under one model are indexed ``0..n-1`` without gaps. This is how a problem
   whose samples were *mixed up between two models* is caught: if model A holds samples 0-3 of a
   problem and model B holds 4-7, B's indices do not start at 0 and the error names both models.
-  It also catches a silently dropped sample (a gap) and 1-based epochs;
+  It also catches a silently dropped sample (a gap, reported at the first sample after it) and
+  1-based epochs;
 - a column that is not in the schema is kept as a metadata column (usable with ``--by`` and
   ``--cluster-by``) and listed in :attr:`SampleTable.extra_columns`; a column name that looks like a
   misspelt schema column (``corect``, ``answers``) is an error, because keeping it would silently
@@ -107,12 +111,39 @@ class _Context:
 
     def error(self, message: str, row: int | None = None, field: str | None = None) -> DataError:
         if row is None:
-            source = ", ".join(self.source_names) if len(self.source_names) <= 3 else (
-                f"{self.source_names[0]} (+{len(self.source_names) - 1} more files)")
-            return DataError(message, source=source or None, field=field)
+            return DataError(message, source=_describe_sources(self.source_names), field=field)
         return DataError(
             message, source=self.source_names[int(self.source_codes[row])], line=int(self.lines[row]), field=field
         )
+
+
+def _describe_sources(names: Sequence[str]) -> str | None:
+    """The sources of a table for a message about all of it: up to three names, else the first and a count."""
+    if len(names) <= 3:
+        return ", ".join(names) or None
+    return f"{names[0]} (+{len(names) - 1} more files)"
+
+
+def _unique_notes(notes: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(notes, str):
+        raise TypeError(f"`notes` must be an iterable of strings; got the string {notes!r}.")
+    notes = tuple(notes)
+    for note in notes:
+        if not isinstance(note, str):
+            raise TypeError(f"`notes` must hold strings; got {type(note).__name__} {note!r}.")
+    return tuple(dict.fromkeys(notes))
+
+
+def _check_correct_implies_finished(correct: NDArray[np.bool_], finished: NDArray[np.int8], ctx: _Context) -> None:
+    """A correct sample has emitted its final answer, so it finished (METRICS.md section 6)."""
+    contradiction = correct & (finished == 0)
+    if contradiction.any():
+        row = int(np.flatnonzero(contradiction)[0])
+        raise ctx.error(
+            "this sample is judged correct but `finished` is false; a sample finishes when its final answer "
+            "is emitted within its token budget (METRICS.md section 6), so a correct answer means it finished. "
+            "Fix `finished` (or `correct`): kept as it is, pass@1 and pass@1(B) = fin@1(B) * pass@1(B | fin) "
+            "would disagree", row, "finished")
 
 
 def _is_null(value: Any) -> bool:
@@ -175,15 +206,7 @@ def _to_categorical(values: Any, name: str, nullable: bool, ctx: _Context) -> tu
                 codes = np.where(nan, _NULL, codes - (codes > nan_code))
                 del categories[nan_code]
         else:
-            mapping: dict[str, int] = {}
-            codes = np.empty(len(array), dtype=np.int64)
-            setdefault = mapping.setdefault
-            for row, value in enumerate(array.tolist()):
-                if value is None or (value.__class__ is float and value != value):
-                    codes[row] = _NULL
-                else:
-                    codes[row] = setdefault(value if value.__class__ is str else _stringify(value), len(mapping))
-            categories = list(mapping)
+            codes, categories = _factorize_objects(array.tolist())
     if not nullable:
         null = codes < 0
         if null.any():
@@ -191,6 +214,35 @@ def _to_categorical(values: Any, name: str, nullable: bool, ctx: _Context) -> tu
             raise ctx.error(f"`{name}` is required and may not be null or NaN", row, name)
     dtype = np.int32 if len(categories) < 2**31 - 1 else np.int64
     return codes.astype(dtype, copy=False), categories
+
+
+def _factorize_objects(values: list[Any]) -> tuple[NDArray[np.int64], list[str]]:
+    """Codes (first-appearance order, ``-1`` for None/NaN) of a list of Python objects.
+
+    Strings (with None) and integers, what JSON and CSV give, go through C-level ``dict``/``map``
+    calls; any other mix falls back to one Python step per row.
+    """
+    kinds = set(map(type, values))
+    if kinds <= {str, type(None)} or kinds == {int}:
+        if kinds == {int}:
+            values = list(map(str, values))
+        first_seen = dict.fromkeys(values)  # insertion order = first appearance
+        null_seen = None in first_seen
+        first_seen.pop(None, None)
+        lookup = {value: code for code, value in enumerate(first_seen)}
+        if null_seen:
+            lookup[None] = _NULL
+        codes = np.fromiter(map(lookup.__getitem__, values), dtype=np.int64, count=len(values))
+        return codes, list(first_seen)
+    mapping: dict[str, int] = {}
+    codes = np.empty(len(values), dtype=np.int64)
+    setdefault = mapping.setdefault
+    for row, value in enumerate(values):
+        if value is None or (value.__class__ is float and value != value):
+            codes[row] = _NULL
+        else:
+            codes[row] = setdefault(value if value.__class__ is str else _stringify(value), len(mapping))
+    return codes, list(mapping)
 
 
 def _renumber_by_first(codes: NDArray[np.int64], first: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -236,8 +288,17 @@ def _to_bool(values: Any, name: str, nullable: bool, ctx: _Context) -> NDArray:
         if nullable:
             return np.where(nan, _NULL, array).astype(np.int8)
         return array.astype(bool)
+    values = array.tolist()
+    kinds = set(map(type, values))
+    if kinds <= {bool, type(None)} and (nullable or type(None) not in kinds):  # JSON: true/false/null
+        null = np.equal(array, None)
+        out = np.full(len(array), _NULL, dtype=np.int8)
+        out[~null] = array[~null].astype(bool)
+        return out if nullable else out.astype(bool)
+    if kinds <= {str, type(None)}:  # CSV: every cell a string (None = empty cell)
+        return _strings_to_bool(array, name, nullable, what, ctx)
     out = np.empty(len(array), dtype=np.int8)
-    for row, value in enumerate(array.tolist()):
+    for row, value in enumerate(values):
         if value is True or value is False:
             out[row] = value
         elif isinstance(value, str) and value.strip().lower() in _TRUE_STRINGS:
@@ -251,6 +312,29 @@ def _to_bool(values: Any, name: str, nullable: bool, ctx: _Context) -> NDArray:
         else:
             raise ctx.error(f"`{name}` must be {what}; got {value!r}", row, name)
     return out if nullable else out.astype(bool)
+
+
+_NULL_STRINGS = ("", "null", "none")
+
+
+def _normalized_strings(array: np.ndarray) -> np.ndarray:
+    """Stripped, lower-cased text of an object array of str/None (None becomes ``""``)."""
+    text = np.where(np.equal(array, None), "", array).astype(str)
+    return np.char.lower(np.char.strip(text))
+
+
+def _strings_to_bool(array: np.ndarray, name: str, nullable: bool, what: str, ctx: _Context) -> NDArray:
+    text = _normalized_strings(array)
+    is_true = np.isin(text, [key for key, value in _TRUE_STRINGS.items() if value])
+    is_false = np.isin(text, [key for key, value in _TRUE_STRINGS.items() if not value])
+    is_null = np.isin(text, _NULL_STRINGS) if nullable else np.zeros(len(text), dtype=bool)
+    bad = ~(is_true | is_false | is_null)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ctx.error(f"`{name}` must be {what}; got {array[row]!r}", row, name)
+    if not nullable:
+        return is_true
+    return np.where(is_null, _NULL, is_true).astype(np.int8)
 
 
 def _to_int(values: Any, name: str, nullable: bool, ctx: _Context) -> NDArray[np.int64]:
@@ -274,30 +358,57 @@ def _to_int(values: Any, name: str, nullable: bool, ctx: _Context) -> NDArray[np
             raise ctx.error(f"`{name}` must be {what}; got {array[row].item()!r}", row, name)
         return out
     else:
-        out = np.empty(len(array), dtype=np.int64)
-        for row, value in enumerate(array.tolist()):
-            if isinstance(value, (bool, np.bool_)):
-                raise ctx.error(f"`{name}` must be {what}; got {value!r}", row, name)
-            if isinstance(value, (int, np.integer)):
-                out[row] = value
-                if value < 0:
-                    raise ctx.error(f"`{name}` must be {what}; got {value!r}", row, name)
-                continue
-            if isinstance(value, float) and value.is_integer() and value >= 0:
-                out[row] = int(value)
-                continue
-            if isinstance(value, str) and value.strip().isdigit():
-                out[row] = int(value.strip())
-                continue
-            if nullable and (value is None or (isinstance(value, str) and value.strip().lower() in ("", "null", "none"))):
-                out[row] = _NULL
-                continue
-            raise ctx.error(f"`{name}` must be {what}; got {value!r}", row, name)
-        return out
+        return _objects_to_int(array, name, nullable, what, ctx)
     negative = out < 0
     if negative.any():
         row = int(np.flatnonzero(negative)[0])
         raise ctx.error(f"`{name}` must be {what}; got {int(out[row])}", row, name)
+    return out
+
+
+def _objects_to_int(array: np.ndarray, name: str, nullable: bool, what: str, ctx: _Context) -> NDArray[np.int64]:
+    values = array.tolist()
+    kinds = set(map(type, values))
+    if kinds <= {int, type(None)} and (nullable or type(None) not in kinds):  # JSON integers (and null)
+        null = np.equal(array, None)
+        out = np.full(len(array), _NULL, dtype=np.int64)
+        out[~null] = array[~null].astype(np.int64)
+        negative = ~null & (out < 0)
+        if negative.any():
+            row = int(np.flatnonzero(negative)[0])
+            raise ctx.error(f"`{name}` must be {what}; got {values[row]!r}", row, name)
+        return out
+    if kinds <= {str, type(None)}:  # CSV: digits, or empty/null for a nullable column
+        text = _normalized_strings(array)
+        digits = np.char.isdecimal(text)  # what int() parses; not isdigit, which accepts '²'
+        null = np.isin(text, _NULL_STRINGS) if nullable else np.zeros(len(text), dtype=bool)
+        bad = ~(digits | null)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ctx.error(f"`{name}` must be {what}; got {values[row]!r}", row, name)
+        out = np.full(len(text), _NULL, dtype=np.int64)
+        out[digits] = text[digits].astype(np.int64)
+        return out
+    out = np.empty(len(array), dtype=np.int64)
+    # anything else (floats, numpy scalars, mixtures): one step per row
+    for row, value in enumerate(values):
+        if isinstance(value, (bool, np.bool_)):
+            raise ctx.error(f"`{name}` must be {what}; got {value!r}", row, name)
+        if isinstance(value, (int, np.integer)):
+            out[row] = value
+            if value < 0:
+                raise ctx.error(f"`{name}` must be {what}; got {value!r}", row, name)
+            continue
+        if isinstance(value, float) and value.is_integer() and value >= 0:
+            out[row] = int(value)
+            continue
+        if isinstance(value, str) and value.strip().isdecimal():
+            out[row] = int(value.strip())
+            continue
+        if nullable and (value is None or (isinstance(value, str) and value.strip().lower() in ("", "null", "none"))):
+            out[row] = _NULL
+            continue
+        raise ctx.error(f"`{name}` must be {what}; got {value!r}", row, name)
     return out
 
 
@@ -380,11 +491,17 @@ class SampleTable:
         Files (or labels) the rows came from.
     extra_columns : tuple of str
         Columns outside the schema, kept as string metadata columns.
+    notes : tuple of str
+        What a reader wants every report on this table to say: samples, epochs or tasks it left
+        out, and why (e.g. ``"run.eval: 3 unscored epochs left out"``). Give them with
+        ``notes=`` when building the table; :meth:`concat` keeps the notes of every input (each
+        once), and :func:`kpass.compute_report`, :func:`kpass.compute_comparison` and ``kpass
+        budget`` copy them into their notes and JSON output. A note should name its file.
     """
 
     __slots__ = (
         "_columns", "_categories", "_verdict_offsets", "_source_codes", "_lines", "sources",
-        "extra_columns", "_index",
+        "extra_columns", "notes", "_index", "_category_arrays",
     )
 
     def __init__(self) -> None:  # use the classmethods
@@ -395,13 +512,15 @@ class SampleTable:
         self._lines: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self.sources: list[str] = []
         self.extra_columns: tuple[str, ...] = ()
+        self.notes: tuple[str, ...] = ()
         self._index: _ProblemIndex | None = None
+        self._category_arrays: dict[str, np.ndarray] = {}
 
     # ---------------------------------------------------------------- construction
 
     @classmethod
     def from_columns(cls, columns: Mapping[str, Any], *, source: str,
-                     lines: Sequence[int] | NDArray | None = None) -> "SampleTable":
+                     lines: Sequence[int] | NDArray | None = None, notes: Iterable[str] = ()) -> "SampleTable":
         """Build a table from column arrays (the fast path for large data).
 
         Parameters
@@ -413,12 +532,22 @@ class SampleTable:
             File name or label, used in error messages.
         lines : sequence of int, optional
             1-based line (or row) number of each row in ``source``; default ``1..rows``.
+        notes : iterable of str, optional
+            What every report on this table should say (see :attr:`notes`).
 
         Raises
         ------
         DataError
             Any violation of the schema rules (module docstring), naming source, line and field.
         """
+        table = cls._convert_columns(columns, source=source, lines=lines, notes=notes)
+        table._validate_keys(table._context())
+        return table
+
+    @classmethod
+    def _convert_columns(cls, columns: Mapping[str, Any], *, source: str, lines: Sequence[int] | NDArray | None,
+                         notes: Iterable[str] = ()) -> "SampleTable":
+        """Typed columns and every per-row check; the keys (duplicates, gaps) are checked by the caller."""
         if not isinstance(columns, Mapping) and hasattr(columns, "columns") and hasattr(columns, "__getitem__"):
             columns = {name: np.asarray(columns[name]) for name in columns.columns}  # a pandas DataFrame
         if not isinstance(columns, Mapping):
@@ -441,9 +570,10 @@ class SampleTable:
                 f"missing required column(s) {', '.join(missing)}; a sample table needs "
                 f"{', '.join(REQUIRED_COLUMNS)} (optional: {', '.join(OPTIONAL_COLUMNS)})"
                 f"{_missing_hint(missing, columns)}",
-                source=source, line=int(line_numbers[0]), field=missing[0],
+                source=source, field=missing[0],
             )
         table = cls()
+        table.notes = _unique_notes(notes)
         table.sources = [source]
         table._source_codes = ctx.source_codes
         table._lines = line_numbers
@@ -471,12 +601,16 @@ class SampleTable:
                 table._columns[name], table._categories[name] = _to_categorical(values, name, True, ctx)
                 extras.append(name)
         table.extra_columns = tuple(extras)
-        table._validate_keys(ctx)
+        if "finished" in table._columns:
+            _check_correct_implies_finished(table._columns["correct"], table._columns["finished"], ctx)
         return table
+
+    def _context(self) -> _Context:
+        return _Context(self.sources, self._source_codes, self._lines)
 
     @classmethod
     def from_records(cls, records: Iterable[Mapping[str, Any]], *, source: str,
-                     lines: Sequence[int] | None = None) -> "SampleTable":
+                     lines: Sequence[int] | None = None, notes: Iterable[str] = ()) -> "SampleTable":
         """Build a table from one mapping per sample (JSON objects, adapter output).
 
         Parameters
@@ -487,12 +621,55 @@ class SampleTable:
             File name or label, used in error messages.
         lines : sequence of int, optional
             1-based line of each record in ``source``; default ``1..len(records)``.
+        notes : iterable of str, optional
+            What every report on this table should say (see :attr:`notes`).
 
         Raises
         ------
         DataError
             A record that is not a mapping, or any schema violation (see :meth:`from_columns`).
         """
+        columns, line_numbers = cls._records_to_columns(records, source=source, lines=lines)
+        return cls.from_columns(columns, source=source, lines=line_numbers, notes=notes)
+
+    @classmethod
+    def from_record_chunks(cls, chunks: Iterable[tuple[Sequence[Mapping[str, Any]], Sequence[int]]], *,
+                           source: str, notes: Iterable[str] = ()) -> "SampleTable":
+        """Build a table from successive chunks of records, for readers that stream a large file.
+
+        Each chunk ``(records, lines)`` is converted to typed columns (and its per-row checks
+        run) before the next one is read, so only one chunk of Python objects is alive at a time;
+        the keys (duplicates, ``0..n-1`` indices) are checked once over the whole table, so a
+        problem's samples may span chunks.
+
+        Parameters
+        ----------
+        chunks : iterable of (sequence of Mapping, sequence of int)
+            Records and their 1-based lines in ``source``; empty chunks are skipped.
+        source : str
+            File name or label, used in error messages.
+        notes : iterable of str, optional
+            What every report on this table should say (see :attr:`notes`).
+
+        Raises
+        ------
+        DataError
+            As :meth:`from_records`; ``"no samples"`` when every chunk is empty.
+        """
+        parts = []
+        for records, lines in chunks:
+            if len(records) == 0:
+                continue
+            columns, line_numbers = cls._records_to_columns(records, source=source, lines=lines)
+            parts.append(cls._convert_columns(columns, source=source, lines=line_numbers))
+            del columns
+        if not parts:
+            raise DataError("no samples: the input is empty", source=source)
+        return cls._concat(parts, notes=notes)
+
+    @classmethod
+    def _records_to_columns(cls, records: Iterable[Mapping[str, Any]], *, source: str,
+                            lines: Sequence[int] | None) -> tuple[dict[str, np.ndarray], list[int]]:
         records = list(records)
         if not records:
             raise DataError("no samples: the input is empty", source=source)
@@ -525,7 +702,7 @@ class SampleTable:
             if name not in columns:
                 raise DataError(f"missing required field '{name}'{_missing_hint([name], names)}",
                                 source=source, line=line_numbers[0], field=name)
-        return cls.from_columns(columns, source=source, lines=line_numbers)
+        return columns, line_numbers
 
     @classmethod
     def concat(cls, tables: Iterable["SampleTable"]) -> "SampleTable":
@@ -543,9 +720,22 @@ class SampleTable:
         for table in tables:
             if not isinstance(table, SampleTable):
                 raise TypeError(f"`tables` must contain SampleTable objects; got {type(table).__name__}.")
-        if len(tables) == 1:
+        return cls._concat(tables)
+
+    @classmethod
+    def _concat(cls, tables: list["SampleTable"], notes: Iterable[str] = ()) -> "SampleTable":
+        """Stack tables, keep every note once, and check the keys of the result."""
+        notes = _unique_notes([*(note for table in tables for note in table.notes), *notes])
+        if len(tables) == 1 and tables[0]._index is not None and notes == tables[0].notes:
             return tables[0]
+        if len(tables) == 1:
+            out = tables[0]
+            out.notes = notes
+            if out._index is None:
+                out._validate_keys(out._context())
+            return out
         out = cls()
+        out.notes = notes
         sources: list[str] = []
         source_codes = []
         for table in tables:
@@ -598,7 +788,7 @@ class SampleTable:
                          for t in tables]
                 out._columns[name] = np.concatenate(parts)
         out.extra_columns = tuple(extras)
-        out._validate_keys(_Context(out.sources, out._source_codes, out._lines))
+        out._validate_keys(out._context())
         return out
 
     # ---------------------------------------------------------------- validation and index
@@ -617,7 +807,7 @@ class SampleTable:
             where_first = f"{self.sources[int(self._source_codes[first])]} line {int(self._lines[first])}"
             raise ctx.error(
                 f"duplicate sample: (model, task, problem_id, sample_index) = "
-                f"({self._describe_problem(first)}, {int(self._columns['sample_index'][first])}) appears "
+                f"({self.describe_problem(first)}, {int(self._columns['sample_index'][first])}) appears "
                 f"again here; first at {where_first}. Each sample must appear once (were two runs "
                 f"concatenated? give them different model names)",
                 second, "sample_index",
@@ -625,12 +815,12 @@ class SampleTable:
         rank = np.arange(n_rows, dtype=np.int64) - np.repeat(index.starts, index.n_samples)
         misplaced = sample_index != rank
         if misplaced.any():
-            position = int(np.flatnonzero(misplaced)[0])
+            position = int(np.flatnonzero(misplaced)[0])  # where the numbering first goes wrong
             problem = int(problem_of_row[position])
-            row = int(order[index.starts[problem]])
+            row = int(order[position])
             indices = sample_index[index.starts[problem]: index.starts[problem] + index.n_samples[problem]]
             got = _describe_indices(indices)
-            message = (f"samples of problem ({self._describe_problem(row)}) have sample_index {got}; "
+            message = (f"samples of problem ({self.describe_problem(row)}) have sample_index {got}; "
                        f"expected 0..{int(index.n_samples[problem]) - 1} (0-based, no gaps)")
             others = self._same_problem_other_models(index, problem)
             if others:
@@ -645,7 +835,8 @@ class SampleTable:
             raise ctx.error(message, row, "sample_index")
         self._index = index
 
-    def _describe_problem(self, row: int) -> str:
+    def describe_problem(self, row: int) -> str:
+        """``'model', 'task', 'problem_id'`` of the problem a row belongs to (for messages)."""
         return ", ".join(repr(self._categories[name][int(self._columns[name][row])])
                          for name in ("model", "task", "problem_id"))
 
@@ -687,14 +878,48 @@ class SampleTable:
     def codes(self, name: str) -> NDArray[np.integer]:
         """Integer codes of a categorical column (``-1`` = null)."""
         self._require(name)
-        if name not in self._categories:
-            raise KeyError(f"column '{name}' is not categorical; categorical columns: {sorted(self._categories)}")
+        self._require_categorical(name)
         return self._columns[name]
 
     def categories(self, name: str) -> list[str]:
         """Category values of a categorical column, in order of first appearance."""
         self._require(name)
+        self._require_categorical(name)
         return list(self._categories[name])
+
+    def n_categories(self, name: str) -> int:
+        """Number of distinct values of a categorical column (nulls not counted)."""
+        self._require(name)
+        self._require_categorical(name)
+        return len(self._categories[name])
+
+    def category_values(self, name: str) -> NDArray[np.object_]:
+        """Category values of a categorical column as a read-only object array, so that
+        ``table.category_values("problem_id")[codes]`` decodes many codes at once."""
+        self._require(name)
+        self._require_categorical(name)
+        values = self._category_arrays.get(name)
+        if values is None:
+            values = np.empty(len(self._categories[name]), dtype=object)
+            values[:] = self._categories[name]
+            values.setflags(write=False)
+            self._category_arrays[name] = values
+        return values
+
+    def raw_column(self, name: str) -> np.ndarray:
+        """A column as stored, without decoding: integer codes (``-1`` null) for categorical
+        columns, bool for ``correct``, int8 (``-1`` null) for ``finished``, int64 (``-1`` null)
+        for ``sample_index``, ``output_tokens`` and ``answer_token``, objects for ``metadata``.
+        Index it with table rows (e.g. ``problem_index.order``). For ``cot_verdicts`` use
+        :meth:`verdicts`."""
+        self._require(name)
+        if name == "cot_verdicts":
+            raise KeyError("'cot_verdicts' is stored flat with offsets; use SampleTable.verdicts()")
+        return self._columns[name]
+
+    def _require_categorical(self, name: str) -> None:
+        if name not in self._categories:
+            raise KeyError(f"column '{name}' is not categorical; categorical columns: {sorted(self._categories)}")
 
     def column(self, name: str) -> np.ndarray:
         """Values of a column; categorical ones decoded to an object array (``None`` = null).
@@ -719,11 +944,9 @@ class SampleTable:
 
     def error_location(self, row: int | None = None) -> dict[str, Any]:
         """``source=`` and ``line=`` keywords for a :class:`~kpass.DataError` about ``row``, or
-        about the whole table (its first line; all sources when there are several)."""
+        about the whole table (its sources, no line: no single line is at fault)."""
         if row is None:
-            if len(self.sources) != 1:
-                return {"source": ", ".join(self.sources), "line": None}
-            row = 0
+            return {"source": _describe_sources(self.sources), "line": None}
         source, line = self.location(row)
         return {"source": source, "line": line}
 

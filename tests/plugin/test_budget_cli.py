@@ -65,7 +65,7 @@ def test_decompose_reproduces_the_published_prorl_figures(prorl_file, capsys, tm
     code, out, err = _run(capsys, "decompose", prorl_file, "--base", "base", "--model", "rl",
                           "--budgets", "4096,8k,16384", "--format", "json", "--n-resamples", "400")
     assert code == 0, err
-    rows = {row["budget"]: row for row in json.loads(out)}
+    rows = {row["budget"]: row for row in json.loads(out)["rows"]}
     assert set(rows) == {4096, 8192, 16384}
     at_8k = rows[8192]
     assert round(at_8k["base_fin"], 2) == 0.45 and round(at_8k["model_fin"], 2) == 0.99
@@ -139,7 +139,7 @@ def test_native_max_tokens_runs_are_read_as_they_are(tmp_path, capsys):
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     code, out, err = _run(capsys, "budget", path, "--format", "json", "--n-resamples", "200")
     assert code == 0, err
-    rows = {row["model"]: row for row in json.loads(out)}
+    rows = {row["model"]: row for row in json.loads(out)["rows"]}
     for model in ("m@1024", "m@4096"):
         mine = [r for r in records if r["model"] == model]
         assert rows[model]["fin"] == pytest.approx(np.mean([r["finished"] for r in mine]))
@@ -171,7 +171,7 @@ def test_tokenizer_gives_answer_positions_from_text(tmp_path, capsys):
     code, out, err = _run(capsys, "budget", path, "--budgets", "8,12", "--tokenizer", f"hf:{tokenizer_path}",
                           "--format", "json", "--n-resamples", "100")
     assert code == 0, err
-    rows = {(r["model"], r["budget"]): r for r in json.loads(out)}
+    rows = {(r["model"], r["budget"]): r for r in json.loads(out)["rows"]}
     # "short": answer at token think + j + 3 = 5 + j; within 8 for j <= 3, within 12 for all
     assert rows["short", 8]["fin"] == pytest.approx(4 / 6) and rows["short", 12]["fin"] == 1.0
     # "long": 13 + j > 12: nothing finished within 12 (pass | fin undefined, warned)
@@ -212,7 +212,7 @@ def test_cluster_bootstrap_through_the_cli(prorl_file, tmp_path, capsys):
     code, out, err = _run(capsys, "decompose", path, "--base", "base", "--model", "rl", "--budgets", "8192",
                           "--cluster-by", "subject", "--format", "json", "--n-resamples", "200")
     assert code == 0, err
-    row = json.loads(out)[0]
+    row = json.loads(out)["rows"][0]
     assert row["n_clusters"] == 20
     base = [r for r in records if r["model"] == "base"]
     rl = [r for r in records if r["model"] == "rl"]

@@ -33,7 +33,9 @@ def random_records(seed, models=("a", "b"), tasks=("t1", "t2"), n_problems=12, n
                     correct = bool(rng.random() < min(1.0, p[j] + 0.1 * model_index))
                     answer = "gold" if correct else (None if rng.random() < 0.1 else f"w{rng.integers(3)}")
                     record = {"model": model, "task": task, "problem_id": f"q{j}", "sample_index": s,
-                              "correct": correct, "finished": bool(rng.random() < 0.9), "cluster": f"c{j % 4}",
+                              # a correct sample has finished (a sample table rejects the contradiction)
+                              "correct": correct, "finished": bool(rng.random() < 0.9) or correct,
+                              "cluster": f"c{j % 4}",
                               "cot_verdicts": [bool(rng.random() < 0.7) for _ in range(3)] if correct else None}
                     if answers:
                         record["answer"] = answer
@@ -156,12 +158,12 @@ def test_pass_at_k_matches_core_for_any_table(seed, k):
     problems = per_problem(records, "m", "t")
     n = np.array([p["n"] for p in problems.values()])
     c = np.array([p["c"] for p in problems.values()])
-    report = kpass.compute_report(table, f"pass@{k}", plugin_manager=pm, method="t")
-    (row,) = report.rows
     keep = n >= k
-    if keep.sum() == 0:
-        assert row.estimate is None and row.n_excluded == len(n)
+    if keep.sum() == 0:  # k above every n: an error naming the largest n, not an empty row
+        with pytest.raises(kpass.DataError, match=f"the largest n.*Lower k to at most {n.max()}"):
+            kpass.compute_report(table, f"pass@{k}", plugin_manager=pm, method="t")
     else:
+        (row,) = kpass.compute_report(table, f"pass@{k}", plugin_manager=pm, method="t").rows
         assert row.estimate == pytest.approx(core.pass_at_k(n[keep], c[keep], k).mean(), abs=1e-12)
         assert row.n_problems + row.n_excluded == len(n)
 
@@ -178,19 +180,20 @@ def test_by_other_fields_and_no_grouping(pm):
     report = kpass.compute_report(table, "pass@1", by=("model",), plugin_manager=pm, method="t")
     assert [row.group for row in report.rows] == [(("model", "a"),), (("model", "b"),)]
     assert report.rows[0].n_problems == 24  # both tasks' problems, told apart by task
-    report = kpass.compute_report(table, "pass@1", by=(), plugin_manager=pm, method="t")
-    assert report.rows[0].n_problems == 48 and report.rows[0].group == ()
+    # by=() would pool the two models' problems (48 "problems", two models averaged): refused
+    with pytest.raises(kpass.UsageError, match="Include model in --by"):
+        kpass.compute_report(table, "pass@1", by=(), plugin_manager=pm, method="t")
+    one_model = kpass.SampleTable.from_records([r for r in records if r["model"] == "a"], source="mem")
+    report = kpass.compute_report(one_model, "pass@1", by=(), plugin_manager=pm, method="t")
+    assert report.rows[0].n_problems == 24 and report.rows[0].group == ()
     with pytest.raises(kpass.DataError, match="--by names the field 'nope'"):
         kpass.compute_report(table, "pass@1", by=("nope",), plugin_manager=pm)
 
 
 def test_budget_specs_use_the_core_budget_counts(pm):
-    if not hasattr(core, "budget_counts"):
-        with pytest.raises(kpass.MetricSpecError, match="not yet supported"):
-            table = kpass.SampleTable.from_records(make_records(finished=True, output_tokens=10), source="mem")
-            kpass.compute_report(table, "fin@1(B=5)", plugin_manager=pm)
-        return
-    records = make_records(n_problems=3, n=4, finished=lambda j, s: s != 3, output_tokens=lambda j, s: 100 * (s + 1),
+    # sample 3 never finished, so it is wrong (correct implies finished)
+    records = make_records(n_problems=3, n=4, correct=lambda j, s: (j + s) % 2 == 0 and s != 3,
+                           finished=lambda j, s: s != 3, output_tokens=lambda j, s: 100 * (s + 1),
                            answer_token=lambda j, s: None if s == 3 else 100 * (s + 1))
     table = kpass.SampleTable.from_records(records, source="mem")
     report = kpass.compute_report(table, "fin@1(B=250) pass@1(B=250)", plugin_manager=pm, method="t")
@@ -229,7 +232,7 @@ def test_comparison_needs_the_same_problems_unless_intersection(pm):
     records = [r for r in make_records(model="a", n_problems=5) + make_records(model="b", n_problems=5)
                if not (r["model"] == "b" and r["problem_id"] == "p4")]
     table = kpass.SampleTable.from_records(records, source="mem")
-    with pytest.raises(kpass.DataError, match=r"1 only under 'a'.*e.g. t/p4.*--intersection"):
+    with pytest.raises(kpass.DataError, match=r"1 only under 'a'.*e.g. t/p4.*--intersect "):
         kpass.compute_comparison(table, "pass@1", baseline="b", plugin_manager=pm)
     comparison = kpass.compute_comparison(table, "pass@1", baseline="b", intersect=True, plugin_manager=pm, method="t")
     (row,) = comparison.rows

@@ -100,8 +100,9 @@ def test_jsonl_csv_and_parquet_readers_give_the_same_table(tmp_path, write_jsonl
     import pyarrow as pa  # extra `dev`, installed in CI: Parquet is tested, never skipped
     import pyarrow.parquet as pq
 
+    # sample 2 never finished (so it has no answer and is wrong: correct implies finished)
     records = make_records(n_problems=5, n=3, answer=lambda j, s: None if s == 2 else str(j),
-                           finished=lambda j, s: s != 2, output_tokens=lambda j, s: 100 + s,
+                           correct=lambda j, s: (j + s) % 2 == 0 and s != 2, finished=lambda j, s: s != 2, output_tokens=lambda j, s: 100 + s,
                            cot_verdicts=lambda j, s: [True, None] if s == 0 else None, cluster=lambda j, s: f"c{j % 2}")
     jsonl = write_jsonl(records)
     csv_path = tmp_path / "samples.csv"
@@ -265,7 +266,7 @@ def test_missing_answers_when_cons_is_asked_for(run_cli, write_jsonl):
     path = write_jsonl(make_records())
     code, _, err = run_cli("report", path, "-m", "cons@3")
     assert code == 1
-    assert f"{path}, line 1, field 'answer': cons@3 needs the `answer` column" in err
+    assert f"{path}, field 'answer': cons@3 needs the `answer` column" in err  # the whole table: no line
     assert "binary correct/incorrect data cannot determine cons@k" in err
     records = make_records(answer=lambda j, s: "42" if (j + s) % 2 == 0 else "7")
     records[9]["answer"] = None  # p2, sample 1: correct (2+1 odd? no) -> choose a correct one below
