@@ -3,36 +3,65 @@ intervals that treat the problem as the unit, as a pluggy host with readers, spe
 
 The metric core lives in :mod:`kpass.metrics` and is re-exported here (everything in its
 ``__all__``). The host adds the sample table, metric specs, plugins and reports.
+
+Names load on first use (PEP 562): Inspect imports every installed extension's entry point on
+every run, so ``import kpass.adapters.inspect_registry`` must not pull in numpy and scipy for a
+run that never uses kpass. ``from kpass import *``, ``kpass.pass_at_k`` and ``dir(kpass)`` work
+as with eager imports.
 """
 
-from kpass.metrics import *  # noqa: F401,F403  (the core's public surface, re-exported)
-from kpass.metrics import __all__ as _metrics_all
+from __future__ import annotations
 
-from .errors import DataError, MetricSpecError, PluginConflictError, PluginLoadError, UnknownMetricError, UsageError
-from .hookspecs import hookimpl, hookspec
-from .manager import Registry, get_plugin_manager, get_registry, make_plugin_manager, reset_plugin_manager
-from .problems import ProblemSet
-from .readers import choose_reader, read_samples
-from .report import (
-    Comparison,
-    ComparisonRow,
-    Exclusion,
-    Report,
-    ReportRow,
-    compute_comparison,
-    compute_report,
-)
-from .specs import MetricFamily, MetricSpec, parse_metric_specs
-from .table import Categorical, SampleTable
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0.dev0"
 
-_host_all = [
-    "Categorical", "Comparison", "ComparisonRow", "DataError", "Exclusion", "MetricFamily", "MetricSpec",
-    "MetricSpecError", "PluginConflictError", "PluginLoadError", "ProblemSet", "Registry", "Report",
-    "ReportRow", "SampleTable", "UnknownMetricError", "UsageError", "choose_reader", "compute_comparison", "compute_report", "get_plugin_manager",
-    "get_registry", "hookimpl", "hookspec", "make_plugin_manager", "parse_metric_specs", "read_samples",
-    "reset_plugin_manager",
-]
+# public name -> submodule of kpass that defines it
+_HOST_NAMES: dict[str, str] = {
+    "DataError": "errors", "MetricSpecError": "errors", "PluginConflictError": "errors",
+    "PluginLoadError": "errors", "UnknownMetricError": "errors", "UsageError": "errors",
+    "hookimpl": "hookspecs", "hookspec": "hookspecs",
+    "Registry": "manager", "get_plugin_manager": "manager", "get_registry": "manager",
+    "make_plugin_manager": "manager", "reset_plugin_manager": "manager",
+    "ProblemSet": "problems",
+    "choose_reader": "readers", "read_samples": "readers",
+    "Comparison": "report", "ComparisonRow": "report", "Exclusion": "report", "Report": "report",
+    "ReportRow": "report", "compute_comparison": "report", "compute_report": "report",
+    "MetricFamily": "specs", "MetricSpec": "specs", "parse_metric_specs": "specs",
+    "Categorical": "table", "SampleTable": "table",
+}
 
-__all__ = sorted(set(_metrics_all) | set(_host_all) | {"__version__"})
+if TYPE_CHECKING:  # static tools see the eager imports
+    from kpass.metrics import *  # noqa: F401,F403
+
+    from .errors import DataError, MetricSpecError, PluginConflictError, PluginLoadError, UnknownMetricError, UsageError
+    from .hookspecs import hookimpl, hookspec
+    from .manager import Registry, get_plugin_manager, get_registry, make_plugin_manager, reset_plugin_manager
+    from .problems import ProblemSet
+    from .readers import choose_reader, read_samples
+    from .report import Comparison, ComparisonRow, Exclusion, Report, ReportRow, compute_comparison, compute_report
+    from .specs import MetricFamily, MetricSpec, parse_metric_specs
+    from .table import Categorical, SampleTable
+
+
+def _public_names() -> list[str]:
+    metrics_names = import_module("kpass.metrics").__all__
+    return sorted(set(metrics_names) | set(_HOST_NAMES) | {"__version__"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOST_NAMES:
+        value = getattr(import_module(f"{__name__}.{_HOST_NAMES[name]}"), name)
+    elif name == "__all__":
+        value = _public_names()
+    elif not name.startswith("_") and name in (metrics := import_module("kpass.metrics")).__all__:
+        value = getattr(metrics, name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_public_names()))

@@ -21,16 +21,14 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("inspect_ai")  # the `inspect` extra is part of `all`; CI installs it
+from inspect_ai.log import read_eval_log
 
-from inspect_ai.log import read_eval_log  # noqa: E402
-
-import kpass  # noqa: E402
-from kpass.cli import main  # noqa: E402
+import kpass
+from kpass.cli import main
 
 FIXTURES = Path(__file__).resolve().parent / "inspect_fixtures"
 sys.path.insert(0, str(FIXTURES))
-import kpass_budget_task as fx  # noqa: E402
+import kpass_budget_task as fx
 
 BIN = Path(sys.executable).parent
 BUDGETS = (6, 10, 20, 39, 40)
@@ -88,7 +86,7 @@ def _budget_rows(capsys, *argv: str) -> dict[int, dict]:
     code = main(["budget", *argv, "--format", "json", "--n-resamples", "100"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    return {row["budget"]: row for row in json.loads(captured.out)}
+    return {row["budget"]: row for row in json.loads(captured.out)["rows"]}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -247,7 +245,7 @@ def test_the_registry_modules_load_no_kpass_core_numpy_or_scipy():
     assert _imported_after_registry(_BARE_KPASS.format(plugin=plugin_dir)) == []
 
 
-@pytest.mark.xfail(strict=True, reason="kpass/__init__.py (plugin/__init__.py) imports kpass.metrics and "
-                                       "scipy eagerly; it needs lazy re-exports (PEP 562) for this to pass")
 def test_importing_the_registry_in_a_fresh_process_does_not_import_scipy():
-    assert "scipy" not in _imported_after_registry()
+    # kpass re-exports its names lazily (PEP 562), so Inspect's entry-point import stays cheap.
+    imported = _imported_after_registry()
+    assert "scipy" not in imported and "numpy" not in imported
