@@ -51,6 +51,10 @@ epochs by default). Reducers, for ``--epochs-reducer kpass/<name>_<k>``: ``kpass
 ``kpass/pass_hat``, ``kpass/g_pass_at`` (tau 0.5 by default), ``kpass/mg_pass_at``,
 ``kpass/cons_at``, ``kpass/cot_pass_at`` and ``kpass/fin_at``; reducers follow Inspect's
 convention and return NaN (Inspect's "unscored") for a sample with fewer than k scored epochs.
+
+Framework-side module: it imports Inspect at module level, because only Inspect (through the
+``inspect_ai`` entry point, :mod:`kpass.adapters.inspect_registry`) and task files import it. The
+kpass-side modules (:mod:`kpass.adapters.inspect_plugin`, the reader) import Inspect lazily.
 """
 
 from __future__ import annotations
@@ -58,13 +62,21 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 from typing import Any
+
+import warnings
 
 from inspect_ai.hooks import Hooks, TaskEnd, TaskStart, hooks
 from inspect_ai.scorer import Metric, SampleScore, Score, ScoreReducer, Value, metric, score_reducer
 
-from .inspect_records import assign_sample_indices, correct_from_value, kpass_data, sample_record
+from .inspect_records import (
+    answer_of,
+    assign_sample_indices,
+    correct_from_value,
+    kpass_data,
+    kpass_metric_definitions,
+    sample_record,
+)
 
 __all__ = [
     "cons_at",
@@ -99,20 +111,6 @@ def _core() -> Any:
     return metrics
 
 
-def _registry_prefix() -> str:
-    """What to put before a name so that Inspect registers it as ``kpass/<name>``.
-
-    Inspect prefixes the package name itself when it recognises kpass as an installed package,
-    but not when a stale ``kpass.egg-info`` in the working directory hides the editable install
-    (then a bare ``pass_at`` would even shadow Inspect's own reducer), so the prefix is added
-    explicitly in that case.
-    """
-    from inspect_ai._util.package import get_installed_package_name
-
-    return "" if get_installed_package_name(_registry_prefix) == "kpass" else "kpass/"
-
-
-PREFIX = _registry_prefix()
 _KEYS = ("lower", "upper", "stderr")
 
 # --------------------------------------------------------------------------------------------
@@ -317,7 +315,7 @@ def _default_family(n: int) -> list[str]:
     return [f"pass@{ks}", f"pass^{ks}"]
 
 
-@metric(name=PREFIX + "kpass_metrics", scores="unreduced")
+@metric(name="kpass_metrics", scores="unreduced")
 def _kpass_metrics(
     specs: str | list[str] | None = None,
     cluster: str | None = None,
@@ -389,7 +387,7 @@ def _family_factory(prefix: str, default_ks: Callable[[int], list[int]], *,
                  method=method, confidence_level=confidence_level, seed=seed)
 
 
-@metric(name=PREFIX + "pass_at_k", scores="unreduced")
+@metric(name="pass_at_k", scores="unreduced")
 def pass_at_k(k: int | list[int] | None = None, cluster: str | None = None, method: str | None = None,
               confidence_level: float = 0.95, seed: int | None = 0) -> Metric:
     """pass@k (Chen et al. 2021) with interval; ``k`` default: 1, 2, 4, ... up to the epochs."""
@@ -397,7 +395,7 @@ def pass_at_k(k: int | list[int] | None = None, cluster: str | None = None, meth
                            confidence_level=confidence_level, seed=seed, name="pass_at_k")
 
 
-@metric(name=PREFIX + "pass_hat_k", scores="unreduced")
+@metric(name="pass_hat_k", scores="unreduced")
 def pass_hat_k(k: int | list[int] | None = None, cluster: str | None = None, method: str | None = None,
                confidence_level: float = 0.95, seed: int | None = 0) -> Metric:
     """pass^k (Yao et al. 2024) with interval; ``k`` default: 1, 2, 4, ... up to the epochs."""
@@ -405,7 +403,7 @@ def pass_hat_k(k: int | list[int] | None = None, cluster: str | None = None, met
                            confidence_level=confidence_level, seed=seed, name="pass_hat_k")
 
 
-@metric(name=PREFIX + "g_pass_at_k", scores="unreduced")
+@metric(name="g_pass_at_k", scores="unreduced")
 def g_pass_at_k(k: int | list[int] | None = None, tau: float | list[float] | str = "0.5,0.75,1.0",
                 cluster: str | None = None, method: str | None = None,
                 confidence_level: float = 0.95, seed: int | None = 0) -> Metric:
@@ -416,7 +414,7 @@ def g_pass_at_k(k: int | list[int] | None = None, tau: float | list[float] | str
                            name="g_pass_at_k")
 
 
-@metric(name=PREFIX + "mg_pass_at_k", scores="unreduced")
+@metric(name="mg_pass_at_k", scores="unreduced")
 def mg_pass_at_k(k: int | list[int] | None = None, variant: str | None = None, cluster: str | None = None,
                  method: str | None = None, confidence_level: float = 0.95, seed: int | None = 0) -> Metric:
     """mG-Pass@k (Liu et al. 2024); ``k`` default: the largest power of two up to the epochs."""
@@ -425,7 +423,7 @@ def mg_pass_at_k(k: int | list[int] | None = None, variant: str | None = None, c
                            confidence_level=confidence_level, seed=seed, name="mg_pass_at_k")
 
 
-@metric(name=PREFIX + "cons_at_k", scores="unreduced")
+@metric(name="cons_at_k", scores="unreduced")
 def cons_at_k(k: int | list[int] | None = None, ties: str | None = None, invalid: str | None = None,
               cluster: str | None = None, method: str | None = None, confidence_level: float = 0.95,
               seed: int | None = 0) -> Metric:
@@ -436,7 +434,7 @@ def cons_at_k(k: int | list[int] | None = None, ties: str | None = None, invalid
                            name="cons_at_k")
 
 
-@metric(name=PREFIX + "cot_pass_at_k", scores="unreduced")
+@metric(name="cot_pass_at_k", scores="unreduced")
 def cot_pass_at_k(k: int | list[int] | None = None, rule: str | None = None, cluster: str | None = None,
                   method: str | None = None, confidence_level: float = 0.95, seed: int | None = 0) -> Metric:
     """CoT-Pass@k (Wen et al. 2025) from :func:`cot_verifier` verdicts; ``rule`` any/majority/all."""
@@ -444,12 +442,36 @@ def cot_pass_at_k(k: int | list[int] | None = None, rule: str | None = None, clu
                            method=method, confidence_level=confidence_level, seed=seed, name="cot_pass_at_k")
 
 
-@metric(name=PREFIX + "fin_at_k", scores="unreduced")
+@metric(name="fin_at_k", scores="unreduced")
 def fin_at_k(k: int | list[int] | None = 1, cluster: str | None = None, method: str | None = None,
              confidence_level: float = 0.95, seed: int | None = 0) -> Metric:
     """fin@k: at least one of k samples finished (from :func:`kpass_scorer`'s stop reasons)."""
     return _family_factory("fin@", _ks_up_to, k=k, cluster=cluster, method=method,
                            confidence_level=confidence_level, seed=seed, name="fin_at_k")
+
+
+def _check_registered_names() -> None:
+    """Warn when Inspect did not register kpass's metrics as ``kpass/<name>``.
+
+    Inspect prefixes the package name to the metrics, scorers and hooks of an installed package
+    (``kpass/pass_at_k``). It does not recognise kpass as one when a stale ``kpass.egg-info`` or
+    ``build/`` in the working directory hides the installed distribution's metadata; the names are
+    then bare (``pass_at_k``) and ``--metric kpass/...`` cannot find them. kpass's own build leaves
+    no such directory (``make clean`` removes old ones).
+    """
+    from inspect_ai.util import registry_info
+
+    name = registry_info(_kpass_metrics).name
+    if name != "kpass/kpass_metrics":
+        warnings.warn(
+            f"Inspect registered kpass's metrics without the 'kpass/' prefix (e.g. {name!r}), so names such "
+            "as kpass/pass_at_k will not resolve: Inspect does not see kpass as an installed package. Is a "
+            "stale kpass.egg-info (or build/) directory in the working directory? Remove it, or reinstall "
+            "kpass (pip install kpass, or pip install -e . from a clean checkout).",
+            stacklevel=2)
+
+
+_check_registered_names()
 
 
 # --------------------------------------------------------------------------------------------
@@ -458,33 +480,12 @@ def fin_at_k(k: int | list[int] | None = 1, cluster: str | None = None, method: 
 
 def _kpass_metric_specs(spec: Any) -> list[Any]:
     """kpass MetricSpecs of the fixed-spec kpass metrics declared by an Inspect ``EvalSpec``."""
-    from inspect_ai.scorer._metric import metric_create
+    from inspect_ai.util import registry_create
 
-    definitions: list[Any] = []
-
-    def collect(metrics: Any) -> None:
-        if metrics is None:
-            return
-        if isinstance(metrics, dict):
-            for group in metrics.values():
-                collect(group)
-            return
-        for item in metrics:
-            if isinstance(item, dict):
-                collect(item)
-            else:
-                definitions.append(item)
-
-    collect(getattr(spec, "metrics", None))
-    for scorer_spec in getattr(spec, "scorers", None) or []:
-        collect(scorer_spec.metrics)
     found: list[Any] = []
-    for definition in definitions:
-        name = getattr(definition, "name", "")
-        if not name.startswith("kpass/"):
-            continue
+    for definition in kpass_metric_definitions(spec):
         try:
-            created = metric_create(name, **(definition.options or {}))
+            created = registry_create("metric", definition.name, **(definition.options or {}))
         except Exception:  # noqa: BLE001 - an unknown or odd definition is not ours to judge
             continue
         for item in getattr(created, "kpass_fixed_specs", None) or []:
@@ -528,7 +529,7 @@ def _ensure_epochs_hook() -> None:
     """
     global _hook_registered
     if not _hook_registered:
-        hooks(name=PREFIX + "kpass_epochs",
+        hooks(name="kpass_epochs",
               description="kpass: check kpass metrics against the epochs when a task starts")(KpassEpochsHook)
         _hook_registered = True
 
@@ -564,27 +565,9 @@ class KpassPreflight:
 
 
 def _kpass_clusters(spec: Any) -> list[str]:
-    keys: list[str] = []
-
-    def visit(metrics: Any) -> None:
-        if metrics is None:
-            return
-        if isinstance(metrics, dict):
-            for group in metrics.values():
-                visit(group)
-            return
-        for item in metrics:
-            if isinstance(item, dict):
-                visit(item)
-            elif getattr(item, "name", "").startswith("kpass/"):
-                cluster = (item.options or {}).get("cluster")
-                if isinstance(cluster, str):
-                    keys.append(cluster)
-
-    visit(getattr(spec, "metrics", None))
-    for scorer_spec in getattr(spec, "scorers", None) or []:
-        visit(scorer_spec.metrics)
-    return keys
+    """Cluster keys (``cluster=`` options) of the kpass metrics a task declares."""
+    keys = [(definition.options or {}).get("cluster") for definition in kpass_metric_definitions(spec)]
+    return [key for key in keys if isinstance(key, str)]
 
 
 def kpass_preflight() -> KpassPreflight:
@@ -656,6 +639,16 @@ def _n_finished(scored: list[tuple[Score, bool]]) -> int:
     return total
 
 
+def _reducer_spec(name: str, text: str) -> Any:
+    """The kpass MetricSpec a reducer computes, so that its options are checked when the reducer
+    is built, with the same rules and messages as every other kpass metric spec."""
+    try:
+        (spec,) = _parse([text])
+    except ValueError as exc:
+        raise ValueError(f"kpass/{name} reducer: {exc}") from None
+    return spec
+
+
 @score_reducer(name="kpass/pass_at")
 def pass_at(k: int) -> ScoreReducer:
     """pass@k of one sample's epochs (unbiased, Chen et al. 2021); NaN with fewer than k epochs."""
@@ -676,8 +669,8 @@ def pass_hat(k: int) -> ScoreReducer:
 def g_pass_at(k: int, tau: float | str = "0.5") -> ScoreReducer:
     """G-Pass@k_tau of one sample's epochs (Liu et al. 2024); NaN with fewer than k epochs."""
     k = _check_k(k, "g_pass_at")
+    tau_value = _reducer_spec("g_pass_at", f"g-pass@{k}_{tau}").params["tau"]
     core = _core()
-    tau_value = Fraction(str(tau))
     return _count_reducer(k, "g_pass_at",
                           lambda n, c: float(core.g_pass_at_k([n], [c], k, tau=tau_value)[0]), _n_correct)
 
@@ -686,6 +679,7 @@ def g_pass_at(k: int, tau: float | str = "0.5") -> ScoreReducer:
 def mg_pass_at(k: int, variant: str = "published") -> ScoreReducer:
     """mG-Pass@k of one sample's epochs (Liu et al. 2024); NaN with fewer than k epochs."""
     k = _check_k(k, "mg_pass_at")
+    variant = _reducer_spec("mg_pass_at", f"mg-pass@{k}" + _options(variant=variant)).option("variant")
     core = _core()
     return _count_reducer(k, "mg_pass_at",
                           lambda n, c: float(core.mg_pass_at_k([n], [c], k, variant=variant)[0]), _n_correct)
@@ -699,11 +693,27 @@ def fin_at(k: int) -> ScoreReducer:
     return _count_reducer(k, "fin_at", lambda n, f: float(core.fin_at_k([n], [f], k)[0]), _n_finished)
 
 
+def _epoch_labels(scored: list[tuple[Score, bool]], positions: Any) -> str:
+    labels = []
+    for position in list(positions)[:5]:
+        data = kpass_data(scored[int(position)][0])
+        epoch = data.get("epoch") if data is not None else None
+        labels.append(str(epoch) if epoch is not None else f"#{int(position) + 1}")
+    return ", ".join(labels) + (", ..." if len(positions) > 5 else "")
+
+
 @score_reducer(name="kpass/cons_at")
 def cons_at(k: int, ties: str = "fractional", invalid: str = "abstain") -> ScoreReducer:
     """cons@k of one sample's epochs over all k-subsets, from the extracted answers (the gold
-    class is the answers judged correct); NaN with fewer than k epochs."""
+    class is the answers judged correct); NaN with fewer than k epochs.
+
+    The epochs become answer classes exactly as in ``kpass report`` and :func:`kpass_metrics`
+    (:func:`kpass.metrics.class_counts_from_codes`): a correct epoch without an answer, or a wrong
+    epoch whose answer equals a correct epoch's, is a ``ValueError`` naming the epochs.
+    """
     k = _check_k(k, "cons_at")
+    spec = _reducer_spec("cons_at", f"cons@{k}" + _options(ties=ties, invalid=invalid))
+    ties, invalid = spec.option("ties"), spec.option("invalid")
     core = _core()
     import numpy as np
 
@@ -712,23 +722,18 @@ def cons_at(k: int, ties: str = "fractional", invalid: str = "abstain") -> Score
         n = len(scored)
         if n < k:
             return _nan(scores)
-        gold = 0
-        wrong: Counter[str] = Counter()
-        n_invalid = 0
-        for score, correct in scored:
-            data = kpass_data(score)
-            answer = data.get("answer") if data is not None else score.answer
-            answer = str(answer).strip() if answer is not None else ""
-            if correct:
-                gold += 1
-            elif answer:
-                wrong[answer] += 1
-            else:
-                n_invalid += 1
-        row = [gold, *sorted(wrong.values(), reverse=True)]
-        value = core.cons_at_k(np.asarray([row], dtype=np.int64), k, n_invalid=[n_invalid],
-                               ties=ties, invalid=invalid)[0]
-        return _reduced(float(value), scores, n=n, count=gold)
+        codes_of: dict[str, int] = {}
+        codes = np.fromiter(
+            (-1 if answer is None else codes_of.setdefault(answer, len(codes_of))
+             for answer in (answer_of(score) for score, _ in scored)), dtype=np.int64, count=n)
+        correct = np.fromiter((c for _, c in scored), dtype=bool, count=n)
+        try:
+            class_counts, n_invalid = core.class_counts_from_codes(np.zeros(n, dtype=np.int64), codes, correct, 1)
+        except core.InconsistentAnswersError as exc:
+            raise ValueError(f"kpass/cons_at reducer, epoch(s) {_epoch_labels(scored, exc.samples)}: "
+                             f"{exc.reason}") from exc
+        value = core.cons_at_k(class_counts, k, n_invalid=n_invalid, ties=ties, invalid=invalid)[0]
+        return _reduced(float(value), scores, n=n, count=int(class_counts[0, 0]))
 
     return reduce
 
@@ -738,6 +743,7 @@ def cot_pass_at(k: int, rule: str = "any") -> ScoreReducer:
     """CoT-Pass@k of one sample's epochs from :func:`cot_verifier` verdicts (rule any, majority or
     all); NaN with fewer than k epochs."""
     k = _check_k(k, "cot_pass_at")
+    rule = _reducer_spec("cot_pass_at", f"cot-pass@{k}" + _options(rule=rule)).option("rule")
     core = _core()
     import numpy as np
 

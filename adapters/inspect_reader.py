@@ -22,8 +22,10 @@ One row per scored (sample, epoch); the columns are described in
 - The log is read in one pass with Inspect's ``read_eval_log``, skipping the transcripts
   (messages, events, attachments, store), so full scores and outputs cost one parse of each
   sample and nothing is read twice.
-- Unscored epochs (NaN) and errored samples without a score are left out, with a warning that
-  counts them; a log whose status is not "success" is read with a warning.
+- Unscored epochs (NaN) and errored samples without a score are left out, with a note that
+  counts them; a log whose status is not "success" is read with a note. Notes go to the table's
+  :attr:`~kpass.SampleTable.notes` (so ``kpass report`` prints them and ``--format json`` keeps
+  them) and are also issued as ``UserWarning``.
 """
 
 from __future__ import annotations
@@ -83,8 +85,9 @@ class InspectLogReader:
         """
         from kpass import SampleTable
 
-        records = records_from_log(path)
-        return SampleTable.from_records(records, source=str(path))
+        notes: list[str] = []
+        records = records_from_log(path, notes=notes)
+        return SampleTable.from_records(records, source=str(path), notes=notes)
 
 
 def _data_error(message: str, path: str, field: str | None = None):
@@ -94,27 +97,14 @@ def _data_error(message: str, path: str, field: str | None = None):
 
 
 def _kpass_cluster_key(header: Any) -> str | None:
-    keys: list[str] = []
+    """The ``cluster=`` key of the first kpass metric declared in the log header, if any."""
+    from .inspect_records import kpass_metric_definitions
 
-    def visit(metrics: Any) -> None:
-        if metrics is None:
-            return
-        if isinstance(metrics, Mapping):
-            for group in metrics.values():
-                visit(group)
-            return
-        for item in metrics:
-            if isinstance(item, Mapping):
-                visit(item)
-            elif str(getattr(item, "name", "")).startswith("kpass/"):
-                cluster = (getattr(item, "options", None) or {}).get("cluster")
-                if isinstance(cluster, str) and cluster:
-                    keys.append(cluster)
-
-    visit(getattr(header.eval, "metrics", None))
-    for scorer in getattr(header.eval, "scorers", None) or []:
-        visit(scorer.metrics)
-    return keys[0] if keys else None
+    for definition in kpass_metric_definitions(header.eval):
+        cluster = (getattr(definition, "options", None) or {}).get("cluster")
+        if isinstance(cluster, str) and cluster:
+            return cluster
+    return None
 
 
 def _schema_columns() -> tuple[str, ...]:
@@ -184,7 +174,7 @@ def _generation(sample: Any, model: str) -> tuple[str | None, Mapping[str, str] 
     return output.stop_reason, {key: text}, tokens
 
 
-def records_from_log(path: str | Path) -> list[dict[str, Any]]:
+def records_from_log(path: str | Path, *, notes: list[str] | None = None) -> list[dict[str, Any]]:
     """Sample-table records (one per scored sample and epoch) of one Inspect log.
 
     The log is read once, with Inspect's ``read_eval_log`` skipping the transcripts (messages,
@@ -197,6 +187,10 @@ def records_from_log(path: str | Path) -> list[dict[str, Any]]:
     ----------
     path : str or Path
         An Inspect ``.eval`` or ``.json`` log.
+    notes : list of str, optional
+        Receives what was left out or is doubtful (unscored epochs, a log whose status is not
+        "success"), one sentence each naming the file, for :attr:`kpass.SampleTable.notes`; each
+        is also issued as a ``UserWarning``.
 
     Returns
     -------
@@ -219,9 +213,14 @@ def records_from_log(path: str | Path) -> list[dict[str, Any]]:
         raise _data_error(f"cannot read this Inspect log ({type(exc).__name__}: {exc}); is it complete?",
                           location) from exc
     samples = list(log.samples or [])
+    collected = notes if notes is not None else []
+
+    def note(message: str) -> None:
+        collected.append(message)
+        warnings.warn(message, stacklevel=3)
+
     if log.status != "success":
-        warnings.warn(f"{location}: Inspect log status is {log.status!r}; reading the "
-                      f"{len(samples)} sample(s) it holds.", stacklevel=2)
+        note(f"{location}: Inspect log status is {log.status!r}; reading the {len(samples)} sample(s) it holds")
     model = log.eval.model
     task = log.eval.task
     cluster = _kpass_cluster_key(log)
@@ -278,8 +277,8 @@ def records_from_log(path: str | Path) -> list[dict[str, Any]]:
             records.append(record)
             epochs.append(sample.epoch)
     if unscored:
-        warnings.warn(f"{location}: left out {unscored} unscored epoch(s) (NaN score or no score); "
-                      "the remaining epochs of those samples are kept.", stacklevel=2)
+        note(f"{location}: left out {unscored} unscored epoch(s) (NaN score or no score); the remaining "
+             "epochs of those samples are kept")
     if not records:
         raise _data_error("the log holds no scored sample", location, field="correct")
     assign_sample_indices(records, epochs)

@@ -73,9 +73,12 @@ from typing import Any
 __all__ = [
     "KPASS_METADATA_KEY",
     "TRUNCATED_STOP_REASONS",
+    "answer_of",
     "assign_sample_indices",
+    "clean_answer",
     "correct_from_value",
     "finished_from_stop_reason",
+    "kpass_metric_definitions",
     "sample_record",
 ]
 
@@ -145,13 +148,71 @@ def correct_from_value(value: Any, *, where: str) -> bool | None:
     raise TypeError(f"{where}: score value of type {type(value).__name__} is not a correct/incorrect value.")
 
 
-def _clean_answer(value: Any) -> str | None:
+def clean_answer(value: Any) -> str | None:
+    """An extracted answer as kpass compares it: stripped text, ``None`` for no answer.
+
+    ``None``, NaN and text that is empty after stripping surrounding whitespace all mean "no
+    extractable answer"; nothing else is normalised (``"4"`` and ``"4.0"`` stay different).
+
+    Examples
+    --------
+    >>> [clean_answer(v) for v in (" 42 ", "", None, float("nan"), 7)]
+    ['42', None, None, None, '7']
+    """
     if value is None:
         return None
     if isinstance(value, float) and math.isnan(value):
         return None
     text = str(value).strip()
     return text or None
+
+
+def answer_of(score: Any) -> str | None:
+    """The answer of one epoch for cons@k: ``Score.metadata["kpass"]["answer"]`` when a kpass
+    scorer recorded it (even when it recorded ``None``), else ``Score.answer``; see
+    :func:`clean_answer`. The Inspect metrics, the reducers and the log reader all use it."""
+    data = kpass_data(score)
+    if data is not None:
+        return clean_answer(data.get("answer"))
+    return clean_answer(getattr(score, "answer", None))
+
+
+def kpass_metric_definitions(spec: Any) -> list[Any]:
+    """The kpass metrics (``kpass/...``) a task declares, as Inspect records them.
+
+    Parameters
+    ----------
+    spec : EvalSpec, Task or similar
+        Anything with ``metrics`` (task-level metrics) and ``scorers`` (each with its own
+        ``metrics``): a log header's ``eval``, the ``spec`` of a task-start hook, the task an
+        early-stopping manager receives. Metrics may be nested in lists and dicts of lists.
+
+    Returns
+    -------
+    list
+        The metric definitions (objects with ``name`` and ``options``, e.g. Inspect's
+        ``MetricSpec``) whose name starts with ``kpass/``, in declaration order (task metrics
+        first).
+    """
+    found: list[Any] = []
+
+    def visit(metrics: Any) -> None:
+        if metrics is None:
+            return
+        if isinstance(metrics, Mapping):
+            for group in metrics.values():
+                visit(group)
+            return
+        for item in metrics:
+            if isinstance(item, (Mapping, list, tuple)):
+                visit(item)
+            elif str(getattr(item, "name", "")).startswith("kpass/"):
+                found.append(item)
+
+    visit(getattr(spec, "metrics", None))
+    for scorer in getattr(spec, "scorers", None) or []:
+        visit(getattr(scorer, "metrics", None))
+    return found
 
 
 def finished_from_stop_reason(stop_reason: str | None, correct: bool) -> bool | None:
@@ -243,18 +304,16 @@ def sample_record(
         return None
     data = kpass_data(score)
     record: dict[str, Any] = {"problem_id": str(sample_id), "correct": correct}
+    answer = answer_of(score)
+    if data is not None or answer is not None:
+        record["answer"] = answer
     if data is not None:
-        record["answer"] = _clean_answer(data.get("answer"))
         for key in ("finished", "output_tokens"):
             if data.get(key) is not None:
                 record[key] = data[key]
         if "cot_verdicts" in data:  # written by cot_verifier (None: wrong answer, never verified)
             verdicts = data["cot_verdicts"]
             record["cot_verdicts"] = list(verdicts) if verdicts is not None else []
-    else:
-        answer = _clean_answer(getattr(score, "answer", None))
-        if answer is not None:
-            record["answer"] = answer
     if "output_tokens" not in record and usage_output_tokens is not None:
         record["output_tokens"] = int(usage_output_tokens)
     if decide_finished and "finished" not in record:

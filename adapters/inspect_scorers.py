@@ -40,24 +40,23 @@ callable when needed.
 Both scorers take ``metrics=``; by default they carry the wrapped scorer's metrics, so Inspect's
 own report (``accuracy``, ``stderr``) is unchanged. ``Task(metrics=[...])`` replaces the metrics of
 every scorer, as always in Inspect.
+
+Framework-side module (Inspect imported at module level; loaded only by Inspect and task files).
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from inspect_ai.model import ChatMessageUser, Model, get_model
 from inspect_ai.scorer import Metric, Score, Scorer, Target, scorer, value_to_float
-from inspect_ai.scorer._scorer import SCORER_METRICS, scorer_metrics
 from inspect_ai.solver import TaskState
 from inspect_ai.util import collect
-from inspect_ai._util.registry import registry_info
 
-from .inspect_metrics import PREFIX
-from .inspect_records import TRUNCATED_STOP_REASONS
+from .inspect_compat import scorer_metrics, set_scorer_metrics
+from .inspect_records import TRUNCATED_STOP_REASONS, clean_answer
 
 __all__ = [
     "COT_VERIFIER_TEMPLATE",
@@ -158,15 +157,6 @@ def _extractor(answer: str | AnswerExtractor | None) -> AnswerExtractor | None:
     return extract
 
 
-def _clean_answer(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    text = str(value).strip()
-    return text or None
-
-
 def _is_correct(value: Any) -> bool:
     """Inspect's pass_at / pass_k rule: ``value_to_float(value) >= 1.0``."""
     if isinstance(value, (dict, list)):
@@ -177,7 +167,7 @@ def _is_correct(value: Any) -> bool:
 def _record(state: TaskState, inner: Score, extract: AnswerExtractor | None) -> dict[str, Any]:
     output = state.output
     completion = output.completion if output is not None else ""
-    answer = _clean_answer(extract(completion) if extract is not None else inner.answer)
+    answer = clean_answer(extract(completion) if extract is not None else inner.answer)
     stop_reason = output.stop_reason if output is not None and output.choices else None
     usage = output.usage if output is not None else None
     output_tokens = int(usage.output_tokens) if usage is not None else None
@@ -205,11 +195,10 @@ def _set_metrics(new: Scorer, wrapped: Scorer,
         resolved = {key: list(value) for key, value in metrics.items()}
     else:
         resolved = list(metrics)
-    registry_info(new).metadata[SCORER_METRICS] = resolved
-    return new
+    return set_scorer_metrics(new, resolved)
 
 
-@scorer(metrics=[], name=PREFIX + "kpass_scorer")
+@scorer(metrics=[], name="kpass_scorer")
 def _kpass_scorer(scorer: Scorer, answer: str | AnswerExtractor | None = None) -> Scorer:
     extract = _extractor(answer)
 
@@ -261,7 +250,7 @@ def kpass_scorer(
     return _set_metrics(_kpass_scorer(scorer, answer=answer), scorer, metrics)
 
 
-@scorer(metrics=[], name=PREFIX + "cot_verifier")
+@scorer(metrics=[], name="cot_verifier")
 def _cot_verifier(
     scorer: Scorer,
     model: str | Model | None = None,

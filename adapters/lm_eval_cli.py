@@ -30,7 +30,10 @@ chosen generation tasks (all ``generate_until`` tasks, or those named by ``--kpa
 * kpass's table (estimates with intervals, problems as the unit, clusters from
   ``--kpass-cluster-by``) is printed after lm-eval's table, added to lm-eval's results JSON under the
   key ``"kpass"``, and written next to it as ``kpass_<date>.json`` plus the sample table
-  ``kpass_samples_<date>.jsonl`` (readable by ``kpass report``).
+  ``kpass_samples_<date>.jsonl`` (readable by ``kpass report`` and ``kpass budget``: like the
+  post-hoc reader's table it carries each generation's text, its *finished* flag and the task's
+  generation limit, see :mod:`kpass.adapters.lm_eval_samples`), both through a temporary file and an
+  atomic rename. Problems left out of a metric (fewer than k samples) are named in a warning.
 
 Without ``--kpass`` the command is ``lm_eval`` with kpass's lm-eval metrics registered (so task YAMLs
 can name them), their stderr patched in, the per-repeat API seed and the checks above (``--use_cache``,
@@ -406,6 +409,7 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
     for item in collected:
         run, task, docs, doc_ids = item.run, item.run.task, item.docs, item.doc_ids
         targets = [task.doc_to_target(doc) for doc in docs]
+        limit = _max_gen_toks(task, state.lm, run.name)
         pipelines = sample_pipelines(task.config.filter_list)
         if state.options.filters is not None:
             unknown = sorted(set(state.options.filters) - {p.name for p in pipelines})
@@ -421,15 +425,37 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
                 metric=state.options.metric, task=run.name, doc_ids=doc_ids)
             columns, _ = sample_columns(model=model_name, task=run.name, pipeline=pipeline, doc_ids=doc_ids,
                                         docs=docs, targets=targets, answers=answers, verdicts=verdicts,
-                                        cluster_by=state.options.cluster_by, doc_fields=False)
+                                        cluster_by=state.options.cluster_by, doc_fields=False,
+                                        responses=item.responses, max_gen_toks=limit)
             tables.append(SampleTable.from_columns(columns, source=f"lm-eval task {run.name}"))
             judged_by[pipeline.name] = metric
         details[run.name] = {"samples_per_problem": run.repeats, "repeats_before_kpass": run.original_repeats,
                              "problems": len(docs), "identical_sample_share": item.identical_share,
+                             "max_gen_toks": limit,
                              "judged_by": judged_by,
                              "pipelines": {p.name: {"selection_steps_removed": list(p.removed),
                                                     "steps_kept": p.step_names()} for p in pipelines}}
     return tables, details
+
+
+def _max_gen_toks(task: Any, lm: Any, name: str) -> int:
+    """The generation limit of a task in this run, as :func:`~kpass.adapters.lm_eval_reader.max_gen_toks_of`
+    finds it post hoc: the task's ``generation_kwargs.max_gen_toks`` (which include ``--gen_kwargs``),
+    else the model's (``model_args`` ``max_gen_toks``), else lm-eval's default of 256."""
+    from lm_eval.api.model import CachingLM
+
+    from .lm_eval_reader import LM_EVAL_DEFAULT_MAX_GEN_TOKS, _max_gen_toks_in, max_gen_toks_of
+
+    generation_kwargs = task.config.generation_kwargs
+    if _max_gen_toks_in(generation_kwargs) is not None:
+        return max_gen_toks_of({"generation_kwargs": generation_kwargs}, {}, task=name,
+                               source=f"lm-eval task {name}")
+    model = lm.lm if isinstance(lm, CachingLM) else lm
+    for attribute in ("max_gen_toks", "_max_gen_toks"):  # HFLM/VLLM property; TemplateAPI attribute
+        value = getattr(model, attribute, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            return value
+    return LM_EVAL_DEFAULT_MAX_GEN_TOKS
 
 
 def _model_name(model: Any, model_args: Any) -> str:
@@ -464,6 +490,10 @@ def _compute(state: _RunState, model: Any, model_args: Any) -> dict[str, Any] | 
     report = kpass.compute_report(table, state.specs, cluster_by="cluster" if clustered else None,
                                   method=state.options.method, confidence_level=state.options.confidence_level,
                                   seed=state.options.seed)
+    for exclusion in report.exclusions:  # also in the printed table and in report.as_dict(); never silent
+        shown = ", ".join(exclusion.problem_ids[:20]) + (", ..." if len(exclusion.problem_ids) > 20 else "")
+        _warn(state, f"kpass: {exclusion.task} / {exclusion.metric}: {len(exclusion.problem_ids)} problem(s) left "
+                     f"out ({exclusion.reason}): doc_id {shown}")
     state.table, state.report = table, report
     return {
         "kpass_version": getattr(kpass, "__version__", None),
@@ -547,24 +577,20 @@ def _write_files(state: _RunState, tracker: Any) -> list[Path]:
 
     directory = _output_dir(tracker)
     directory.mkdir(parents=True, exist_ok=True)
+    from kpass.cli import write_atomically
+
     report_path = directory / f"kpass_{tracker.date_id}.json"
     written = []
-    _write_atomic(report_path, json.dumps(state.results, indent=2, default=handle_non_serializable,
-                                          ensure_ascii=False))
+    write_atomically(report_path, json.dumps(state.results, indent=2, default=handle_non_serializable,
+                                             ensure_ascii=False))
     written.append(report_path)
     if state.table is not None:
         samples_path = directory / f"kpass_samples_{tracker.date_id}.jsonl"
         lines = (json.dumps(record, default=handle_non_serializable, ensure_ascii=False)
                  for record in state.table.to_records())
-        _write_atomic(samples_path, "".join(line + "\n" for line in lines))
+        write_atomically(samples_path, "".join(line + "\n" for line in lines))
         written.append(samples_path)
     return written
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(path)
 
 
 # ----------------------------------------------------------------------------- entry point

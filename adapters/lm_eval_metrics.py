@@ -46,7 +46,14 @@ imports it through any ``!function kpass.adapters.lm_eval_metrics.<fn>`` in the 
 imports ``!function`` modules while loading the YAML, before it resolves metric names).
 
 Following lm-eval's convention, a metric that cannot be computed (every problem has fewer than
-k samples) aggregates to NaN with a logged warning instead of stopping the run.
+k samples) aggregates to NaN with a logged warning instead of stopping the run. Documents with
+fewer than k answers are never dropped silently: a warning counts and lists them (by their
+position in lm-eval's document order), and lm-eval's results get one more metric,
+``<metric>_excluded`` (e.g. ``pass@8_excluded``), their number, present only when some document
+was left out (its stderr is "N/A").
+
+Framework-side module: it imports lm-eval at module level, because only lm-eval (through a YAML's
+``!function``) and ``kpass-lm-eval`` import it; the kpass-side reader imports lm-eval lazily.
 """
 
 from __future__ import annotations
@@ -68,9 +75,10 @@ from lm_eval.api.registry import (
     register_metric,
 )
 
-from .lm_eval_samples import DEFAULT_FALLBACK, KPASS_VALUE_KEY, binary_verdict
+from .lm_eval_samples import DEFAULT_FALLBACK, KPASS_VALUE_KEY, binary_verdict, recorded_answer
 
 __all__ = [
+    "EXCLUDED_SUFFIX",
     "KPASS_METRIC_NAMES",
     "KSampleAnswers",
     "KpassClusterFilter",
@@ -90,6 +98,8 @@ logger = logging.getLogger(__name__)
 
 #: Seed of the bootstrap behind the stderr, so that lm-eval's table is reproducible.
 BOOTSTRAP_SEED = 0
+#: Suffix of the metric counting the documents left out of a kpass metric (fewer than k answers).
+EXCLUDED_SUFFIX = "_excluded"
 _OWN_KWARGS = frozenset({"metrics", "k", "tau", "score_with", "fallback"})
 
 
@@ -170,14 +180,8 @@ def _samples_of(references: Sequence[Any], predictions: Sequence[Any], *, score_
                 break
         correct.append(verdict)
     gold_text = str(golds[0]) if golds else None
-    recorded = []
-    for answer, verdict in zip(answers, correct, strict=True):
-        if verdict:
-            recorded.append(gold_text)
-        elif answer is None or not str(answer).strip() or str(answer) in fallbacks:
-            recorded.append(None)
-        else:
-            recorded.append(str(answer))
+    recorded = [recorded_answer(answer, verdict, gold_text, fallbacks)
+                for answer, verdict in zip(answers, correct, strict=True)]
     return {"correct": correct, "answers": recorded, "gold": gold_text, "cluster": cluster}
 
 
@@ -199,7 +203,16 @@ def _k_sample_metric(spec_text: str, references, predictions, kwargs: Mapping[st
                               fallbacks=fallbacks)
     except TypeError as error:  # lm-eval retries a metric that raises TypeError with other arguments
         raise ValueError(f"kpass lm-eval metric {spec_text!r}: {error}") from error
-    return {spec.name: {"metric": spec.name, KPASS_VALUE_KEY: samples} for spec in specs}
+    out: dict[str, Any] = {}
+    n_samples = len(samples["correct"])
+    for spec in specs:
+        out[spec.name] = {"metric": spec.name, KPASS_VALUE_KEY: samples}
+        if n_samples < spec.min_samples:
+            # this document is left out of spec's estimate: say so in lm-eval's results too, as the
+            # metric "<name>_excluded" (the number of such documents; present only when > 0)
+            out[spec.name + EXCLUDED_SUFFIX] = {"metric": spec.name, "statistic": "excluded",
+                                                KPASS_VALUE_KEY: samples}
+    return out
 
 
 def kpass(references=None, predictions=None, **kwargs) -> dict[str, Any]:
@@ -284,24 +297,44 @@ class _ReportCache:
 _cache = _ReportCache()
 
 
+def _excluded_count(items: Sequence[Any]) -> int | None:
+    """The number of documents when ``items`` are ``<metric>_excluded`` records, else None."""
+    if items and all(isinstance(item, Mapping) and item.get("statistic") == "excluded" for item in items):
+        return len(items)
+    return None
+
+
 def _report_row(items: Sequence[Mapping[str, Any]], n_resamples: int | None = None):
     """The :func:`kpass.compute_report` row for one metric over lm-eval's per-document values.
 
     ``n_resamples=None`` accepts a cached row computed with any number of resamples (the estimate
-    does not depend on it).
+    does not depend on it). Documents with fewer answers than the metric needs are left out of
+    the estimate with a logged warning that counts and names them (by their position in lm-eval's
+    list of documents, which is the ``doc_id`` unless ``--limit``/``--samples`` chose the
+    documents); lm-eval's results also get ``<metric>_excluded``, their number.
     """
     from kpass import SampleTable, compute_report, parse_metric_specs
 
     if (_cache.items is items and _cache.length == len(items)
             and (n_resamples is None or _cache.n_resamples == n_resamples)):
         return _cache.row
-    names = {item.get("metric") if isinstance(item, Mapping) else None for item in items}
+    names = {item.get("metric") if isinstance(item, Mapping) and item.get("statistic") is None else None
+             for item in items}
     if len(names) != 1 or None in names:
         raise ValueError(
             "the `kpass` aggregation takes the values of kpass's lm-eval metrics (one metric at a time); "
             f"got metrics {sorted(map(str, names))}."
         )
     (name,) = names
+    (spec,) = parse_metric_specs(name)
+    sizes = [len(item[KPASS_VALUE_KEY]["correct"]) for item in items]
+    if max(sizes) < spec.min_samples:
+        logger.warning("kpass metric %s: no problem has enough samples (%s needs %d per document, the most any of "
+                       "the %d documents has is %d); reporting NaN. Set `repeats:` to at least k and keep all "
+                       "responses in the filter pipeline (no take_first).",
+                       name, name, spec.min_samples, len(items), max(sizes))
+        _cache.items, _cache.length, _cache.n_resamples, _cache.row = items, len(items), n_resamples, None
+        return None
     columns: dict[str, list[Any]] = {key: [] for key in (
         "model", "task", "problem_id", "sample_index", "correct", "answer", "gold", "cluster")}
     for document, item in enumerate(items):
@@ -320,20 +353,30 @@ def _report_row(items: Sequence[Mapping[str, Any]], n_resamples: int | None = No
     if not clustered:
         del columns["cluster"]
     table = SampleTable.from_columns(columns, source=f"lm-eval metric {name}")
-    report = compute_report(table, parse_metric_specs(name), cluster_by="cluster" if clustered else None,
+    report = compute_report(table, [spec], cluster_by="cluster" if clustered else None,
                             method="bootstrap", seed=BOOTSTRAP_SEED, n_resamples=n_resamples)
     row = report.rows[0] if report.rows else None
-    if row is None or row.estimate is None:
-        logger.warning("kpass metric %s: no problem has enough samples (%s); reporting NaN. Set `repeats:` "
-                       "to at least k and keep all responses in the filter pipeline (no take_first).",
-                       name, "; ".join(e.reason for e in report.exclusions[:3]))
+    excluded = [problem for exclusion in report.exclusions for problem in exclusion.problem_ids]
+    if excluded:
+        shown = ", ".join(excluded[:20]) + (", ..." if len(excluded) > 20 else "")
+        logger.warning("kpass metric %s: %d of %d documents left out of the estimate (%s): documents %s "
+                       "(positions in lm-eval's document order); their number is reported as %s%s.",
+                       name, len(excluded), len(items), "; ".join(e.reason for e in report.exclusions[:3]),
+                       shown, name, EXCLUDED_SUFFIX)
+    if row is not None and row.estimate is None:
         row = None
     _cache.items, _cache.length, _cache.n_resamples, _cache.row = items, len(items), n_resamples, row
     return row
 
 
 def kpass_aggregation(items: Sequence[Mapping[str, Any]]) -> float:
-    """Aggregation ``kpass``: the benchmark estimate of one kpass metric (NaN when undefined)."""
+    """Aggregation ``kpass``: the benchmark estimate of one kpass metric (NaN when undefined).
+
+    For the ``<metric>_excluded`` records: the number of documents left out of ``<metric>``.
+    """
+    count = _excluded_count(items)
+    if count is not None:
+        return float(count)
     row = _report_row(items)
     return math.nan if row is None else float(row.estimate)
 
@@ -342,8 +385,11 @@ def kpass_stderr(items: Sequence[Mapping[str, Any]], n_resamples: int | None = N
     """Bootstrap standard error of :func:`kpass_aggregation` (whole clusters resampled when tagged).
 
     ``n_resamples``: bootstrap resamples (lm-eval passes its ``bootstrap_iters``); default kpass's.
-    NaN when the metric or its interval is undefined (for instance a single cluster).
+    NaN when the metric or its interval is undefined (for instance a single cluster), and for a
+    count of excluded documents (which lm-eval's table shows as "N/A").
     """
+    if _excluded_count(items) is not None:
+        return math.nan
     row = _report_row(items, n_resamples)
     if row is None or row.standard_error is None:
         return math.nan
@@ -370,7 +416,9 @@ def install_stderr_patch() -> None:
         if stderr is not None:
             if not bootstrap_iters or bootstrap_iters <= 0:
                 return None
-            return lambda items: stderr(items, n_resamples=int(bootstrap_iters))
+            # a count of excluded documents has no standard error: lm-eval's "N/A"
+            return lambda items: ("N/A" if _excluded_count(items) is not None
+                                  else stderr(items, n_resamples=int(bootstrap_iters)))
         return current(metric=metric, bootstrap_iters=bootstrap_iters)
 
     stderr_for_metric._kpass_patched = True  # type: ignore[attr-defined]

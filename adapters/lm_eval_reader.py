@@ -29,7 +29,8 @@ Limits (each raises :class:`kpass.DataError` naming the task and file): tasks sc
 ``process_results`` function, by ``doc_to_choice`` targets, or only by ``!function`` metrics cannot be
 re-scored post hoc; run them through ``kpass-lm-eval`` instead, which scores with the live task.
 Non-generation tasks (log-likelihood, multiple choice) have no K samples and are skipped with a
-warning.
+warning and a note in the table's :attr:`~kpass.SampleTable.notes` (so ``kpass report`` prints it and
+``--format json`` keeps it).
 """
 
 from __future__ import annotations
@@ -265,15 +266,20 @@ def _read_run(results_path: Path, only_task: str | None):
     date = _RESULTS_PATTERN.match(results_path.name).group("date")
     model = _model_name(results, results_path)
     tasks = [only_task] if only_task is not None else list(configs)
+    notes = []  # what this run's tables leave out, for SampleTable.notes (and a warning each)
     for task in tasks:
         config = configs.get(task)
         if not isinstance(config, Mapping):
             raise _data_error(f"task {task!r} has no config in this results file", source=results_path,
                               field="configs")
         if config.get("output_type", "generate_until") != "generate_until":
-            warnings.warn(
-                f"kpass: skipping lm-eval task {task!r} ({config.get('output_type')}): only generate_until "
-                "tasks have K samples to score.", stacklevel=3)
+            note = (f"{results_path}: skipping lm-eval task {task!r} ({config.get('output_type')}): only "
+                    "generate_until tasks have K samples to score")
+            notes.append(note)
+            warnings.warn(f"kpass: {note}.", stacklevel=3)
+    for task in tasks:
+        config = configs[task]
+        if config.get("output_type", "generate_until") != "generate_until":
             continue
         samples_path = results_path.with_name(f"samples_{task}_{date}.jsonl")
         if not samples_path.is_file():
@@ -297,7 +303,7 @@ def _read_run(results_path: Path, only_task: str | None):
                 doc_lines=[d["line"] for d in docs], responses=[d["resps"] for d in docs],
                 max_gen_toks=limit,
             )
-            table = SampleTable.from_columns(columns, source=str(samples_path), lines=lines)
+            table = SampleTable.from_columns(columns, source=str(samples_path), lines=lines, notes=notes)
             yield (model, table.categories("task")[0]), table
         logger.debug("read %s (%d documents, metrics %s)", samples_path, len(docs), metric_names)
 

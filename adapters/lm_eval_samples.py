@@ -54,6 +54,7 @@ __all__ = [
     "binary_verdict",
     "identical_response_share",
     "is_kpass_value",
+    "recorded_answer",
     "sample_columns",
     "sample_pipelines",
     "score_samples",
@@ -79,6 +80,47 @@ def task_key(task: str, filter_name: str) -> str:
 def is_kpass_value(value: Any) -> bool:
     """True for a per-document value produced by one of kpass's own lm-eval metrics."""
     return isinstance(value, Mapping) and KPASS_VALUE_KEY in value
+
+
+def recorded_answer(answer: Any, correct: bool, gold: str | None, fallbacks: frozenset[str]) -> str | None:
+    """The answer kpass records for cons@k from one filtered lm-eval answer.
+
+    The flag (:mod:`kpass.adapters.lm_eval_cli`), the post-hoc reader and the lm-eval metrics
+    (:mod:`kpass.adapters.lm_eval_metrics`) all record answers with this function; the answer
+    classes themselves are then counted by the core (:func:`kpass.metrics.class_counts_from_codes`).
+
+    Parameters
+    ----------
+    answer : Any
+        The pipeline's answer for one sample.
+    correct : bool
+        The task metric's verdict on it.
+    gold : str or None
+        The document's gold answer as text.
+    fallbacks : frozenset of str
+        Answers meaning "no extractable answer" (the pipeline's regex fallback, e.g. ``"[invalid]"``).
+
+    Returns
+    -------
+    str or None
+        The gold answer for a correct sample (so that spellings the task's metric accepts as
+        equal, ``"Paris"``/``"paris"`` under ``ignore_case``, form one class: the gold class);
+        ``None`` (no extractable answer) for ``None``, empty text and fallbacks; else the text.
+
+    Examples
+    --------
+    >>> [recorded_answer(a, c, "7", frozenset({"[invalid]"})) for a, c in
+    ...  [("7.0", True), ("5", False), ("[invalid]", False), ("  ", False), (None, False)]]
+    ['7', '5', None, None, None]
+    """
+    if correct and gold is not None:
+        return gold
+    if answer is None:
+        return None
+    text = answer if isinstance(answer, str) else str(answer)
+    if not text.strip() or text in fallbacks:
+        return None
+    return text
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,13 +190,9 @@ class SamplePipeline:
         return [_function_name(function) for function, _ in self.components]
 
     def answer_or_none(self, value: Any) -> str | None:
-        """The answer recorded for cons@k: null for fallbacks and empty answers."""
-        if value is None:
-            return None
-        text = value if isinstance(value, str) else str(value)
-        if not text.strip() or text in self.fallbacks:
-            return None
-        return text
+        """The answer of a sample judged wrong, as recorded for cons@k: null for fallbacks and
+        empty answers (see :func:`recorded_answer`)."""
+        return recorded_answer(value, False, None, self.fallbacks)
 
 
 class _Holder:
@@ -409,7 +447,7 @@ def sample_columns(
         columns["problem_id"].extend([str(doc_id)] * n)
         columns["sample_index"].extend(range(n))
         columns["correct"].extend(bool(v) for v in doc_verdicts)
-        columns["answer"].extend(gold if v and gold is not None else pipeline.answer_or_none(a)
+        columns["answer"].extend(recorded_answer(a, bool(v), gold, pipeline.fallbacks)
                                  for a, v in zip(doc_answers, doc_verdicts))
         columns["gold"].extend([gold] * n)
         if responses is not None:

@@ -8,21 +8,12 @@ finished samples, so that ``pass@k(B) = fin@k(B) * pass@k(B | fin)``.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._passk import _finish, _pass_curve
-from ._validation import check_counts, check_k
+from ._passk import _count_k_iv, _finish, _pass_curve
 
 __all__ = ["fin_at_k"]
-
-
-def _fin_at_k_iv(n_samples: Any, n_finished: Any, k: Any):
-    n, f, scalar_input = check_counts(n_samples, n_finished, correct_name="n_finished")
-    k_values, k_is_scalar = check_k(k, n)
-    return n, f, k_values, scalar_input, k_is_scalar
 
 
 def fin_at_k(n_samples: ArrayLike, n_finished: ArrayLike, k: int | ArrayLike) -> NDArray[np.float64]:
@@ -66,6 +57,6 @@ def fin_at_k(n_samples: ArrayLike, n_finished: ArrayLike, k: int | ArrayLike) ->
     array([[0.3     , 0.916667],
            [1.      , 1.      ]])
     """
-    n, f, k_values, scalar_input, k_is_scalar = _fin_at_k_iv(n_samples, n_finished, k)
+    n, f, k_values, scalar_input, k_is_scalar = _count_k_iv(n_samples, n_finished, k, "n_finished")
     result = _pass_curve(n, f, k_values)  # Chen 2021 Eq. 1 with c := f
     return _finish(result, scalar_input, k_is_scalar)

@@ -1,12 +1,15 @@
 r"""cons@k: majority vote over k samples, exact over all k-subsets (higher is better).
 
-Three public functions:
+Public functions:
 
 - :func:`cons_at_k` -- the exact U-statistic: the expected success of a majority vote over a
   k-subset drawn uniformly without replacement from the n samples of a problem, computed from
   answer-class counts by a polynomial dynamic programme (never by enumerating subsets);
-- :func:`class_counts_from_answers` -- builds the ``(class_counts, n_invalid)`` input of
-  :func:`cons_at_k` from per-sample answer strings and gold answers;
+- :func:`class_counts_from_codes` -- builds the ``(class_counts, n_invalid)`` input of
+  :func:`cons_at_k` from per-sample integer answer codes and gold flags, vectorized; every
+  other way of building class counts in kpass (answer strings, the sample table, the Inspect
+  reducer, lm-eval) goes through it, so they all apply the same consistency rules;
+- :func:`class_counts_from_answers` -- the same from per-sample answer strings and gold answers;
 - :func:`first_k_majority_vote` -- the order-dependent vote over the *first* k samples that the
   evaluation harnesses report as maj@k, to reproduce their numbers.
 
@@ -25,7 +28,13 @@ from scipy.special import gammaln, xlog1py
 
 from ._validation import as_count_array, check_k, check_option, describe_offenders
 
-__all__ = ["class_counts_from_answers", "cons_at_k", "first_k_majority_vote"]
+__all__ = [
+    "InconsistentAnswersError",
+    "class_counts_from_answers",
+    "class_counts_from_codes",
+    "cons_at_k",
+    "first_k_majority_vote",
+]
 
 _TIE_RULES = ("fractional", "strict")
 _INVALID_POLICIES = ("abstain", "vote")
@@ -351,6 +360,196 @@ def cons_at_k(
 
 
 # ----------------------------------------------------------------------------------------------
+# from answer codes (the one place where samples become answer classes)
+# ----------------------------------------------------------------------------------------------
+
+
+class InconsistentAnswersError(ValueError):
+    """The gold flags and the answers of some samples contradict each other (see
+    :func:`class_counts_from_codes`).
+
+    A ``ValueError`` whose message names the problems and samples; callers that know where each
+    sample came from (a file and line) use the attributes to point there.
+
+    Attributes
+    ----------
+    samples : ndarray of int64
+        Positions (in the input arrays) of every offending sample, ascending.
+    reason : str
+        What is wrong with each of them, as a clause about one sample (e.g. "this sample is
+        judged correct but has no answer"), so that a caller can attach it to one sample.
+    """
+
+    def __init__(self, message: str, samples: NDArray[np.int64], reason: str) -> None:
+        super().__init__(message)
+        self.samples = samples
+        self.reason = reason
+
+
+#: The two contradictions :func:`class_counts_from_codes` rejects, as clauses about one sample.
+_GOLD_WITHOUT_ANSWER = (
+    "this sample is judged correct but has no answer; cons@k needs the answer of every correct sample "
+    "(fill the answer or fix the verdict)"
+)
+_WRONG_WITH_GOLD_ANSWER = (
+    "this sample is judged incorrect but its answer equals the answer of a sample of the same problem "
+    "judged correct; the verdicts and the answers disagree"
+)
+
+
+def _as_int_vector(value: Any, name: str) -> NDArray[np.int64]:
+    arr = np.asarray(value)
+    if arr.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D (one entry per sample); got an array of shape {arr.shape}.")
+    if arr.size == 0:
+        return arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"`{name}` must hold integers; got dtype {arr.dtype}.")
+    return arr.astype(np.int64, copy=False)
+
+
+def _class_counts_from_codes_iv(problem, answer_codes, is_gold, n_problems):
+    if isinstance(n_problems, (bool, np.bool_)) or not isinstance(n_problems, (int, np.integer)):
+        raise TypeError(f"`n_problems` must be an integer >= 0; got {n_problems!r}.")
+    if n_problems < 0:
+        raise ValueError(f"`n_problems` must be >= 0; got {n_problems!r}.")
+    problem_arr = _as_int_vector(problem, "problem")
+    codes = _as_int_vector(answer_codes, "answer_codes")
+    gold = np.asarray(is_gold)
+    if gold.ndim != 1:
+        raise ValueError(f"`is_gold` must be 1-D (one entry per sample); got an array of shape {gold.shape}.")
+    if gold.size and gold.dtype.kind != "b":
+        if gold.dtype.kind not in "iu" or not np.isin(gold, (0, 1)).all():
+            raise TypeError(f"`is_gold` must hold booleans (or 0/1); got dtype {gold.dtype}.")
+    gold = gold.astype(bool, copy=False)
+    if not problem_arr.shape == codes.shape == gold.shape:
+        raise ValueError(
+            "`problem`, `answer_codes` and `is_gold` must have one entry per sample each; got lengths "
+            f"{problem_arr.shape[0]}, {codes.shape[0]} and {gold.shape[0]}."
+        )
+    out_of_range = (problem_arr < 0) | (problem_arr >= n_problems)
+    if out_of_range.any():
+        raise ValueError(
+            f"`problem` must be in 0..n_problems-1 = 0..{int(n_problems) - 1}; out of range at "
+            f"{describe_offenders(out_of_range, problem_arr, value_name='problem')}."
+        )
+    below = codes < -1
+    if below.any():
+        raise ValueError(
+            "`answer_codes` must be >= 0 (an answer) or -1 (no extractable answer); got "
+            f"{describe_offenders(below, codes, value_name='answer_codes')}."
+        )
+    return problem_arr, codes, gold, int(n_problems)
+
+
+def _conflict(message: str, reason: str, mask: NDArray[np.bool_], problem: NDArray[np.int64],
+              n_problems: int) -> InconsistentAnswersError:
+    samples = np.flatnonzero(mask)
+    per_problem = np.zeros(n_problems, dtype=bool)
+    per_problem[problem[samples]] = True
+    shown = ", ".join(map(str, samples[:_MAX_LISTED].tolist())) + (", ..." if samples.size > _MAX_LISTED else "")
+    return InconsistentAnswersError(
+        f"{message}: {samples.size} sample{'s' if samples.size != 1 else ''} (positions {shown}) in "
+        f"{describe_offenders(per_problem)}.",
+        samples.astype(np.int64), reason)
+
+
+def class_counts_from_codes(
+    problem: ArrayLike, answer_codes: ArrayLike, is_gold: ArrayLike, n_problems: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    r"""Answer-class counts per problem from integer-coded samples, the input of :func:`cons_at_k`.
+
+    Sample ``i`` belongs to problem ``problem[i]``. Its answer class is
+
+    - the gold class (column 0) when ``is_gold[i]``;
+    - "no extractable answer" (counted in ``n_invalid``) when ``answer_codes[i] == -1``;
+    - otherwise the wrong class of its code within its problem: wrong samples of one problem
+      with equal codes form one class (columns ``1..``, largest first, zero-padded).
+
+    .. math::
+
+        \mathrm{class\_counts}_{j,0} = \#\{i \in j : \mathrm{gold}_i\},\qquad
+        n^{\mathrm{invalid}}_j = \#\{i \in j : 
+eg\mathrm{gold}_i,\ a_i = -1\}
+
+    Parameters
+    ----------
+    problem : array_like of int, shape (S,)
+        Problem of each sample, in ``0..n_problems-1`` (any order; problems may have no sample).
+    answer_codes : array_like of int, shape (S,)
+        Answer of each sample as an integer code (equal codes = equal answers within a problem;
+        codes need not be dense), ``-1`` for a sample with no extractable answer.
+    is_gold : array_like of bool, shape (S,)
+        Whether the sample's answer is the gold answer (judged correct).
+    n_problems : int
+        Number of problems (rows of the result).
+
+    Returns
+    -------
+    class_counts : ndarray of int64, shape (n_problems, M)
+        Column 0: gold samples; columns ``1..M-1``: the wrong answer classes of each problem,
+        largest first, zero-padded (``M >= 1``).
+    n_invalid : ndarray of int64, shape (n_problems,)
+        Samples with no extractable answer.
+
+    Raises
+    ------
+    InconsistentAnswersError
+        (a ``ValueError``) when the gold flags contradict the answers, naming the samples and
+        problems: a gold sample with no answer (code -1), or a sample that is not gold although
+        its code equals the code of a gold sample of the same problem. kpass treats both as
+        errors on every path (the sample table, the Inspect reducer, lm-eval) rather than
+        guessing which of the two pieces of data is wrong.
+    ValueError, TypeError
+        Wrong shapes or kinds of input, problems outside ``0..n_problems-1``, codes below -1.
+
+    Notes
+    -----
+    Vectorized over samples: one ``bincount`` per count, one ``unique`` over (problem, code)
+    keys and one ``lexsort``; ``O(S log S)``. Codes are renumbered densely first when they are
+    sparse, so ``problem * n_codes + code`` never overflows.
+
+    Examples
+    --------
+    Answers 7, 5, 5, 7, none, 3 with gold 7, coded 7 -> 0, 5 -> 1, 3 -> 2:
+
+    >>> counts, n_invalid = class_counts_from_codes(
+    ...     [0, 0, 0, 0, 0, 0], [0, 1, 1, 0, -1, 2], [True, False, False, True, False, False], 1)
+    >>> counts, n_invalid
+    (array([[2, 2, 1]]), array([1]))
+    """
+    problem_arr, codes, gold, n_problems = _class_counts_from_codes_iv(problem, answer_codes, is_gold, n_problems)
+    null = codes < 0
+    gold_without_answer = gold & null
+    if gold_without_answer.any():
+        raise _conflict("`is_gold` and `answer_codes` disagree (a gold sample has answer code -1)",
+                        _GOLD_WITHOUT_ANSWER, gold_without_answer, problem_arr, n_problems)
+    if codes.size and int(codes.max()) >= codes.size:  # sparse codes: renumber densely
+        dense = np.full(codes.shape, -1, dtype=np.int64)
+        dense[~null] = np.unique(codes[~null], return_inverse=True)[1].reshape(-1)
+        codes = dense
+    n_codes = max(int(codes.max()) + 1 if codes.size else 1, 1)
+    key = problem_arr * n_codes + codes
+    wrong = ~gold & ~null
+    clash = wrong & np.isin(key, key[gold])
+    if clash.any():
+        raise _conflict("`is_gold` and `answer_codes` disagree (a sample that is not gold has the code of a "
+                        "gold sample of its problem)", _WRONG_WITH_GOLD_ANSWER, clash, problem_arr, n_problems)
+    n_invalid = np.bincount(problem_arr[null & ~gold], minlength=n_problems).astype(np.int64)
+    gold_counts = np.bincount(problem_arr[gold], minlength=n_problems).astype(np.int64)
+    keys, sizes = np.unique(key[wrong], return_counts=True)
+    owner = keys // n_codes
+    order = np.lexsort((-sizes, owner))  # by problem, then largest class first
+    owner, sizes = owner[order], sizes[order]
+    column = np.arange(owner.size) - np.searchsorted(owner, owner, side="left") + 1
+    width = int(column.max()) + 1 if column.size else 1
+    class_counts = np.zeros((n_problems, width), dtype=np.int64)
+    class_counts[:, 0] = gold_counts
+    class_counts[owner, column] = sizes
+    return class_counts, n_invalid
+
+
+# ----------------------------------------------------------------------------------------------
 # from answer strings
 # ----------------------------------------------------------------------------------------------
 
@@ -481,36 +680,20 @@ def class_counts_from_answers(
         if not callable(equivalent):
             raise TypeError(f"`equivalent` must be a callable (answer, representative) -> bool; got {equivalent!r}.")
         return _class_counts_with_equivalence(rows, golds, equivalent)
-    problem, codes, gold_codes, _, n_codes = _encode(rows, golds)
-    valid = codes >= 0
-    n_invalid = np.bincount(problem[~valid], minlength=n_problems).astype(np.int64)
-    is_gold = valid & (codes == gold_codes[problem])
-    gold_counts = np.bincount(problem[is_gold], minlength=n_problems).astype(np.int64)
-    wrong = valid & ~is_gold
-    keys, sizes = np.unique(problem[wrong] * max(n_codes, 1) + codes[wrong], return_counts=True)
-    owner = keys // max(n_codes, 1)
-    order = np.lexsort((-sizes, owner))  # by problem, then largest class first
-    owner, sizes = owner[order], sizes[order]
-    first_of_owner = np.searchsorted(owner, owner, side="left")
-    column = np.arange(owner.size) - first_of_owner + 1
-    width = int(column.max()) + 1 if column.size else 1
-    class_counts = np.zeros((n_problems, width), dtype=np.int64)
-    class_counts[:, 0] = gold_counts
-    class_counts[owner, column] = sizes
-    return class_counts, n_invalid
+    problem, codes, gold_codes, _, _ = _encode(rows, golds)
+    is_gold = (codes >= 0) & (codes == gold_codes[problem])
+    return class_counts_from_codes(problem, codes, is_gold, n_problems)
 
 
 def _class_counts_with_equivalence(rows, golds, equivalent):
     _check_answer_types(rows, list(itertools.chain.from_iterable(rows)))
-    per_problem: list[list[int]] = []
-    n_invalid = np.zeros(len(rows), dtype=np.int64)
-    for i, (row, gold_answer) in enumerate(zip(rows, golds)):  # Python loop: input preparation
+    class_codes: list[int] = []  # per sample: 0 = the gold class, 1.. = wrong classes, -1 = None
+    for row, gold_answer in zip(rows, golds):  # Python loop: input preparation
         representatives = [gold_answer]
-        sizes = [0]
         class_of: dict[str, int] = {}
         for answer in row:
             if answer is None:
-                n_invalid[i] += 1
+                class_codes.append(-1)
                 continue
             index = class_of.get(answer)
             if index is None:
@@ -524,16 +707,13 @@ def _class_counts_with_equivalence(rows, golds, equivalent):
                 )
                 if index is None:
                     representatives.append(answer)
-                    sizes.append(0)
-                    index = len(sizes) - 1
+                    index = len(representatives) - 1
                 class_of[answer] = index
-            sizes[index] += 1
-        per_problem.append([sizes[0], *sorted(sizes[1:], reverse=True)])
-    width = max((len(sizes) for sizes in per_problem), default=1)
-    class_counts = np.zeros((len(rows), width), dtype=np.int64)
-    for i, sizes in enumerate(per_problem):
-        class_counts[i, : len(sizes)] = sizes
-    return class_counts, n_invalid
+            class_codes.append(index)
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    problem = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
+    codes = np.asarray(class_codes, dtype=np.int64)
+    return class_counts_from_codes(problem, codes, codes == 0, len(rows))
 
 
 def first_k_majority_vote(
@@ -541,7 +721,7 @@ def first_k_majority_vote(
     gold: Sequence[str],
     k: int | Sequence[int],
     *,
-    invalid: str = "abstain",
+    invalid: str = "vote",
 ) -> NDArray[np.float64]:
     r"""The harnesses' maj@k: 1 if the majority of the FIRST k answers is the gold answer, else 0.
 
@@ -565,10 +745,12 @@ def first_k_majority_vote(
         Gold answers; a vote is correct when it equals the gold string exactly.
     k : int or 1-D sequence of int
         Number of leading samples that vote.
-    invalid : {"abstain", "vote"}, default: "abstain"
-        "abstain": ``None`` answers are dropped before voting (all ``None`` scores 0). "vote":
-        ``None`` is one more answer that can win (and is never correct), as lm-eval's
-        ``"[invalid]"`` regex fallback does.
+    invalid : {"vote", "abstain"}, default: "vote"
+        "vote" (the default, because this function exists to reproduce lm-eval): ``None`` is one
+        more answer that can win (and is never correct), as lm-eval's ``"[invalid]"`` regex
+        fallback does. "abstain": ``None`` answers are dropped before voting (all ``None`` scores
+        0), as :func:`cons_at_k` does by default. Note that the two functions' defaults differ:
+        ``cons_at_k`` is kpass's estimate, this one a reproduction.
 
     Returns
     -------

@@ -32,19 +32,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._passk import _finish, _pass_curve
+from ._passk import _count_k_iv, _finish, _pass_curve
 from ._samples import as_binary_matrix, as_mask
-from ._validation import check_counts, check_k, check_option, describe_offenders
+from ._validation import check_option, describe_offenders
 
 __all__ = ["cot_pass_at_k", "count_cot_correct"]
 
 _RULES = ("any", "majority", "all")
-
-
-def _cot_pass_at_k_iv(n_samples: Any, n_cot_correct: Any, k: Any):
-    n, d, scalar_input = check_counts(n_samples, n_cot_correct, correct_name="n_cot_correct")
-    k_values, k_is_scalar = check_k(k, n)
-    return n, d, k_values, scalar_input, k_is_scalar
 
 
 def cot_pass_at_k(n_samples: ArrayLike, n_cot_correct: ArrayLike, k: int | ArrayLike) -> NDArray[np.float64]:
@@ -89,7 +83,7 @@ def cot_pass_at_k(n_samples: ArrayLike, n_cot_correct: ArrayLike, k: int | Array
     >>> cot_pass_at_k([8], [4], k=2).round(6)   # 11/14
     array([0.785714])
     """
-    n, d, k_values, scalar_input, k_is_scalar = _cot_pass_at_k_iv(n_samples, n_cot_correct, k)
+    n, d, k_values, scalar_input, k_is_scalar = _count_k_iv(n_samples, n_cot_correct, k, "n_cot_correct")
     result = _pass_curve(n, d, k_values)  # Wen 2025's CoT-Pass@K via Chen 2021's product form
     return _finish(result, scalar_input, k_is_scalar)
 
@@ -143,11 +137,14 @@ def _count_cot_correct_iv(answer_correct: Any, verdicts: Any, rule: Any, mask: A
             )
     correct = as_binary_matrix(answer_correct, "answer_correct", where=sample_real)
     valid_value = np.isnan(votes) | (votes == 0) | (votes == 1) | (votes == -1)
-    bad = slot_real & ~valid_value
+    # Only the verdicts of answer-correct samples are read; those of wrong-answer samples are
+    # ignored whatever they hold (module notes), so they are not validated either.
+    bad = slot_real & correct[:, :, None] & ~valid_value
     if bad.any():
         raise ValueError(
-            "`verdicts` must hold 1 (yes), 0 (no), or NaN/-1/None (invalid); other values at "
-            f"{describe_offenders(bad, votes, value_name='verdict')} (index: problem, sample, verdict)."
+            "`verdicts` must hold 1 (yes), 0 (no), or NaN/-1/None (invalid) for answer-correct samples; "
+            f"other values at {describe_offenders(bad, votes, value_name='verdict')} (index: problem, sample, "
+            "verdict)."
         )
     return correct, votes, slot_real, rule
 
@@ -193,8 +190,8 @@ def count_cot_correct(
     Raises
     ------
     ValueError
-        Unknown ``rule``; mismatched shapes; verdict values other than 1, 0, NaN, -1 (naming
-        the entries); non-0/1 ``answer_correct``.
+        Unknown ``rule``; mismatched shapes; verdict values other than 1, 0, NaN, -1 for an
+        answer-correct sample (naming the entries); non-0/1 ``answer_correct``.
     TypeError
         Non-numeric input.
 

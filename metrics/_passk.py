@@ -31,6 +31,7 @@ k (or tau) axis are the transpose of a k-major buffer (Fortran-ordered); call
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
@@ -39,8 +40,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._validation import check_counts, check_k, check_option, check_tau, describe_offenders, exact_threshold
+from ._warnings import KpassWarning
 
-__all__ = ["biased_plugin_pass_at_k", "g_pass_at_k", "mg_pass_at_k", "pass_at_k", "pass_hat_k"]
+__all__ = [
+    "MeaninglessMetricWarning", "biased_plugin_pass_at_k", "g_pass_at_k", "mg_pass_at_k", "pass_at_k", "pass_hat_k",
+]
 
 #: Float64 elements per chunk of problems in G-Pass (a (k+1, rows) working set that stays in
 #: cache), raised to _WIDE_ROWS rows when that needs at most _MAX_CHUNK_ELEMENTS per array.
@@ -49,6 +53,14 @@ _WIDE_ROWS = 2048
 _MAX_CHUNK_ELEMENTS = 1 << 20
 
 _MG_VARIANTS = ("published", "integral")
+
+
+class MeaninglessMetricWarning(KpassWarning):
+    """A metric that is defined but says nothing for these inputs (STYLE section 4).
+
+    Raised by :func:`mg_pass_at_k` for ``k = 1`` with ``variant="published"``, which is 0 for
+    every problem by definition.
+    """
 
 
 def _row_slices(n_rows: int, n_cols: int, max_elements: int = _CHUNK_ELEMENTS) -> Iterator[slice]:
@@ -222,8 +234,20 @@ def _finish(result: NDArray[np.float64], scalar_input: bool, k_is_scalar: bool) 
     return result
 
 
-def _pass_at_k_iv(n_samples: Any, n_correct: Any, k: Any):
-    n, c, scalar_input = check_counts(n_samples, n_correct)
+def _count_k_iv(n_samples: Any, n_correct: Any, k: Any, correct_name: str = "n_correct"):
+    """Validate ``(n_samples, <correct_name>, k)`` for the estimators built on one count per problem.
+
+    pass@k, pass^k, fin@k and CoT-Pass@k share it; ``correct_name`` names the count in messages
+    (``"n_correct"``, ``"n_finished"``, ``"n_cot_correct"``).
+
+    Returns
+    -------
+    n, c : ndarray of int64, shape (N,)
+    k_values : ndarray of int64, shape (K,)
+    scalar_input, k_is_scalar : bool
+        Whether the counts (both 0-D) and ``k`` were scalars; see :func:`_finish`.
+    """
+    n, c, scalar_input = check_counts(n_samples, n_correct, correct_name=correct_name)
     k_values, k_is_scalar = check_k(k, n)
     return n, c, k_values, scalar_input, k_is_scalar
 
@@ -281,15 +305,9 @@ def pass_at_k(n_samples: ArrayLike, n_correct: ArrayLike, k: int | ArrayLike) ->
     >>> pass_at_k([10], [3], k=[1, 5, 10])
     array([[0.3       , 0.91666667, 1.        ]])
     """
-    n, c, k_values, scalar_input, k_is_scalar = _pass_at_k_iv(n_samples, n_correct, k)
+    n, c, k_values, scalar_input, k_is_scalar = _count_k_iv(n_samples, n_correct, k)
     result = _pass_curve(n, c, k_values)  # Chen 2021 Eq. 1 (product form)
     return _finish(result, scalar_input, k_is_scalar)
-
-
-def _pass_hat_k_iv(n_samples: Any, n_correct: Any, k: Any):
-    n, c, scalar_input = check_counts(n_samples, n_correct)
-    k_values, k_is_scalar = check_k(k, n)
-    return n, c, k_values, scalar_input, k_is_scalar
 
 
 def pass_hat_k(n_samples: ArrayLike, n_correct: ArrayLike, k: int | ArrayLike) -> NDArray[np.float64]:
@@ -335,7 +353,7 @@ def pass_hat_k(n_samples: ArrayLike, n_correct: ArrayLike, k: int | ArrayLike) -
     array([[0.066667, 0.      ],
            [0.535714, 0.214286]])
     """
-    n, c, k_values, scalar_input, k_is_scalar = _pass_hat_k_iv(n_samples, n_correct, k)
+    n, c, k_values, scalar_input, k_is_scalar = _count_k_iv(n_samples, n_correct, k)
     # C(c, k)/C(n, k) is the probability that k draws miss all n - c incorrect samples.
     result = _miss_probability(n, n - c, k_values)
     return _finish(result, scalar_input, k_is_scalar)
@@ -389,8 +407,7 @@ def biased_plugin_pass_at_k(n_samples: ArrayLike, n_correct: ArrayLike, k: int |
 
 
 def _g_pass_at_k_iv(n_samples: Any, n_correct: Any, k: Any, tau: Any):
-    n, c, scalar_input = check_counts(n_samples, n_correct)
-    k_values, k_is_scalar = check_k(k, n)
+    n, c, k_values, scalar_input, k_is_scalar = _count_k_iv(n_samples, n_correct, k)
     taus, tau_is_scalar = check_tau(tau)
     return n, c, k_values, taus, scalar_input, k_is_scalar, tau_is_scalar
 
@@ -481,9 +498,13 @@ def g_pass_at_k(
 
 
 def _mg_pass_at_k_iv(n_samples: Any, n_correct: Any, k: Any, variant: Any):
-    n, c, scalar_input = check_counts(n_samples, n_correct)
-    k_values, k_is_scalar = check_k(k, n)
+    n, c, k_values, scalar_input, k_is_scalar = _count_k_iv(n_samples, n_correct, k)
     variant = check_option(variant, "variant", _MG_VARIANTS)
+    if variant == "published" and (k_values == 1).any():
+        warnings.warn(
+            "mG-Pass@k with k = 1 is 0 for every problem by definition (variant='published': the sum over "
+            "i = ceil(k/2)+1..k is empty); pass variant='integral' (which gives c/n) or use k >= 2.",
+            MeaninglessMetricWarning, stacklevel=3)
     return n, c, k_values, variant, scalar_input, k_is_scalar
 
 
@@ -522,6 +543,12 @@ def mg_pass_at_k(
     ------
     ValueError
         Unknown ``variant``, and every error of :func:`pass_at_k`.
+
+    Warns
+    -----
+    MeaninglessMetricWarning
+        ``k = 1`` with ``variant="published"``: the published sum is empty, so the value is 0 for
+        every problem whatever the samples say (``variant="integral"`` gives ``c/n``).
 
     References
     ----------

@@ -130,7 +130,9 @@ def answer_class_counts(problems: ProblemSet) -> tuple[NDArray[np.int64], NDArra
     """``(class_counts, n_invalid)`` for :func:`kpass.cons_at_k`, vectorized over samples.
 
     Column 0 counts the samples judged correct; columns 1.. the wrong-answer classes of each
-    problem (largest first, zero-padded); ``n_invalid`` the samples with a null answer.
+    problem (largest first, zero-padded); ``n_invalid`` the samples with a null answer. The counting
+    and its consistency rules are the core's :func:`kpass.metrics.class_counts_from_codes`; a
+    contradiction it finds becomes a :class:`~kpass.DataError` at the first offending sample's line.
     """
     if not problems.table.has_column("answer"):
         raise DataError(
@@ -140,33 +142,13 @@ def answer_class_counts(problems: ProblemSet) -> tuple[NDArray[np.int64], NDArra
     answers, offsets = problems.sample_column("answer")
     correct, _ = problems.sample_column("correct")
     n_problems = len(problems)
-    problem = np.repeat(np.arange(n_problems), np.diff(offsets))
-    null = answers < 0
-    bad = correct & null
-    if bad.any():
-        problems._raise_at(bad, "answer", "this sample is judged correct but has no answer; cons@k needs the "
-                                          "answer of every correct sample (fill `answer` or fix `correct`)")
-    n_codes = max(len(problems.table._categories["answer"]), 1)
-    key = problem.astype(np.int64) * n_codes + answers
-    correct_keys = np.unique(key[correct])
-    wrong = ~correct & ~null
-    clash = wrong & np.isin(key, correct_keys)
-    if clash.any():
-        problems._raise_at(clash, "answer", "this sample is judged incorrect but its answer equals the answer of a "
-                                            "sample of the same problem judged correct; `correct` and `answer` "
-                                            "disagree")
-    n_invalid = np.bincount(problem[null], minlength=n_problems).astype(np.int64)
-    gold_counts = np.bincount(problem[correct], minlength=n_problems).astype(np.int64)
-    keys, sizes = np.unique(key[wrong], return_counts=True)
-    owner = keys // n_codes
-    order = np.lexsort((-sizes, owner))
-    owner, sizes = owner[order], sizes[order]
-    column = np.arange(owner.size) - np.searchsorted(owner, owner, side="left") + 1
-    width = int(column.max()) + 1 if column.size else 1
-    class_counts = np.zeros((n_problems, width), dtype=np.int64)
-    class_counts[:, 0] = gold_counts
-    class_counts[owner, column] = sizes
-    return class_counts, n_invalid
+    problem = np.repeat(np.arange(n_problems, dtype=np.int64), np.diff(offsets))
+    try:
+        return core.class_counts_from_codes(problem, answers, correct, n_problems)
+    except core.InconsistentAnswersError as exc:
+        bad = np.zeros(answers.shape[0], dtype=bool)
+        bad[exc.samples] = True
+        problems.raise_at(bad, "answer", exc.reason)
 
 
 _FAMILIES = {

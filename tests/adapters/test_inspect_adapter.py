@@ -18,20 +18,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-pytest.importorskip("inspect_ai")  # the `inspect` extra is part of `all`; CI installs it
+from inspect_ai.model import ModelName, ModelOutput, ModelUsage, get_model
+from inspect_ai.scorer import SampleScore, Score, Target, pattern, scorer
+from inspect_ai.scorer._reducer import create_reducers
+from inspect_ai.solver import TaskState
+from inspect_ai.util import registry_create
 
-from inspect_ai.model import ModelName, ModelOutput, ModelUsage, get_model  # noqa: E402
-from inspect_ai.scorer import SampleScore, Score, Target, pattern, scorer  # noqa: E402
-from inspect_ai.scorer._metric import metric_create  # noqa: E402
-from inspect_ai.scorer._reducer import create_reducers  # noqa: E402
-from inspect_ai.solver import TaskState  # noqa: E402
-
-import kpass  # noqa: E402
-from kpass import metrics as core  # noqa: E402
-from kpass.adapters import inspect_metrics as im  # noqa: E402
-from kpass.adapters.inspect_metrics import kpass_metrics, kpass_preflight  # noqa: E402
-from kpass.adapters.inspect_records import correct_from_value  # noqa: E402
-from kpass.adapters.inspect_scorers import (  # noqa: E402
+import kpass
+from kpass import metrics as core
+from kpass.adapters import inspect_metrics as im
+from kpass.adapters.inspect_metrics import kpass_metrics, kpass_preflight
+from kpass.adapters.inspect_records import correct_from_value
+from kpass.adapters.inspect_scorers import (
     COT_VERIFIER_TEMPLATE,
     cot_verifier,
     kpass_scorer,
@@ -165,8 +163,9 @@ def test_kpass_scorer_answer_extraction_options_and_inner_metadata():
 
 
 def test_kpass_scorer_carries_the_wrapped_metrics_and_registry_name():
-    from inspect_ai._util.registry import registry_info
-    from inspect_ai.scorer._scorer import scorer_metrics
+    from inspect_ai.util import registry_info
+
+    from kpass.adapters.inspect_compat import scorer_metrics
 
     inner = pattern(ANSWER)
     wrapped = kpass_scorer(inner)
@@ -307,18 +306,19 @@ def test_metric_uses_kpass_answers_for_cons_at_k():
 
 
 def test_metric_registry_round_trip_and_adaptive_defaults():
-    from inspect_ai._util.registry import registry_info, registry_params
+    from inspect_ai._util.registry import registry_params  # what Inspect records in a log (private; tests only)
+    from inspect_ai.util import registry_info
 
     metric = kpass_metrics("pass@1,2", cluster="subject")
     assert registry_info(metric).name == "kpass/kpass_metrics"
     params = registry_params(metric)
     assert params["specs"] == ["pass@1,2"] and params["cluster"] == "subject"
-    again = metric_create("kpass/kpass_metrics", **params)       # what `inspect score` does from a log
+    again = registry_create("metric", "kpass/kpass_metrics", **params)       # what `inspect score` does from a log
     assert again(_scores(ROWS, SUBJECTS)) == metric(_scores(ROWS, SUBJECTS))
-    default = metric_create("kpass/kpass_metrics")(_scores(ROWS))
+    default = registry_create("metric", "kpass/kpass_metrics")(_scores(ROWS))
     assert {k for k in default if "_" not in k} == {"pass@1", "pass@2", "pass@4", "pass^1", "pass^2", "pass^4"}
-    assert set(metric_create("kpass/pass_at_k")(_scores(ROWS))) >= {"pass@1", "pass@2", "pass@4"}
-    assert "G-Pass@4_0.75" in metric_create("kpass/g_pass_at_k")(_scores(ROWS))
+    assert set(registry_create("metric", "kpass/pass_at_k")(_scores(ROWS))) >= {"pass@1", "pass@2", "pass@4"}
+    assert "G-Pass@4_0.75" in registry_create("metric", "kpass/g_pass_at_k")(_scores(ROWS))
 
 
 # ------------------------------------------------------------------------------------ reducers
@@ -357,12 +357,136 @@ def test_answer_fin_and_cot_reducers():
     assert np.isnan(create_reducers(["kpass/pass_at_5"])[0]([Score(value="C")]).value)
 
 
+# cons@k through the reducer, the metric and the report: one implementation (the core's
+# class_counts_from_codes), so the same numbers and the same errors
+CONS_ANSWERS = {"p1": ["7", "7", "5", "7"], "p2": ["5", "5", "3", None], "p3": ["7", "5", "5", "3"],
+                "p4": ["1", "1", "1", "1"], "p5": ["2", "7", "3", "7"], "p6": [None, "4", "9", "4"]}
+
+
+def _report_cons(rows, answers, spec):
+    """``kpass report``'s number for ``spec`` on the same epochs (a sample table built by hand)."""
+    records = [{"model": "m", "task": "t", "problem_id": pid, "sample_index": i, "correct": value == "C",
+                "answer": answers[pid][i]} for pid, values in rows for i, value in enumerate(values)]
+    table = kpass.SampleTable.from_records(records, source="hand")
+    return kpass.compute_report(table, [spec]).rows[0].estimate
+
+
+@pytest.mark.parametrize("options", [{}, {"ties": "strict"}, {"invalid": "vote"},
+                                     {"ties": "strict", "invalid": "vote"}])
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_cons_at_reducer_equals_the_metric_and_the_report(k, options):
+    scores = _scores(ROWS, answers=CONS_ANSWERS)
+    reducer = im.cons_at(k, **options)
+    per_sample = [reducer([s.score for s in scores if s.sample_id == pid]).value for pid, _ in ROWS]
+    spec = f"cons@{k}" + (f"[{','.join(f'{key}={value}' for key, value in options.items())}]" if options else "")
+    metric_value = kpass_metrics(spec)(scores)
+    name = kpass.parse_metric_specs(spec)[0].name
+    assert metric_value[name] == pytest.approx(float(np.mean(per_sample)), abs=1e-12)
+    assert _report_cons(ROWS, CONS_ANSWERS, spec) == pytest.approx(float(np.mean(per_sample)), abs=1e-12)
+
+
+@pytest.mark.parametrize("values, answers, reason", [
+    # a correct epoch without an answer (the reducer used to count it as gold: 0.5 here)
+    (["C", "C", "I", "I"], [None, "7", "5", "5"], "judged correct but has no answer"),
+    # a wrong epoch whose answer equals a correct epoch's (the reducer used to make it a wrong class)
+    (["C", "I", "I", "I"], ["7", "7", "5", "5"], "judged incorrect but its answer equals the answer"),
+])
+def test_inconsistent_answers_are_the_same_error_everywhere(values, answers, reason):
+    rows = [("p1", values), ("p2", ["C", "I", "I", "I"])]
+    answer_map = {"p1": answers, "p2": ["1", "2", "2", None]}
+    scores = _scores(rows, answers=answer_map)
+    with pytest.raises(ValueError, match=rf"kpass/cons_at reducer, epoch\(s\) [12]: this sample is {reason}"):
+        im.cons_at(2)([s.score for s in scores if s.sample_id == "p1"])
+    with pytest.raises(kpass.DataError, match=reason):
+        kpass_metrics("cons@2")(scores)
+    with pytest.raises(kpass.DataError, match=reason):
+        _report_cons(rows, answer_map, "cons@2")
+    codes = {None: -1, "7": 0, "5": 1}
+    with pytest.raises(core.InconsistentAnswersError, match="disagree"):
+        core.class_counts_from_codes([0] * 4, [codes[a] for a in answers], [v == "C" for v in values], 1)
+    # without kpass metadata the answer comes from Score.answer, on every path alike
+    plain = [Score(value=v, answer=a) for v, a in zip(values, answers)]
+    with pytest.raises(ValueError, match=reason):
+        im.cons_at(2)(plain)
+
+
+def test_reducer_options_are_checked_when_the_reducer_is_built():
+    with pytest.raises(ValueError, match=r"kpass/cons_at reducer: .*option ties='bogus' must be one of fractional, strict"):
+        im.cons_at(2, ties="bogus")
+    with pytest.raises(ValueError, match=r"kpass/cons_at reducer: .*option invalid='drop' must be one of abstain, vote"):
+        im.cons_at(2, invalid="drop")
+    with pytest.raises(ValueError, match=r"kpass/mg_pass_at reducer: .*option variant='exact'"):
+        im.mg_pass_at(4, variant="exact")
+    with pytest.raises(ValueError, match=r"kpass/cot_pass_at reducer: .*option rule='most'"):
+        im.cot_pass_at(2, rule="most")
+    with pytest.raises(ValueError, match=r"kpass/g_pass_at reducer: .*tau must be in \[0, 1\]; got 1.5"):
+        im.g_pass_at(4, tau=1.5)
+    with pytest.raises(ValueError, match=r"`k` of the kpass/cons_at reducer must be an integer >= 1; got 0"):
+        im.cons_at(0)
+    assert im.g_pass_at(2, tau="0.5")([Score(value="C"), Score(value="I")]).value == pytest.approx(
+        float(core.g_pass_at_k([2], [1], 2, "0.5")[0]))
+
+
+def test_inspect_names_kpass_objects_with_the_package_prefix():
+    from inspect_ai.util import registry_info
+
+    assert registry_info(im._kpass_metrics).name == "kpass/kpass_metrics"
+    assert registry_info(kpass_metrics("pass@1")).name == "kpass/kpass_metrics"
+    assert registry_info(kpass_scorer(pattern(ANSWER))).name == "kpass/kpass_scorer"
+
+
+_IMPORT_IN = "import warnings; warnings.simplefilter('always'); import kpass.adapters.inspect_registry"
+
+
+def test_a_stale_egg_info_that_hides_the_install_is_reported(tmp_path):
+    # Inspect names kpass/... only when it sees kpass as an installed package; a stale
+    # kpass.egg-info in the working directory hides the editable install's metadata
+    clean = subprocess.run([sys.executable, "-c", _IMPORT_IN], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=300)
+    assert clean.returncode == 0 and "without the 'kpass/' prefix" not in clean.stderr, clean.stderr
+    stale = tmp_path / "kpass.egg-info"
+    stale.mkdir()
+    (stale / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: kpass\nVersion: 0.0.1\n")
+    shadowed = subprocess.run([sys.executable, "-c", _IMPORT_IN], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=300)
+    assert shadowed.returncode == 0, shadowed.stderr
+    assert "without the 'kpass/' prefix" in shadowed.stderr and "stale kpass.egg-info" in shadowed.stderr
+
+
 # ------------------------------------------------------------------------------------ preflight
 
 
 def _spec(metric_options):
     definition = SimpleNamespace(name="kpass/kpass_metrics", options=metric_options)
     return SimpleNamespace(metrics=[definition], scorers=[SimpleNamespace(metrics=[definition])])
+
+
+def test_one_walker_finds_the_kpass_metrics_of_a_task_hook_preflight_and_reader():
+    from kpass.adapters.inspect_reader import _kpass_cluster_key
+    from kpass.adapters.inspect_records import kpass_metric_definitions
+
+    first = SimpleNamespace(name="kpass/pass_at_k", options={"k": 2, "cluster": "subject"})
+    second = SimpleNamespace(name="kpass/kpass_metrics", options={"specs": ["pass@1,8"], "cluster": "topic"})
+    other = SimpleNamespace(name="accuracy", options={})
+    spec = SimpleNamespace(metrics={"group": [first, other]},
+                           scorers=[SimpleNamespace(metrics=[{"value": [second]}, other]), SimpleNamespace(metrics=None)])
+    assert kpass_metric_definitions(spec) == [first, second]
+    assert im._kpass_clusters(spec) == ["subject", "topic"]
+    assert _kpass_cluster_key(SimpleNamespace(eval=spec)) == "subject"
+    assert [item.name for item in im._kpass_metric_specs(spec)] == ["pass@2", "pass@1", "pass@8"]
+    assert kpass_metric_definitions(SimpleNamespace()) == []
+
+
+def test_answers_are_read_and_cleaned_one_way():
+    from kpass.adapters.inspect_records import answer_of, clean_answer
+
+    assert [clean_answer(v) for v in (" 4 ", "", "  ", None, float("nan"), 4)] == ["4", None, None, None, None, "4"]
+    assert answer_of(Score(value="C", answer=" 7 ")) == "7"
+    assert answer_of(Score(value="C", answer="7", metadata={"kpass": {"answer": None}})) is None  # kpass wins
+    assert answer_of(Score(value="C", answer="7", metadata={"kpass": {"answer": "8"}})) == "8"
+    from kpass.adapters import inspect_scorers
+
+    assert not hasattr(inspect_scorers, "_clean_answer")  # the scorers use inspect_records.clean_answer
 
 
 def test_preflight_checks_epochs_and_cluster_keys_before_any_sample():

@@ -3,7 +3,7 @@
 One ``inspect eval`` run (module fixture) executes every task of
 ``inspect_fixtures/kpass_fixture_task.py`` with ``mockllm`` models whose outputs are scripted per
 problem (see that file), 4 epochs, and the epoch reducers ``pass_at_2,kpass/pass_at_2,pass_k_2,
-kpass/pass_hat_2`` given on the command line (``fixture_plain`` runs alone, without kpass). The tests then check the logs against the metric
+kpass/pass_hat_2,kpass/cons_at_2`` given on the command line (``fixture_plain`` runs alone, without kpass). The tests then check the logs against the metric
 core on the counts of the script, against Inspect's own reducers and clustered stderr on the same
 log, and read the logs with kpass's reader and command.
 """
@@ -20,19 +20,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("inspect_ai")  # the `inspect` extra is part of `all`; CI installs it
+from inspect_ai.log import read_eval_log, write_eval_log
 
-from inspect_ai.log import read_eval_log, write_eval_log  # noqa: E402
-
-import kpass  # noqa: E402
-from kpass import metrics as core  # noqa: E402
+import kpass
+from kpass import metrics as core
 
 FIXTURES = Path(__file__).resolve().parent / "inspect_fixtures"
 sys.path.insert(0, str(FIXTURES))
-import kpass_fixture_task as fx  # noqa: E402
+import kpass_fixture_task as fx
 
 BIN = Path(sys.executable).parent
-REDUCERS = "pass_at_2,kpass/pass_at_2,pass_k_2,kpass/pass_hat_2"
+REDUCERS = "pass_at_2,kpass/pass_at_2,pass_k_2,kpass/pass_hat_2,kpass/cons_at_2"
 CORRECT = {"C", "F", "M", "A"}
 VERDICTS = {"C": [True] * 3, "A": [True] * 3, "F": [True, False, False], "M": [True, True, None]}
 
@@ -174,6 +172,17 @@ def test_pass_at_k_and_clustered_se_equal_inspect_reducers_on_the_same_log(run):
         assert kpass_view == pytest.approx(inspect_view, abs=1e-12)
 
 
+def test_cons_at_reducer_equals_the_kpass_metric_and_the_report_on_the_same_log(run):
+    # --epochs-reducer kpass/cons_at_2 (per sample, then Inspect's mean), kpass_metrics("cons@2")
+    # and `kpass report` on the log: one class counting (kpass.metrics.class_counts_from_codes)
+    path, header = _log(run, "fixture_full")
+    kp = _scores(header)
+    reducer_mean = _scores(header, "kpass/cons_at_2")["mean"]
+    assert reducer_mean == pytest.approx(kp["cons@2"], abs=1e-12)
+    report = kpass.compute_report(kpass.read_samples([path]), "cons@2")
+    assert report.row("cons@2").estimate == pytest.approx(kp["cons@2"], abs=1e-12)
+
+
 def test_cons_uses_extracted_answers_fin_uses_stop_reasons_cot_rules_differ(run):
     kp = _scores(_log(run, "fixture_full")[1])
     e = _expected(fx.DRAWS_A)
@@ -248,6 +257,24 @@ def test_reader_and_report_on_logs_of_several_models_and_tasks(run, tmp_path):
     # stop reasons: T (cut off, wrong) unfinished; A (cut off, correct) and X (stopped) finished
     plain_fin = kpass.compute_report(plain_table, "fin@1", seed=0).row("fin@1").estimate
     assert plain_fin == pytest.approx(1 - 7 / 48, abs=1e-12)
+
+
+def test_reader_notes_what_it_leaves_out(run, tmp_path):
+    # an unscored epoch (NaN) is left out: the table says so in its notes, and so does the report
+    log = read_eval_log(str(_log(run, "fixture_plain")[0]))
+    first = log.samples[0]
+    (name,) = first.scores
+    first.scores[name] = first.scores[name].model_copy(update={"value": float("nan")})
+    edited = tmp_path / "unscored.json"
+    write_eval_log(log, str(edited))
+    with pytest.warns(UserWarning, match="left out 1 unscored epoch"):
+        table = kpass.read_samples([edited])
+    (note,) = [note for note in table.notes if "unscored" in note]
+    assert note.startswith(str(edited)) and "left out 1 unscored epoch(s)" in note
+    with pytest.warns(UserWarning):
+        report = kpass.compute_report(kpass.read_samples([edited]), "pass@1")
+    assert note in report.notes
+    assert note in report.as_dict()["notes"]
 
 
 def test_kpass_report_and_compare_commands_on_inspect_logs(run, tmp_path, capsys):

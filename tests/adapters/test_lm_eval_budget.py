@@ -21,14 +21,13 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
+import lm_eval  # noqa: F401  (the lm-eval extra: without it these tests fail here, they never skip)
 import pytest
 
-pytest.importorskip("lm_eval")  # the `lm-eval` extra is part of `all`; CI installs it
-
-import kpass  # noqa: E402
-from kpass.adapters.lm_eval_reader import LM_EVAL_DEFAULT_MAX_GEN_TOKS, max_gen_toks_of  # noqa: E402
-from kpass.adapters.lm_eval_samples import sample_columns, sample_pipelines  # noqa: E402
-from kpass.cli import main  # noqa: E402
+import kpass
+from kpass.adapters.lm_eval_reader import LM_EVAL_DEFAULT_MAX_GEN_TOKS, max_gen_toks_of
+from kpass.adapters.lm_eval_samples import sample_columns, sample_pipelines
+from kpass.cli import main
 
 HERE = Path(__file__).resolve().parent
 K = 4
@@ -136,7 +135,7 @@ def test_budget_curve_with_a_tokenizer_equals_the_hand_count(output, capsys):
     code, out, err = _budget(capsys, str(output), "--budgets", ",".join(map(str, BUDGETS)),
                              "--tokenizer", "tiktoken:cl100k_base", "--format", "json", "--n-resamples", "100")
     assert code == 0, err
-    rows = {row["budget"]: row for row in json.loads(out)}
+    rows = {row["budget"]: row for row in json.loads(out)["rows"]}
     assert {row["task"] for row in rows.values()} == {"arith_budget/strict-match"}
     for budget in BUDGETS:
         fin, passed = _hand_count(output, budget)
@@ -148,6 +147,25 @@ def test_budget_curve_with_a_tokenizer_equals_the_hand_count(output, capsys):
     # at the limit, pass@1 is the run's pass@1
     report = kpass.compute_report(kpass.read_samples([output]), "pass@1", seed=0)
     assert rows[32]["pass"] == pytest.approx(report.row("pass@1").estimate, abs=1e-12)
+
+
+def test_the_flags_own_sample_file_gives_the_budget_curve_of_the_output_directory(output, capsys):
+    # kpass-lm-eval writes kpass_samples_<date>.jsonl with each generation's text, finished flag and
+    # generation limit, so `kpass budget` on it equals `kpass budget` on lm-eval's own files
+    (own,) = (output / "fake").glob("kpass_samples_*.jsonl")
+    records = [json.loads(line) for line in own.read_text().splitlines() if line.strip()]
+    texts = {doc: texts for doc, (_, texts) in _generations(output).items()}
+    assert all(record["metadata"] == {"output": texts[record["problem_id"]][record["sample_index"]]}
+               for record in records)
+    assert {record["output_tokens"] for record in records if not record["finished"]} == {MAX_GEN_TOKS}
+    argv = ("--budgets", ",".join(map(str, BUDGETS)), "--tokenizer", "tiktoken:cl100k_base", "--format", "json",
+            "--n-resamples", "100")
+    code, from_file, err = _budget(capsys, str(own), *argv)
+    assert code == 0, err
+    code, from_directory, err = _budget(capsys, str(output), *argv)
+    assert code == 0, err
+    assert json.loads(from_file)["rows"] == json.loads(from_directory)["rows"]
+    assert len(json.loads(from_file)["rows"]) == len(BUDGETS)
 
 
 def test_budget_beyond_the_generation_limit_is_an_error_naming_the_budget(output, capsys):
@@ -162,7 +180,7 @@ def test_budget_beyond_the_generation_limit_is_an_error_naming_the_budget(output
 def test_as_run_needs_no_tokenizer_and_finite_budgets_need_one(output, capsys):
     code, out, err = _budget(capsys, str(output), "--format", "json", "--n-resamples", "100")
     assert code == 0, err
-    (row,) = json.loads(out)
+    (row,) = json.loads(out)["rows"]
     fin, _ = _hand_count(output, MAX_GEN_TOKS)
     assert row["budget"] is None and row["fin"] == pytest.approx(float(fin), abs=1e-12)
     # lm-eval logs have no usage data: without a tokenizer, nothing places a finished sample

@@ -6,6 +6,7 @@ The end-to-end behaviour (real ``lm_eval`` runs through the command) is in test_
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -211,3 +212,46 @@ def test_without_kpass_only_tasks_that_repeat_themselves_are_watched(server):
     cli._prepare(state, _model(server), {"tasks": {"single": single, "repeated": repeated}}, None)
     assert [(t.name, t.repeats) for t in state.tasks] == [("repeated", 4)]
     assert single.config.repeats == 1 and repeated.config.repeats == 4
+
+
+# ------------------------------------------------------------------------------------ outputs
+
+
+def test_the_generation_limit_comes_from_the_task_then_the_model_then_lm_eval(server, tmp_path):
+    task = _task()
+    task.config.generation_kwargs["max_gen_toks"] = 48
+    assert cli._max_gen_toks(task, _model(server), "gen") == 48
+    del task.config.generation_kwargs["max_gen_toks"]
+    model = _model(server)
+    assert cli._max_gen_toks(task, model, "gen") == model._max_gen_toks == 256   # TemplateAPI's default
+    model._max_gen_toks = 100   # what model_args max_gen_toks=100 sets
+    assert cli._max_gen_toks(task, CachingLM(model, str(tmp_path / "cache.db")), "gen") == 100
+    assert cli._max_gen_toks(task, SimpleNamespace(), "gen") == 256
+    task.config.generation_kwargs["max_gen_toks"] = "many"
+    with pytest.raises(kpass.DataError, match=r"task 'gen': max_gen_toks in generation_kwargs is 'many'"):
+        cli._max_gen_toks(task, model, "gen")
+
+
+def _tracker(directory):
+    return SimpleNamespace(output_path=str(directory), date_id="2025-01-01T00-00-00.0",
+                           general_config_tracker=SimpleNamespace(model_name_sanitized="fake"))
+
+
+def test_kpass_files_are_written_through_a_unique_temporary_file(tmp_path):
+    table = kpass.SampleTable.from_records(
+        [{"model": "m", "task": "t", "problem_id": "p", "sample_index": i, "correct": i == 0} for i in range(2)],
+        source="x")
+    state = _state("pass@1")
+    state.results, state.table = {"metrics": ["pass@1"]}, table
+    model_dir = tmp_path / "fake"
+    model_dir.mkdir()
+    # something already sits where a fixed ".tmp" name would go (another run writing, a stale file)
+    (model_dir / "kpass_2025-01-01T00-00-00.0.json.tmp").mkdir()
+    (model_dir / "kpass_samples_2025-01-01T00-00-00.0.jsonl.tmp").write_text("another writer's data")
+    written = cli._write_files(state, _tracker(tmp_path))
+    assert [path.name for path in written] == ["kpass_2025-01-01T00-00-00.0.json",
+                                               "kpass_samples_2025-01-01T00-00-00.0.jsonl"]
+    assert json.loads(written[0].read_text()) == {"metrics": ["pass@1"]}
+    assert kpass.read_samples([written[1]]).to_records() == table.to_records()
+    assert (model_dir / "kpass_samples_2025-01-01T00-00-00.0.jsonl.tmp").read_text() == "another writer's data"
+    assert sorted(p.name for p in model_dir.iterdir() if p.name.startswith(".kpass-")) == []  # no leftovers

@@ -130,6 +130,40 @@ def test_too_few_samples_aggregate_to_nan_with_a_warning(caplog):
     assert "take_first" in caplog.text
 
 
+def test_documents_with_too_few_answers_are_counted_named_and_reported(caplog):
+    # two documents with 8 answers, one with 2 (a filter that dropped answers): pass@4 leaves the
+    # third out, says so in the log and gives lm-eval one more metric, pass@4_excluded
+    outputs = [m.kpass(references=[gold], predictions=[answers], metrics="pass@1,4")
+               for gold, answers in [("33", PROBLEMS[0][1]), ("22", PROBLEMS[1][1]), ("75", ["75", "1"])]]
+    assert [sorted(out) for out in outputs] == [["pass@1", "pass@4"]] * 2 + [["pass@1", "pass@4", "pass@4_excluded"]]
+    items = [out["pass@4"] for out in outputs]
+    with caplog.at_level(logging.WARNING, logger="kpass.adapters.lm_eval_metrics"):
+        value = m.kpass_aggregation(items)
+    assert value == pytest.approx(float(np.mean(kpass.pass_at_k([8, 8], [3, 8], 4))), abs=1e-15)
+    assert ("kpass metric pass@4: 1 of 3 documents left out of the estimate (2 samples, pass@4 needs 4): "
+            "documents 2 (positions in lm-eval's document order); their number is reported as pass@4_excluded"
+            in caplog.text)
+    excluded = [out["pass@4_excluded"] for out in outputs if "pass@4_excluded" in out]
+    assert m.kpass_aggregation(excluded) == 1.0
+    stderr = evaluator_utils.stderr_for_metric(metric=m.kpass_aggregation, bootstrap_iters=100)
+    assert stderr(excluded * 2) == "N/A"  # a count has no standard error (lm-eval's own "N/A")
+    assert math.isfinite(stderr(items))
+    # pass@1 needs one answer: nothing is left out, nothing is logged
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="kpass.adapters.lm_eval_metrics"):
+        m.kpass_aggregation([out["pass@1"] for out in outputs])
+    assert "left out" not in caplog.text
+
+
+def test_inconsistent_answers_are_the_report_path_error():
+    # the aggregation counts answer classes through kpass.compute_report, hence through the core's
+    # class_counts_from_codes: a correct sample without an answer is the same DataError as everywhere
+    item = {"metric": "cons@2", "kpass_samples": {"correct": [True, False], "answers": [None, "5"], "gold": None,
+                                                  "cluster": None}}
+    with pytest.raises(kpass.DataError, match="judged correct but has no answer"):
+        m.kpass_aggregation([item])
+
+
 def test_aggregation_refuses_other_values():
     with pytest.raises(ValueError, match="the `kpass` aggregation takes the values of kpass's lm-eval metrics"):
         m.kpass_aggregation([1.0, 0.0])

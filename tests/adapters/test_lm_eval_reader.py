@@ -199,6 +199,11 @@ def test_non_generation_tasks_are_skipped_with_a_warning(tmp_path):
     with pytest.warns(UserWarning, match="skipping lm-eval task 'mc' \\(multiple_choice\\)"):
         table = read_lm_eval_output(tmp_path)
     assert table.categories("task") == ["arith/strict-match", "arith/maj@4"]
+    # the skip is a note of the table, so every report on it says so (text and JSON)
+    (note,) = table.notes
+    assert "results_" in note and "skipping lm-eval task 'mc' (multiple_choice)" in note
+    report = kpass.compute_report(table, "pass@1", seed=0)
+    assert note in report.notes and note in report.as_dict()["notes"]
     write_run(tmp_path / "only_mc", {"mc": (mc, [({"id": 0}, "0", ["x"])])})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

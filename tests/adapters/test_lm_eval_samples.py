@@ -151,3 +151,23 @@ def test_sample_columns_take_the_cluster_from_a_kpass_cluster_step():
     columns, _ = sample_columns(model="m", task="t", pipeline=pipeline, doc_ids=[0, 1], docs=DOCS,
                                 targets=["33", "22"], answers=[["33"], ["21"]], verdicts=[[True], [False]])
     assert columns["cluster"] == ["addition", "subtraction"]
+
+
+def test_the_flag_the_reader_and_the_yaml_metrics_record_the_same_answers():
+    # one function decides the recorded answer (recorded_answer); the answer classes are then the core's
+    from kpass.adapters.lm_eval_metrics import kpass as kpass_metric
+    from kpass.adapters.lm_eval_samples import recorded_answer
+
+    answers = ["paris", "PARIS", "Rome", "[invalid]", "  ", "rome"]
+    out = kpass_metric(references=["Paris"], predictions=[answers], metrics="cons@2", ignore_case=True)
+    samples = out["cons@2"]["kpass_samples"]
+    assert samples["correct"] == [True, True, False, False, False, False]
+    assert samples["answers"] == ["Paris", "Paris", "Rome", None, None, "rome"]
+    (pipeline,) = sample_pipelines([{"name": "all", "filter": [{"function": "regex", "regex_pattern": "(.*)"}]}])
+    columns, _ = sample_columns(model="m", task="t", pipeline=pipeline, doc_ids=[0], docs=[{}], targets=["Paris"],
+                                answers=[answers], verdicts=[samples["correct"]])
+    assert columns["answer"] == samples["answers"]
+    assert [recorded_answer(a, v, "Paris", frozenset({"[invalid]"})) for a, v in zip(answers, samples["correct"])] \
+        == samples["answers"]
+    assert recorded_answer("7", True, None, frozenset()) == "7"   # no gold text: the answer itself
+    assert recorded_answer(7, False, "8", frozenset()) == "7"

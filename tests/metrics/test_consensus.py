@@ -20,7 +20,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kpass.metrics._consensus as consensus_module
-from kpass.metrics import class_counts_from_answers, cons_at_k, first_k_majority_vote
+from kpass.metrics import (
+    InconsistentAnswersError,
+    class_counts_from_answers,
+    class_counts_from_codes,
+    cons_at_k,
+    first_k_majority_vote,
+)
 
 VARIANTS = [(ties, invalid) for ties in ("fractional", "strict") for invalid in ("abstain", "vote")]
 
@@ -383,6 +389,91 @@ def test_class_counts_from_answers_iv():
         class_counts_from_answers([["1"]], ["1"], equivalent="numeric")
 
 
+# ----------------------------------------------------------------------------------------------
+# class counts from answer codes (the one implementation every path uses)
+# ----------------------------------------------------------------------------------------------
+
+
+def test_class_counts_from_codes_hand_worked():
+    # METRICS.md MJ17: answers 7,5,5,7,7,3,5,5 with gold 7, coded 7 -> 0, 5 -> 1, 3 -> 2, in problem 1;
+    # problem 0 has no sample; problem 2: one gold, one invalid, sparse and negative-free codes
+    problem = [1] * 8 + [2, 2, 2]
+    codes = [0, 1, 1, 0, 0, 2, 1, 1, 10**12, -1, 5]
+    gold = [c == 0 for c in codes[:8]] + [True, False, False]
+    counts, n_invalid = class_counts_from_codes(problem, codes, gold, 3)
+    assert counts.tolist() == [[0, 0, 0], [3, 4, 1], [1, 1, 0]]
+    assert n_invalid.tolist() == [0, 0, 1]
+    assert counts.dtype == np.int64 and n_invalid.dtype == np.int64
+    assert cons_at_k(counts[1:2], 2)[0] == pytest.approx(3 / 8, abs=1e-15)  # METRICS.md MJ17
+    # the same code in two problems is two classes, one per problem
+    counts, _ = class_counts_from_codes([0, 0, 1, 1, 1], [3, 3, 3, 4, 4], [False] * 5, 2)
+    assert counts.tolist() == [[0, 2, 0], [0, 2, 1]]
+    # codes of gold samples need not agree: the gold flag decides the gold class
+    counts, _ = class_counts_from_codes([0, 0, 0], [1, 2, 3], [True, True, False], 1)
+    assert counts.tolist() == [[2, 1]]
+    counts, n_invalid = class_counts_from_codes([], [], [], 0)
+    assert counts.shape == (0, 1) and n_invalid.shape == (0,)
+
+
+def test_class_counts_from_codes_rejects_contradictions():
+    # a gold (correct) sample without an answer: the verdict and the answer disagree
+    with pytest.raises(InconsistentAnswersError, match=r"a gold sample has answer code -1\): 2 samples "
+                       r"\(positions 1, 4\) in 2 problems; first: \[0\], \[2\]") as info:
+        class_counts_from_codes([0, 0, 1, 2, 2], [0, -1, 1, 1, -1], [True, True, False, False, True], 3)
+    assert info.value.samples.tolist() == [1, 4]
+    assert info.value.reason.startswith("this sample is judged correct but has no answer")
+    assert isinstance(info.value, ValueError)
+    # a wrong sample whose answer equals a gold sample's answer in the same problem
+    with pytest.raises(InconsistentAnswersError, match=r"has the code of a gold sample of its problem\): 1 sample "
+                       r"\(positions 2\) in 1 problem; first: \[0\]") as info:
+        class_counts_from_codes([0, 0, 0, 1], [7, 8, 7, 7], [True, False, False, False], 2)
+    assert info.value.samples.tolist() == [2]
+    assert "judged incorrect but its answer equals the answer of a sample" in info.value.reason
+    # the same code in another problem is no contradiction
+    counts, _ = class_counts_from_codes([0, 1], [7, 7], [True, False], 2)
+    assert counts.tolist() == [[1, 0], [0, 1]]
+
+
+def test_class_counts_from_codes_iv():
+    with pytest.raises(ValueError, match=r"one entry per sample each; got lengths 2, 1 and 2"):
+        class_counts_from_codes([0, 0], [1], [True, False], 1)
+    with pytest.raises(ValueError, match=r"`problem` must be in 0..n_problems-1 = 0..1; out of range at 1 problem; "
+                       r"first: \[1\] \(problem=2\)"):
+        class_counts_from_codes([0, 2], [1, 1], [True, False], 2)
+    with pytest.raises(ValueError, match=r"`answer_codes` must be >= 0 \(an answer\) or -1"):
+        class_counts_from_codes([0], [-2], [False], 1)
+    with pytest.raises(TypeError, match=r"`answer_codes` must hold integers; got dtype float64"):
+        class_counts_from_codes([0], [1.5], [False], 1)
+    with pytest.raises(TypeError, match=r"`is_gold` must hold booleans \(or 0/1\)"):
+        class_counts_from_codes([0], [1], [2], 1)
+    with pytest.raises(ValueError, match=r"`problem` must be 1-D"):
+        class_counts_from_codes([[0]], [1], [True], 1)
+    with pytest.raises(TypeError, match=r"`n_problems` must be an integer >= 0; got 1.0"):
+        class_counts_from_codes([0], [1], [True], 1.0)
+
+
+@given(
+    st.lists(st.lists(st.one_of(st.none(), st.sampled_from("abcd")), max_size=9), min_size=1, max_size=4),
+    st.data(),
+)
+def test_class_counts_from_codes_equals_a_python_count(answers, data):
+    gold = [data.draw(st.sampled_from("abcd")) for _ in answers]
+    problem = [i for i, row in enumerate(answers) for _ in row]
+    codes = ["abcd".index(a) if a is not None else -1 for row in answers for a in row]
+    is_gold = [a == gold[i] for i, row in enumerate(answers) for a in row]
+    counts, n_invalid = class_counts_from_codes(problem, codes, is_gold, len(answers))
+    expected_counts, expected_invalid = class_counts_from_answers(answers, gold)
+    np.testing.assert_array_equal(counts, expected_counts)
+    np.testing.assert_array_equal(n_invalid, expected_invalid)
+    for row, samples in enumerate(answers):  # an independent count with Python's Counter
+        from collections import Counter
+
+        wrong = Counter(a for a in samples if a is not None and a != gold[row])
+        assert counts[row, 0] == sum(a == gold[row] for a in samples)
+        assert sorted(counts[row, 1:][counts[row, 1:] > 0].tolist(), reverse=True) == sorted(wrong.values(), reverse=True)
+        assert counts[row, 1:].tolist() == sorted(counts[row, 1:].tolist(), reverse=True)  # largest first
+
+
 @given(
     st.lists(st.lists(st.one_of(st.none(), st.sampled_from("abcd")), max_size=9), min_size=1, max_size=4),
     st.data(),
@@ -421,11 +512,14 @@ def test_first_k_majority_vote_hand_worked():
         ["3", "3", "7", "7", "7"],  # k=4: tie, "3" first -> wrong
     ]
     gold = ["7", "7", "7", "7"]
-    np.testing.assert_array_equal(first_k_majority_vote(answers, gold, [4, 5]), [[0, 1], [1, 1], [0, 1], [0, 1]])
     np.testing.assert_array_equal(
-        first_k_majority_vote(answers, gold, [4, 5], invalid="vote"), [[0, 1], [0, 0], [0, 0], [0, 1]]
+        first_k_majority_vote(answers, gold, [4, 5], invalid="abstain"), [[0, 1], [1, 1], [0, 1], [0, 1]]
     )
-    assert first_k_majority_vote(answers, gold, 1).tolist() == [0.0, 1.0, 0.0, 0.0]
+    voting = [[0, 1], [0, 0], [0, 0], [0, 1]]
+    np.testing.assert_array_equal(first_k_majority_vote(answers, gold, [4, 5], invalid="vote"), voting)
+    # the default reproduces lm-eval, where the "[invalid]" fallback votes
+    np.testing.assert_array_equal(first_k_majority_vote(answers, gold, [4, 5]), voting)
+    assert first_k_majority_vote(answers, gold, 1, invalid="abstain").tolist() == [0.0, 1.0, 0.0, 0.0]
 
 
 def _lm_eval_vote(answers, gold, k):
@@ -446,15 +540,15 @@ def test_first_k_majority_vote_matches_lm_eval_filters(n, data):
     k = data.draw(st.integers(1, n))
     # lm-eval: regex fallback "[invalid]" is an ordinary string that can win -> invalid="vote"
     harness_view = [["[invalid]" if a is None else a for a in row] for row in answers]
-    np.testing.assert_array_equal(
-        first_k_majority_vote(answers, gold, k, invalid="vote"), _lm_eval_vote(harness_view, gold, k)
-    )
+    lm_eval = _lm_eval_vote(harness_view, gold, k)
+    np.testing.assert_array_equal(first_k_majority_vote(answers, gold, k, invalid="vote"), lm_eval)
+    np.testing.assert_array_equal(first_k_majority_vote(answers, gold, k), lm_eval)  # the default is lm-eval's
     # invalid="abstain" is the same filter applied to the valid answers among the first k
     kept = [[a for a in row[:k] if a is not None] for row in answers]
     expected = np.array(
         [_lm_eval_vote([row], [g], len(row))[0] if row else 0.0 for row, g in zip(kept, gold)]
     )
-    np.testing.assert_array_equal(first_k_majority_vote(answers, gold, k), expected)
+    np.testing.assert_array_equal(first_k_majority_vote(answers, gold, k, invalid="abstain"), expected)
 
 
 def test_first_k_vote_averaged_over_all_orders_is_fractional_cons_at_k():

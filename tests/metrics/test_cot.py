@@ -102,6 +102,20 @@ def test_sample_mask_and_slot_mask():
     np.testing.assert_array_equal(count_cot_correct(answer_correct, verdicts, rule="majority", mask=sample_mask), [2, 1])
 
 
+def test_verdicts_of_wrong_answer_samples_are_ignored_whatever_they_hold():
+    # module docstring: a sample whose answer is wrong never counts and its verdicts are not looked
+    # at, so values that would be invalid for an answer-correct sample (0.5, 7) are not errors there
+    answer_correct = np.array([[1, 0, 0], [0, 1, 1]])
+    verdicts = np.array([[[YES, NO], [0.5, 7.0], [YES, YES]],
+                         [[-3.0, 2.0], [YES, YES], [NO, INVALID]]])
+    for rule, expected in (("any", [1, 1]), ("majority", [0, 1]), ("all", [0, 1])):
+        np.testing.assert_array_equal(count_cot_correct(answer_correct, verdicts, rule=rule), expected)
+    verdicts[1, 2, 0] = 0.5  # the same value on an answer-correct sample is an error naming it
+    with pytest.raises(ValueError, match=r"for answer-correct samples; other values at 1 entry; first: \[1, 2, 0\] "
+                       r"\(verdict=0.5\)"):
+        count_cot_correct(answer_correct, verdicts)
+
+
 def test_sample_without_verdicts_never_counts():
     verdicts = np.full((1, 2, 2), YES)
     mask = np.ones((1, 2, 2), dtype=bool)

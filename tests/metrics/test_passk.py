@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from scipy.stats import hypergeom
 
 from kpass.metrics import (
+    MeaninglessMetricWarning,
     biased_plugin_pass_at_k,
     g_pass_at_k,
     mg_pass_at_k,
@@ -27,6 +28,10 @@ from kpass.metrics import (
 from kpass.metrics import _passk
 
 TOL = 1e-12
+
+# Property tests draw k = 1, where mG-Pass@k (published) warns that it is 0 by definition;
+# test_mg_pass_k_one checks that warning.
+pytestmark = pytest.mark.filterwarnings("ignore::kpass.metrics.MeaninglessMetricWarning")
 
 
 # ---------------------------------------------------------------- exact references (Fraction)
@@ -203,10 +208,11 @@ def test_large_n_is_finite_without_warnings(n, c, k):
             pass_at_k([n], [c], k),
             pass_hat_k([n], [c], k),
             g_pass_at_k([n], [c], k, [0, 0.3, 0.5, 0.99, 1]),
-            mg_pass_at_k([n], [c], k),
             mg_pass_at_k([n], [c], k, variant="integral"),
             biased_plugin_pass_at_k([n], [c], k),
         ]
+        if k > 1:  # k = 1 (published) warns that it is 0 by definition: test_mg_pass_k_one
+            values.append(mg_pass_at_k([n], [c], k))
     for value in values:
         assert np.all(np.isfinite(value))
         assert np.all((value >= 0) & (value <= 1))
@@ -357,7 +363,9 @@ def test_g_pass_uses_the_exact_threshold(tau, k, m_exact, m_float):
 def test_mg_pass_variants(triple):
     n, c, k = triple
     assume(k <= 40)
-    published = mg_pass_at_k([n], [c], k)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MeaninglessMetricWarning)  # k = 1: see test_mg_pass_k_one
+        published = mg_pass_at_k([n], [c], k)[0]
     integral = mg_pass_at_k([n], [c], k, variant="integral")[0]
     if k % 2 == 0:
         assert integral == published
@@ -373,9 +381,19 @@ def test_mg_pass_variants(triple):
 
 
 def test_mg_pass_k_one():
-    # k = 1: the published sum is empty (0); the integral is pass@1 = c/n (METRICS.md section 3)
-    assert mg_pass_at_k([10], [3], 1)[0] == 0.0
-    assert abs(mg_pass_at_k([10], [3], 1, variant="integral")[0] - 0.3) < TOL
+    # k = 1: the published sum is empty (0); the integral is pass@1 = c/n (METRICS.md section 3).
+    # Defined but meaningless, so it warns (STYLE section 4) rather than giving a silent 0.
+    with pytest.warns(MeaninglessMetricWarning, match=r"k = 1 is 0 for every problem by definition"):
+        assert mg_pass_at_k([10], [3], 1)[0] == 0.0
+    from kpass.metrics import KpassWarning
+
+    assert issubclass(MeaninglessMetricWarning, KpassWarning)  # one filter silences every kpass warning
+    with pytest.warns(MeaninglessMetricWarning):  # any k = 1 in a list of k
+        assert mg_pass_at_k([10], [3], [1, 4])[0, 0] == 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # neither the integral nor k >= 2 warns
+        assert abs(mg_pass_at_k([10], [3], 1, variant="integral")[0] - 0.3) < TOL
+        mg_pass_at_k([10], [3], [2, 3])
 
 
 # ---------------------------------------------------------------- shapes

@@ -22,6 +22,17 @@ def test_counts_from_matrix_by_hand():
     assert n.shape == (0,) and c.shape == (0,)
 
 
+def test_sample_counts_is_public():
+    # counts_from_matrix returns SampleCounts, so kpass.metrics (and kpass) export it
+    import kpass
+    import kpass.metrics
+
+    assert "SampleCounts" in kpass.metrics.__all__ and kpass.SampleCounts is kpass.metrics.SampleCounts
+    counts = counts_from_matrix([[1, 0, 1]])
+    assert isinstance(counts, kpass.metrics.SampleCounts)
+    assert counts._fields == ("n_samples", "n_correct")
+
+
 @st.composite
 def ragged_outcomes(draw):
     rows = draw(st.lists(st.lists(st.booleans(), min_size=0, max_size=12), min_size=1, max_size=8))
