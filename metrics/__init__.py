@@ -7,18 +7,34 @@ evaluation framework; the public surface is ``__all__`` (re-exported from :mod:`
 # --- core estimators (pass@k family, cons@k, CoT-Pass@k, fin@k) ---
 from ._budget import fin_at_k
 from ._cot import cot_pass_at_k, count_cot_correct
-from ._passk import biased_plugin_pass_at_k, g_pass_at_k, mg_pass_at_k, pass_at_k, pass_hat_k
-from ._samples import counts_from_matrix
+from ._passk import (
+    MeaninglessMetricWarning,
+    biased_plugin_pass_at_k,
+    g_pass_at_k,
+    mg_pass_at_k,
+    pass_at_k,
+    pass_hat_k,
+)
+from ._samples import SampleCounts, counts_from_matrix
 # --- end core estimators ---
 
 # --- consensus ---
-from ._consensus import class_counts_from_answers, cons_at_k, first_k_majority_vote
+from ._consensus import (
+    InconsistentAnswersError,
+    class_counts_from_answers,
+    class_counts_from_codes,
+    cons_at_k,
+    first_k_majority_vote,
+)
 # --- end consensus ---
 
 # --- intervals and power ---
 from ._intervals import (
     DEFAULT_INTERVAL_METHOD,
+    DEFAULT_N_RESAMPLES,
+    DEFAULT_PAIRED_METHOD,
     INTERVAL_METHODS,
+    PAIRED_INTERVAL_METHODS,
     bootstrap_weights,
     mean_ci,
     paired_difference,
@@ -31,8 +47,12 @@ from ._power import (
     power_inputs_from_pilot,
     required_problems,
 )
-from ._result import DegenerateIntervalWarning, IntervalResult, PairedResult, PowerInputs
+from ._result import DegenerateIntervalWarning, IntervalMethodWarning, IntervalResult, PairedResult, PowerInputs
 # --- end intervals and power ---
+
+# --- warnings ---
+from ._warnings import KpassWarning
+# --- end warnings ---
 
 # --- token budgets ---
 from ._decomposition import (

@@ -54,10 +54,14 @@ Also reported
   no problem qualifies).
 
 Intervals: a paired cluster bootstrap over problems (both models' samples of a problem, and of a
-cluster, move together), from :func:`kpass.metrics.bootstrap_weights`. Every statistic is a smooth
-function of per-problem sums, so one matrix product per chunk of resamples gives them all, for all
-budgets at once. Percentile (``"bootstrap"``) or BCa (``"bca"``, jackknife acceleration over
-problems or clusters) intervals. Reach, robust reach and lone wins live on a handful of problems,
+cluster, move together), with the resampling of :func:`kpass.metrics.bootstrap_weights` (units
+drawn in canonical order, so the result does not depend on the order of the problems). Every
+statistic is a smooth function of per-problem sums, so one matrix product per chunk of resamples
+gives them all, for all budgets at once. Percentile (``"bootstrap"``) or BCa (``"bca"``, jackknife
+acceleration over problems or clusters) intervals, from the same percentile, BCa, Wilson and MOVER
+code as :func:`kpass.metrics.mean_ci`. The linear terms (pass@1 and fin@1 of each model, delta
+pass@1) are by default exactly :func:`kpass.metrics.mean_ci` and
+:func:`kpass.metrics.paired_difference` of their per-problem values. Reach, robust reach and lone wins live on a handful of problems,
 where every bootstrap (and the t interval) under-covers; without clusters they get score intervals
 instead (Wilson; MOVER for reach; ``reach_interval="bootstrap"`` restores the bootstrap). The
 seeded coverage study ``tests/budget_coverage.py`` measures both (README, "Token budgets").
@@ -77,17 +81,37 @@ import dataclasses
 import math
 import numbers
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special, stats
+from scipy import stats
 
-from ._result import DegenerateIntervalWarning, IntervalResult
+from ._intervals import (
+    DEFAULT_INTERVAL_METHOD,
+    DEFAULT_N_RESAMPLES,
+    DEFAULT_PAIRED_METHOD,
+    INTERVAL_METHODS,
+    PAIRED_INTERVAL_METHODS,
+    _bootstrap_of_sums,
+    _canonical_order,
+    _confidence_iv,
+    _factorize,
+    _max_chunk_iv,
+    _method_iv,
+    _mover_bounds,
+    _n_resamples_iv,
+    _resolve_seed,
+    _wilson_score_bounds,
+    mean_ci,
+    paired_difference,
+)
+from ._result import IntervalResult
 from ._validation import check_counts, check_option
+from ._warnings import DegenerateIntervalWarning, UndefinedDecompositionWarning
 
 __all__ = [
     "ATTRIBUTIONS",
@@ -101,136 +125,12 @@ __all__ = [
 ATTRIBUTIONS: tuple[str, ...] = ("base", "reverse", "shapley")
 _METHODS = ("bootstrap", "bca")
 _DEFAULT_CHUNK_ELEMENTS = 4_000_000
-
-
-class UndefinedDecompositionWarning(RuntimeWarning):
-    """A decomposition term is undefined (e.g. matched reliability with no matched problem)."""
+#: ``linear_method`` value that gives the linear terms the decomposition's own bootstrap.
+_OWN_BOOTSTRAP = "decomposition"
 
 
 # ----------------------------------------------------------------------------------------------
-# generic bootstrap of functions of per-problem sums
-
-
-def _percentile_interval(replicates: NDArray[np.float64], alpha: float) -> tuple[NDArray, NDArray]:
-    return (np.nanquantile(replicates, alpha / 2, axis=0), np.nanquantile(replicates, 1 - alpha / 2, axis=0))
-
-
-def _bca_interval(
-    replicates: NDArray[np.float64], estimate: NDArray[np.float64], jackknife: NDArray[np.float64], alpha: float
-) -> tuple[NDArray, NDArray, NDArray, NDArray]:
-    """BCa bounds per column (Efron & Tibshirani 1993, eq. 14.9-14.15)."""
-    valid = np.isfinite(replicates)
-    n_valid = valid.sum(axis=0)
-    below = np.where(valid, replicates < estimate, False).sum(axis=0)
-    equal = np.where(valid, replicates == estimate, False).sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        proportion = (below + 0.5 * equal) / n_valid
-    proportion = np.clip(proportion, 0.5 / np.maximum(n_valid, 1), 1 - 0.5 / np.maximum(n_valid, 1))
-    z0 = special.ndtri(proportion)
-    jack_mean = np.nanmean(jackknife, axis=0)
-    d = jack_mean - jackknife
-    with np.errstate(divide="ignore", invalid="ignore"):
-        acceleration = np.nansum(d**3, axis=0) / (6.0 * np.nansum(d**2, axis=0) ** 1.5)
-    acceleration = np.where(np.isfinite(acceleration), acceleration, 0.0)
-    bounds = []
-    for z_alpha in (special.ndtri(alpha / 2), special.ndtri(1 - alpha / 2)):
-        level = special.ndtr(z0 + (z0 + z_alpha) / (1 - acceleration * (z0 + z_alpha)))
-        level = np.clip(np.nan_to_num(level, nan=0.5), 0.0, 1.0)
-        column_bounds = np.empty(replicates.shape[1:])
-        flat_level = level.reshape(-1)
-        flat_rep = replicates.reshape(replicates.shape[0], -1)
-        out = column_bounds.reshape(-1)
-        for column in range(flat_rep.shape[1]):  # loop over statistics, not problems
-            values = flat_rep[:, column]
-            values = values[np.isfinite(values)]
-            out[column] = np.quantile(values, flat_level[column]) if values.size else np.nan
-        bounds.append(column_bounds)
-    return bounds[0], bounds[1], z0, acceleration
-
-
-def _bootstrap_sums(
-    per_problem: NDArray[np.float64],
-    statistic: Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]],
-    *,
-    clusters: ArrayLike | None,
-    method: str,
-    confidence_level: float,
-    n_resamples: int,
-    rng: Any,
-    max_chunk_elements: int | None = None,
-) -> dict[str, Any]:
-    """Bootstrap a statistic of weighted per-problem sums.
-
-    ``statistic(sums, total_weight)`` maps ``sums`` of shape ``(B, M)`` (``M`` columns of
-    ``per_problem``, weighted by resample multiplicities) and ``total_weight`` ``(B,)`` to an
-    array ``(B, ...)``. Returns the point estimate (all weights 1), the replicates, the interval
-    bounds and details.
-    """
-    from ._intervals import bootstrap_weights  # the project's one resampler
-
-    n_problems = per_problem.shape[0]
-    ones = np.ones((1, n_problems))
-    estimate = statistic(ones @ per_problem, ones.sum(axis=1))[0]
-    chunks = []
-    weights_iter = bootstrap_weights(
-        n_problems,
-        clusters=clusters,
-        n_resamples=n_resamples,
-        rng=rng,
-        max_chunk_elements=max_chunk_elements or _DEFAULT_CHUNK_ELEMENTS,
-    )
-    for weights in weights_iter:
-        weights = np.asarray(weights, dtype=np.float64)
-        chunks.append(statistic(weights @ per_problem, weights.sum(axis=1)))
-    replicates = np.concatenate(chunks, axis=0)
-    with warnings.catch_warnings():
-        # columns that are undefined in every resample (NaN) are reported by the caller
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return _summarize(per_problem, statistic, replicates, estimate, clusters=clusters, method=method,
-                          confidence_level=confidence_level, max_chunk_elements=max_chunk_elements)
-
-
-def _summarize(per_problem, statistic, replicates, estimate, *, clusters, method, confidence_level,
-               max_chunk_elements):
-    n_problems = per_problem.shape[0]
-    alpha = 1.0 - confidence_level
-    details: dict[str, Any] = {}
-    if method == "bootstrap":
-        low, high = _percentile_interval(replicates, alpha)
-    else:
-        # jackknife: leave one problem (or one cluster) out
-        if clusters is None:
-            left_out = per_problem
-            left_weight = np.ones(n_problems)
-        else:
-            _, cluster_index = np.unique(np.asarray(clusters), return_inverse=True)
-            cluster_index = cluster_index.reshape(-1)
-            n_clusters = int(cluster_index.max()) + 1
-            left_out = np.zeros((n_clusters, per_problem.shape[1]))
-            np.add.at(left_out, cluster_index, per_problem)
-            left_weight = np.bincount(cluster_index, minlength=n_clusters).astype(np.float64)
-        total = per_problem.sum(axis=0)
-        step = max(1, (max_chunk_elements or _DEFAULT_CHUNK_ELEMENTS) // max(per_problem.shape[1], 1))
-        jack = [
-            statistic(total[None, :] - left_out[start:start + step], n_problems - left_weight[start:start + step])
-            for start in range(0, left_out.shape[0], step)
-        ]
-        jackknife = np.concatenate(jack, axis=0)
-        low, high, z0, acceleration = _bca_interval(replicates, estimate, jackknife, alpha)
-        details["bias_correction"] = z0
-        details["acceleration"] = acceleration
-    with np.errstate(invalid="ignore"):
-        standard_error = np.nanstd(replicates, axis=0, ddof=1)
-    n_undefined = (~np.isfinite(replicates)).sum(axis=0)
-    return {
-        "estimate": estimate,
-        "replicates": replicates,
-        "low": low,
-        "high": high,
-        "standard_error": standard_error,
-        "n_undefined": n_undefined,
-        "details": details,
-    }
+# score intervals of the terms that live on few problems
 
 
 def _scaled_wilson(values: NDArray[np.float64], quantile: float) -> tuple[float, float, float]:
@@ -241,26 +141,25 @@ def _scaled_wilson(values: NDArray[np.float64], quantile: float) -> tuple[float,
     :math:`V(\mu) = \kappa\mu - \mu^2` with :math:`\kappa = E[v^2]/E[v]` (estimated by
     :math:`\sum v^2 / \sum v`; 1 when every value is 0, the bound for [0, 1] variables).
     Inverting the score test gives Wilson's interval [Wilson 1927] for :math:`\hat\mu/\kappa`
-    scaled by :math:`\kappa` (for 0/1 values exactly Wilson's interval).
+    scaled by :math:`\kappa` (for 0/1 values exactly Wilson's interval; the Wilson bounds are
+    kpass's one implementation, ``kpass.metrics._intervals._wilson_score_bounds``).
     """
     n = values.shape[0]
     s1 = float(values.sum())
     s2 = float((values * values).sum())
     kappa = s2 / s1 if s1 > 0 else 1.0
     p = min(s1 / kappa / n, 1.0)
-    z2 = quantile * quantile
-    denominator = 1.0 + z2 / n
-    centre = (p + z2 / (2 * n)) / denominator
-    half = quantile * math.sqrt(max(p * (1 - p) / n + z2 / (4 * n * n), 0.0)) / denominator
-    return s1 / n, kappa * max(centre - half, 0.0), kappa * min(centre + half, 1.0)
+    low, high = _wilson_score_bounds(p, n, quantile)
+    return s1 / n, kappa * float(low), kappa * float(high)
 
 
 def _score_interval(plus: NDArray[np.float64], minus: NDArray[np.float64], confidence_level: float) -> tuple[float, float]:
     r"""Interval for ``mean(plus) - mean(minus)`` of two sparse [0, 1] variables (MOVER).
 
     Each mean gets :func:`_scaled_wilson` (quantile of t with N-1 df); the difference combines them
-    by the method of variance estimates recovery with their correlation (Newcombe 1998; Zou &
-    Donner 2008):
+    by the method of variance estimates recovery with their Pearson correlation (Zou & Donner
+    2008; Newcombe 1998 for paired proportions), kpass's one MOVER implementation
+    (``kpass.metrics._intervals._mover_bounds``):
 
     .. math::
 
@@ -274,9 +173,8 @@ def _score_interval(plus: NDArray[np.float64], minus: NDArray[np.float64], confi
     rho = 0.0
     if plus.std() > 0 and minus.std() > 0:
         rho = float(np.corrcoef(plus, minus)[0, 1])
-    low = a - b - math.sqrt(max((a - la) ** 2 + (ub - b) ** 2 - 2 * rho * (a - la) * (ub - b), 0.0))
-    high = a - b + math.sqrt(max((ua - a) ** 2 + (b - lb) ** 2 - 2 * rho * (ua - a) * (b - lb), 0.0))
-    return low, high
+    low, high = _mover_bounds(a - b, a - la, ua - a, b - lb, ub - b, rho)
+    return float(low), float(high)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -287,8 +185,11 @@ def _score_interval(plus: NDArray[np.float64], minus: NDArray[np.float64], confi
 class PassChangeDecomposition:
     """The change of pass@1 between a base and a model at one budget, split into its parts.
 
-    Every number is an :class:`~kpass.metrics.IntervalResult` from one paired cluster bootstrap
-    (the same resamples for all of them, so their intervals are jointly consistent).
+    Every number is an :class:`~kpass.metrics.IntervalResult`. The decomposition's own terms come
+    from one paired cluster bootstrap (the same resamples for all of them, so their intervals are
+    jointly consistent); by default the linear terms (pass@1 and fin@1 of each model, delta) are
+    :func:`~kpass.metrics.mean_ci` / :func:`~kpass.metrics.paired_difference` of their own values,
+    the numbers ``kpass report`` and ``kpass compare`` give.
 
     Attributes
     ----------
@@ -586,9 +487,9 @@ def decompose_pass_change(
     attribution: str = "base",
     method: str = "bootstrap",
     reach_interval: str = "score",
-    linear_method: str | None = "studentized",
+    linear_method: str | None = None,
     confidence_level: float = 0.95,
-    n_resamples: int = 2000,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
     rng: int | np.random.Generator | None = None,
     matched_fraction: float | Fraction | str = Fraction(7, 8),
     robust_fraction: float | Fraction | str = Fraction(1, 2),
@@ -628,16 +529,27 @@ def decompose_pass_change(
         the other terms, which under-covers then (85% instead of 95% in the coverage study at
         N = 100). With ``clusters`` the bootstrap is used (the score intervals assume
         independent problems).
-    linear_method : str or None, default: "studentized"
+    linear_method : str or None, default: None
         Interval of the linear terms (pass@1 and fin@1 of each model, and delta pass@1, a paired
-        difference): :func:`kpass.metrics.mean_ci` and :func:`kpass.metrics.paired_difference`
-        with this method, so that they equal what ``kpass report`` and ``kpass compare`` give
-        (``delta`` is then a :class:`~kpass.metrics.PairedResult` with its p-value). ``None``: the
-        decomposition's own bootstrap (``method``) for them too.
+        difference). They are :func:`kpass.metrics.mean_ci` of each column and
+        :func:`kpass.metrics.paired_difference` of the two pass@1 columns, called one term at a
+        time with this call's ``confidence_level``, ``n_resamples``, ``clusters`` and ``rng``
+        unchanged, so that each equals what ``mean_ci`` / ``paired_difference`` (and ``kpass
+        report`` / ``kpass compare``) give for it on the same data and seed (``delta`` is then
+        a :class:`~kpass.metrics.PairedResult` with its p-value). ``None``: their defaults
+        (:data:`~kpass.metrics.DEFAULT_INTERVAL_METHOD` and
+        :data:`~kpass.metrics.DEFAULT_PAIRED_METHOD`); a method of
+        :data:`~kpass.metrics.INTERVAL_METHODS`: that method for all of them; ``"mover"``: MOVER
+        for delta and the default for the others; ``"decomposition"``: the decomposition's own
+        bootstrap (``method``) for them too.
     confidence_level : float, default: 0.95
-    n_resamples : int, default: 2000
+    n_resamples : int, default: 10_000
+        Bootstrap resamples (:data:`~kpass.metrics.DEFAULT_N_RESAMPLES`, as every kpass interval).
     rng : int, numpy.random.Generator or None
-        Seed or generator of the resampling (an int makes the result reproducible).
+        Seed or generator of the resampling. An int is handed unchanged to every bootstrap of the
+        call (the decomposition's own and each linear term's), so the result is reproducible and
+        the linear terms equal ``mean_ci(..., rng=seed)``; ``None`` draws fresh entropy once and
+        records it as ``details["seed"]`` of every term, so that the result can be reproduced.
     matched_fraction : number in (0, 1], default: 7/8
         Both models must have finished at least this fraction of their samples for a problem to
         count in matched reliability (compared exactly, in integers).
@@ -655,7 +567,10 @@ def decompose_pass_change(
     Raises
     ------
     ValueError
-        Mismatched shapes, ``c > f``, ``f > n``, ``n = 0``, unknown options.
+        Mismatched shapes, ``c > f``, ``f > n``, ``n = 0``, unknown options, ``confidence_level``
+        outside (0, 1), ``n_resamples < 2``, a single cluster or missing cluster labels.
+    TypeError
+        Options of the wrong type (e.g. ``n_resamples=2.5``, ``rng="seed"``).
 
     Warns
     -----
@@ -664,6 +579,9 @@ def decompose_pass_change(
     DegenerateIntervalWarning
         Terms whose bootstrap distribution has zero width (e.g. reach when no problem is in R
         or M): the interval ``[x, x]`` is what the bootstrap gives, not certainty.
+    IntervalMethodWarning
+        From the linear terms' :func:`~kpass.metrics.mean_ci` / :func:`~kpass.metrics.paired_difference`
+        (a score fallback for values piled up at 0 or 1, fewer than 10 clusters).
 
     Notes
     -----
@@ -674,7 +592,7 @@ def decompose_pass_change(
     ``b_j = p_j^base [j in M]``, both in [0, 1] and mostly 0. Each mean gets the score interval of
     the variance function ``V(mu) = kappa mu - mu^2`` (kappa = sum v^2 / sum v; Wilson's interval
     scaled by kappa), with the t quantile for N - 1 df, and the difference is combined by MOVER
-    with the sample correlation of a and b (Newcombe 1998; Zou & Donner 2008). The coverage
+    with the sample correlation of a and b (Zou & Donner 2008; Newcombe 1998). The coverage
     study (``tests/budget_coverage.py``, README "Token budgets") measures it. ``n`` may differ between
     problems and models: each problem counts once (weight ``1/N``), as in pass@1.
 
@@ -684,10 +602,10 @@ def decompose_pass_change(
     .. [2] Yang (2026), "What Outcome RL Buys".
     .. [3] Efron & Tibshirani (1993), "An Introduction to the Bootstrap", ch. 13-14.
     .. [4] E. B. Wilson, JASA 22(158), 209-212 (1927).
-    .. [5] R. G. Newcombe, "Interval estimation for the difference between independent
-       proportions", Statistics in Medicine 17, 873-890 (1998).
-    .. [6] G. Y. Zou and A. Donner, "Construction of confidence intervals for a difference of
-       two ... MOVER", Computational Statistics & Data Analysis 52, 4963-4977 (2008).
+    .. [5] R. G. Newcombe, "Improved confidence intervals for the difference between binomial
+       proportions based on paired data", Statistics in Medicine 17(22), 2635-2650 (1998).
+    .. [6] G. Y. Zou and A. Donner, "Construction of confidence limits about effect measures: A
+       general approach", Statistics in Medicine 27(10), 1693-1702 (2008).
 
     Examples
     --------
@@ -698,12 +616,12 @@ def decompose_pass_change(
     check_option(attribution, "attribution", ATTRIBUTIONS)
     check_option(method, "method", _METHODS)
     check_option(reach_interval, "reach_interval", ("score", "bootstrap"))
-    if linear_method is not None and not isinstance(linear_method, str):
-        raise TypeError(f"`linear_method` must be a method name or None; got {linear_method!r}.")
-    if isinstance(confidence_level, (bool, np.bool_)) or not isinstance(confidence_level, numbers.Real) or not 0 < confidence_level < 1:
-        raise ValueError(f"`confidence_level` must be in (0, 1); got {confidence_level!r}.")
-    if isinstance(n_resamples, (bool, np.bool_)) or not isinstance(n_resamples, numbers.Integral) or n_resamples < 2:
-        raise ValueError(f"`n_resamples` must be an integer >= 2; got {n_resamples!r}.")
+    if linear_method is not None:
+        check_option(linear_method, "linear_method", (*PAIRED_INTERVAL_METHODS, _OWN_BOOTSTRAP))
+    level = _confidence_iv(confidence_level)
+    n_resamples = _n_resamples_iv(n_resamples)
+    chunk_elements = _DEFAULT_CHUNK_ELEMENTS if max_chunk_elements is None else _max_chunk_iv(max_chunk_elements)
+    rng, seed = _resolve_seed(rng)
     matched_frac = _as_fraction(matched_fraction, "matched_fraction")
     robust_frac = _as_fraction(robust_fraction, "robust_fraction")
     nb, fb, cb, two_d_b = _counts_2d(base_n_samples, base_n_finished, base_n_correct, "base")
@@ -725,48 +643,50 @@ def decompose_pass_change(
         budget_labels = tuple(budgets)
         if len(budget_labels) != n_budgets:
             raise ValueError(f"`budgets` has {len(budget_labels)} labels for {n_budgets} budget columns.")
-    cluster_array = None
+    codes = None
     n_clusters = None
     if clusters is not None:
-        cluster_array = np.asarray(clusters)
-        if cluster_array.shape != (n_problems,):
-            raise ValueError(f"`clusters` must have one entry per problem ({n_problems}); got shape {cluster_array.shape}.")
-        n_clusters = int(np.unique(cluster_array).shape[0])
+        codes, labels = _factorize(clusters, "clusters", n_problems)
+        n_clusters = len(labels)
+        if n_clusters < 2:
+            raise ValueError(f"`clusters` has a single cluster ({labels[0]!r}); a cluster bootstrap needs at least 2.")
+    own_linear = linear_method == _OWN_BOOTSTRAP
+    if not own_linear:
+        mean_method = linear_method if linear_method in INTERVAL_METHODS else DEFAULT_INTERVAL_METHOD
+        paired_method = DEFAULT_PAIRED_METHOD if linear_method is None else linear_method
+        mean_method = _method_iv(mean_method, codes is not None)
+        paired_method = _method_iv(paired_method, codes is not None, paired=True)
 
     x = _per_problem_matrix(nb, fb, cb, nm, fm, cm, matched_frac, robust_frac)
-    boot = _bootstrap_sums(
+    # problems in canonical order: no number below depends on the order they were given in
+    order = _canonical_order(x)
+    x = x[order]
+    codes = None if codes is None else codes[order]
+    boot = _bootstrap_of_sums(
         x,
         lambda sums, weight: _statistic(sums, weight, n_budgets),
-        clusters=cluster_array,
+        codes=codes,
+        n_clusters=n_clusters,
         method=method,
-        confidence_level=float(confidence_level),
-        n_resamples=int(n_resamples),
+        level=level,
+        n_resamples=n_resamples,
         rng=rng,
-        max_chunk_elements=max_chunk_elements,
+        max_chunk_elements=chunk_elements,
     )
     sums = x.sum(axis=0).reshape(n_budgets, _N_COLUMNS)
-    seed = rng if isinstance(rng, numbers.Integral) else None
-    use_score = reach_interval == "score" and cluster_array is None
+    use_score = reach_interval == "score" and codes is None
     linear: dict[tuple[str, int], IntervalResult] = {}
-    if linear_method is not None:
-        from ._intervals import mean_ci, paired_difference
-
-        if isinstance(rng, np.random.Generator):
-            linear_rng = rng
-        else:  # an independent stream derived from the same seed
-            linear_rng = np.random.default_rng(None if rng is None else [int(rng), 1])
+    if not own_linear:
+        # one term at a time, with the caller's options and seed unchanged: each is exactly what
+        # mean_ci / paired_difference (kpass report / kpass compare) give for it alone
         blocks = x.reshape(n_problems, n_budgets, _N_COLUMNS)
-        names = ("base_pass", "model_pass", "base_fin", "model_fin")
-        columns = [_C["p_base"], _C["p_model"], _C["fin_base"], _C["fin_model"]]
-        values = blocks[:, :, columns].reshape(n_problems, n_budgets * 4)
-        options = {"clusters": cluster_array, "method": linear_method, "confidence_level": float(confidence_level),
-                   "n_resamples": int(n_resamples), "rng": linear_rng}
-        means = mean_ci(values, **options)
-        differences = paired_difference(blocks[:, :, _C["p_model"]], blocks[:, :, _C["p_base"]], **options)
+        options = {"clusters": codes, "confidence_level": level, "n_resamples": n_resamples, "rng": rng}
         for b in range(n_budgets):
-            for i, name in enumerate(names):
-                linear[name, b] = means[b * 4 + i]
-            linear["delta", b] = differences[b]
+            for name, column in (("base_pass", "p_base"), ("model_pass", "p_model"),
+                                 ("base_fin", "fin_base"), ("model_fin", "fin_model")):
+                linear[name, b] = mean_ci(blocks[:, b, _C[column]], method=mean_method, **options)
+            linear["delta", b] = paired_difference(blocks[:, b, _C["p_model"]], blocks[:, b, _C["p_base"]],
+                                                   method=paired_method, **options)
     results = []
     degenerate_terms: set[str] = set()
     for b in range(n_budgets):
@@ -778,9 +698,9 @@ def decompose_pass_change(
             low = float(boot["low"][b, i])
             high = float(boot["high"][b, i])
             details: dict[str, Any] = {
-                "n_resamples": int(n_resamples),
+                "n_resamples": n_resamples,
                 "seed": seed,
-                "resampling": "clusters" if cluster_array is not None else "problems",
+                "resampling": "clusters" if codes is not None else "problems",
                 "paired": True,
                 "n_undefined_resamples": int(boot["n_undefined"][b, i]),
                 "standard_error_kind": "bootstrap standard deviation",
@@ -792,11 +712,10 @@ def decompose_pass_change(
             if use_score and stat in _SCORE_STATS:
                 block = x.reshape(n_problems, n_budgets, _N_COLUMNS)[:, b, :]
                 if stat == "reach":
-                    low, high = _score_interval(block[:, _C["reach_plus"]], block[:, _C["reach_minus"]],
-                                                float(confidence_level))
+                    low, high = _score_interval(block[:, _C["reach_plus"]], block[:, _C["reach_minus"]], level)
                     details["interval"] = "score: MOVER of scaled Wilson intervals of the R and M parts"
                 else:
-                    quantile = float(stats.t.ppf(1 - (1 - float(confidence_level)) / 2, n_problems - 1))
+                    quantile = float(stats.t.ppf(1 - (1 - level) / 2, n_problems - 1))
                     _, low, high = _scaled_wilson(block[:, _C[_SCORE_STATS[stat]]], quantile)
                     details["interval"] = "score: Wilson interval of a fraction of problems (t quantile, N-1 df)"
                 interval_method = "score"
@@ -812,7 +731,7 @@ def decompose_pass_change(
                 low=low,
                 high=high,
                 standard_error=float(boot["standard_error"][b, i]),
-                confidence_level=float(confidence_level),
+                confidence_level=level,
                 n_problems=n_problems,
                 n_clusters=n_clusters,
                 method=interval_method,
@@ -878,8 +797,8 @@ def decompose_pass_change(
                 n_lone_wins_model=int(round(s[_C["lone_model"]])),
                 n_lone_wins_base=int(round(s[_C["lone_base"]])),
                 method=method,
-                n_resamples=int(n_resamples),
-                confidence_level=float(confidence_level),
+                n_resamples=n_resamples,
+                confidence_level=level,
             )
         )
     if degenerate_terms:

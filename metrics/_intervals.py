@@ -32,8 +32,8 @@ Methods (``method=``)
     :math:`SE_d^2`. Each model's interval carries that model's skewness (a strong model's pass@8
     piles up at 1 and its few failures decide the difference), which a bootstrap of the
     differences :math:`d_j = a_j - b_j` alone misses: in the coverage study the studentized
-    bootstrap of :math:`d_j` covers 89.8-92.7% for paired pass@8 at N = 30 (and 90-92% at N = 100
-    with strongly correlated models), MOVER 95.3-98.8%, and 94.4-98.8% in every paired cell with
+    bootstrap of :math:`d_j` covers 89.9-92.7% for paired pass@8 at N = 30 (and 90-92% at N = 100
+    with strongly correlated models), MOVER 95.1-98.8%, and 94.3-98.8% in every paired cell with
     N >= 30. Its cost: it is conservative (up to 99%) when
     both models' values are nearly 0/1, and for two almost identical models its width does not
     shrink below the asymmetry of the per-model intervals. The p-value inverts the interval in
@@ -64,6 +64,24 @@ a Python loop per resample. When the per-problem values take few distinct rows (
 pass@k-family value is a function of the counts ``(n, c)`` only, so n = 16 samples give at most
 17 distinct rows), resampling N problems equals drawing multinomial counts over the G distinct
 rows, which costs B x G instead of B x N; identical clusters are grouped the same way.
+
+The order of the problems does not matter: before drawing, the problems are put in a canonical
+order (their values sorted; for :func:`paired_difference` both models' values, model a's first)
+and clusters likewise (by size, then by their sums), so that at a fixed seed permuting the
+problems, or the clusters, gives exactly the same interval for every method.
+:func:`bootstrap_weights` does the same with ``order_by`` and hands the weights back in the
+caller's order. Each column of an ``(N, K)`` input is resampled on its own in this way (from
+the same seed; for ``"mover"`` the two models' columns together), so that a column's interval
+does not depend on the other columns: ``mean_ci(values)[j]`` equals ``mean_ci(values[:, j])``
+up to rounding, and a paired comparison of many pairs at once equals the comparisons one by one.
+
+P-values
+--------
+:func:`paired_difference` reports the two-sided p-value of "no difference" that the interval it
+shows implies: one minus the largest confidence level whose interval (of the same method, data,
+resamples and fallbacks) excludes 0, found by bisection, so that ``p < 1 - level`` exactly when the
+interval at ``level`` excludes 0. For ``"t"`` and ``"clustered-t"`` that is the t test in closed
+form.
 
 Degenerate bootstrap-t tails
 ----------------------------
@@ -99,8 +117,8 @@ the side that sets a bound, the bootstrap-t distribution says nothing about that
 - an :class:`~kpass.metrics.IntervalMethodWarning` says so, ``details["bound_methods"]``
   names the method of each bound, ``details["degenerate_tail"]`` and
   ``details["degenerate_share"]`` say which tail was degenerate and how many resamples were;
-  the p-value of :func:`paired_difference` is then the larger of the bootstrap and the
-  score-interval p-value, so that it agrees with the interval.
+  the p-value of :func:`paired_difference` inverts the interval with its fallback bounds, so
+  that it agrees with the interval shown (see "P-values").
 
 With fewer than 10 clusters (:data:`FEW_CLUSTERS`) every cluster-robust interval is unreliable
 (Cameron & Miller [2]_, section VI: the clustered SE and the cluster bootstrap are too narrow);
@@ -152,11 +170,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special, stats
 
-from ._result import DegenerateIntervalWarning, IntervalMethodWarning, IntervalResult, PairedResult
+from ._result import IntervalResult, PairedResult
 from ._validation import MAX_REPORTED, check_counts, check_option, describe_offenders
+from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning
 
 __all__ = [
     "DEFAULT_INTERVAL_METHOD",
+    "DEFAULT_N_RESAMPLES",
     "DEFAULT_PAIRED_METHOD",
     "INTERVAL_METHODS",
     "PAIRED_INTERVAL_METHODS",
@@ -178,13 +198,20 @@ PAIRED_INTERVAL_METHODS: tuple[str, ...] = (*INTERVAL_METHODS, "mover")
 #: The default method of :func:`paired_difference`, chosen by the coverage study.
 DEFAULT_PAIRED_METHOD = "mover"
 
-_BOOTSTRAP_METHODS = frozenset({"studentized", "bootstrap", "bca"})
+#: Bootstrap resamples of every kpass interval unless the caller asks for another number
+#: (:func:`mean_ci`, :func:`paired_difference`, the token-budget curves and the decomposition).
+DEFAULT_N_RESAMPLES = 10_000
+
+#: Relative tolerance under which a bootstrap replicate counts as tied with the estimate (BCa bias
+#: correction) or a resample's sum of squares as 0: rounding noise, not a difference.
+_TIE_TOLERANCE = 1e-12
 
 #: Default bound on the elements of one chunk of resampling weights (8 M float64 = 64 MiB).
 DEFAULT_MAX_CHUNK_ELEMENTS = 1 << 23
 
-#: Use multinomial counts over distinct rows when there are at most this fraction of them.
-_GROUPED_FRACTION = 0.1
+#: Use multinomial counts over distinct rows when there are at most this fraction of them (numpy
+#: draws a multinomial row of G cells in about the time of gathering 20 G units, measured).
+_GROUPED_FRACTION = 0.05
 
 #: Gather columns one at a time (np.take) up to this many summary columns; matrix products above.
 _MAX_GATHER_COLUMNS = 4
@@ -313,6 +340,127 @@ def _bounds_iv(bounds: Any, default: tuple[float, float] | None) -> tuple[float,
     return (low, high)
 
 
+def _n_resamples_iv(value: Any, minimum: int = 2) -> int:
+    """The number of bootstrap resamples: an integer >= 2 for an interval (a standard deviation
+    and two tails need two replicates), >= 1 for a bare stream of weights."""
+    return _positive_int_iv(value, "n_resamples", minimum)
+
+
+def _max_chunk_iv(value: Any) -> int:
+    return _positive_int_iv(value, "max_chunk_elements", 1)
+
+
+def _resolve_seed(rng: Any) -> tuple[Any, Any]:
+    """``rng`` to hand on to several bootstrap calls, and what to record as ``details["seed"]``.
+
+    An int seed (or a SeedSequence) is handed on unchanged, so that every call starts the same
+    stream exactly as ``mean_ci(..., rng=seed)`` does and each number equals what
+    :func:`mean_ci` / :func:`paired_difference` give for it alone; a Generator is handed on (the
+    calls consume it in turn); ``None`` draws fresh entropy once and hands on that seed, which is
+    recorded so that the result can be reproduced.
+    """
+    if rng is None:
+        seed = int(np.random.SeedSequence().entropy)
+        return seed, seed
+    _, recorded = _rng_iv(rng)
+    return rng, recorded
+
+
+def _method_iv(method: Any, clustered: bool, paired: bool = False) -> str:
+    if not paired and method == "mover":
+        raise ValueError(
+            "`method` 'mover' combines the intervals of two models and is only for paired_difference; "
+            f"mean_ci takes one of {list(INTERVAL_METHODS)}."
+        )
+    method = check_option(method, "method", PAIRED_INTERVAL_METHODS if paired else INTERVAL_METHODS)
+    if method == "clustered-t" and not clustered:
+        raise ValueError("`method` 'clustered-t' needs `clusters` (one label per problem); got clusters=None.")
+    if method == "t" and clustered:
+        raise ValueError(
+            "`method` 't' ignores `clusters` and would understate the uncertainty; use "
+            "method='clustered-t' (Inspect's clustered standard error) or drop `clusters`."
+        )
+    return method
+
+
+@dataclass(frozen=True)
+class _Design:
+    """The checked options of one :func:`mean_ci` / :func:`paired_difference` call."""
+
+    level: float
+    codes: NDArray[np.int64] | None
+    n_clusters: int | None
+    method: str
+    n_resamples: int
+    max_chunk_elements: int
+
+
+def _design_iv(
+    n: int, clusters: Any, method: Any, confidence_level: Any, n_resamples: Any, max_chunk_elements: Any,
+    *, paired: bool, too_few: str,
+) -> _Design:
+    """The validation shared by :func:`mean_ci` and :func:`paired_difference` (in this order:
+    number of problems, confidence level, clusters, method, resamples, chunk size)."""
+    if n < 2:
+        raise ValueError(too_few)
+    level = _confidence_iv(confidence_level)
+    codes, n_clusters = None, None
+    if clusters is not None:
+        codes, labels = _factorize(clusters, "clusters", n)
+        n_clusters = len(labels)
+        if n_clusters < 2:
+            raise ValueError(f"`clusters` has a single cluster ({labels[0]!r}); clustered intervals need at least 2 clusters.")
+    method = _method_iv(method, clusters is not None, paired=paired)
+    return _Design(level, codes, n_clusters, method, _n_resamples_iv(n_resamples), _max_chunk_iv(max_chunk_elements))
+
+
+# ----------------------------------------------------------------------------------------------
+# canonical order of the resampling units
+# ----------------------------------------------------------------------------------------------
+
+
+def _canonical_order(keys: NDArray[Any]) -> NDArray[np.intp]:
+    """The stable permutation that sorts the rows of ``keys`` (shape ``(U, M)``) lexicographically.
+
+    Every bootstrap in kpass draws for its units (problems, or clusters) in this order, so that a
+    result depends on the *set* of problems and not on the order in which they were given:
+    permuting problems (or clusters) permutes the rows of ``keys``, the sorted rows are the same,
+    and rows that tie are identical, so which of them comes first changes nothing.
+    """
+    if keys.shape[0] < 2:
+        return np.arange(keys.shape[0], dtype=np.intp)
+    if keys.shape[1] == 1:
+        return np.argsort(keys[:, 0], kind="stable")
+    return np.lexsort(keys.T[::-1])  # np.lexsort sorts by its last key first
+
+
+def _cluster_sums(rows: NDArray[np.float64], codes: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Column sums ``(C, M)`` and sizes ``(C,)`` of the rows of each cluster (code order).
+
+    Within a cluster the rows are summed in their given order; callers pass rows in canonical
+    order (:func:`_canonical_order`), so that a cluster's sums depend on its problems only.
+    """
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    sums = np.add.reduceat(rows[order], starts, axis=0)
+    sizes = np.diff(np.r_[starts, rows.shape[0]]).astype(np.float64)
+    return sums, sizes
+
+
+def _canonical_units(rows: NDArray[np.float64], codes: NDArray[np.int64] | None):
+    """Per-unit sums, sizes and the canonical order of the units of canonically ordered ``rows``.
+
+    Without clusters the units are the rows themselves (already in canonical order: the order is
+    the identity). With clusters a unit is a cluster, keyed by its size and column sums, which
+    is all a statistic of weighted sums can see of it.
+    """
+    if codes is None:
+        return rows, None, np.arange(rows.shape[0], dtype=np.intp)
+    sums, sizes = _cluster_sums(rows, codes)
+    return sums, sizes, _canonical_order(np.column_stack([sizes, sums]))
+
+
 # ----------------------------------------------------------------------------------------------
 # resampling
 # ----------------------------------------------------------------------------------------------
@@ -346,6 +494,7 @@ def bootstrap_weights(
     n_resamples: int,
     rng: int | np.random.Generator | None = None,
     max_chunk_elements: int = DEFAULT_MAX_CHUNK_ELEMENTS,
+    order_by: ArrayLike | None = None,
 ) -> Iterator[NDArray[np.float64]]:
     r"""Bootstrap resampling weights: how often each problem appears in each resample.
 
@@ -364,17 +513,23 @@ def bootstrap_weights(
     clusters : array_like, shape (N,), optional
         Cluster label of each problem (at least 2 distinct labels).
     n_resamples : int
-        B, the total number of resamples over all chunks.
+        B, the total number of resamples over all chunks (>= 1).
     rng : int, numpy.random.Generator or None
         Seed or generator; ``None`` draws fresh entropy.
     max_chunk_elements : int, default: 2**23
         Upper bound on ``B_chunk * N`` (memory of one chunk: 8 bytes per element).
+    order_by : array_like of float, shape (N,) or (N, M), optional
+        The per-problem values the statistic is computed from (every column it uses). The draws
+        are then made for the problems (or clusters) in a canonical order, rows sorted
+        lexicographically (clusters by size and column sums), and handed back in the caller's
+        order, so that at a fixed seed the resampled statistic does not depend on the order of
+        the problems (or clusters). Without it the draws follow the given order.
 
     Yields
     ------
     ndarray of float64, shape (B_chunk, N)
-        Multiplicities; each row sums to N without clusters, and to the number of problems in
-        the drawn clusters with them.
+        Multiplicities, columns in the caller's problem order; each row sums to N without
+        clusters, and to the number of problems in the drawn clusters with them.
 
     Notes
     -----
@@ -393,10 +548,15 @@ def bootstrap_weights(
     >>> chunk = next(bootstrap_weights(4, clusters=["a", "a", "b", "c"], n_resamples=3, rng=1))
     >>> bool((chunk[:, 0] == chunk[:, 1]).all())   # problems of one cluster move together
     True
+    >>> xy = np.column_stack([x, y]); order = [2, 0, 3, 1]      # the same problems, reordered
+    >>> w = next(bootstrap_weights(4, n_resamples=5, rng=0, order_by=xy))
+    >>> v = next(bootstrap_weights(4, n_resamples=5, rng=0, order_by=xy[order]))
+    >>> bool(np.array_equal(w @ x, v @ x[order]))
+    True
     """
     n = _positive_int_iv(n_problems, "n_problems", 2)
-    n_resamples = _positive_int_iv(n_resamples, "n_resamples", 1)
-    max_chunk_elements = _positive_int_iv(max_chunk_elements, "max_chunk_elements", 1)
+    n_resamples = _n_resamples_iv(n_resamples, minimum=1)
+    max_chunk_elements = _max_chunk_iv(max_chunk_elements)
     generator, _ = _rng_iv(rng)
     if clusters is not None:
         codes, labels = _factorize(clusters, "clusters", n)
@@ -404,133 +564,431 @@ def bootstrap_weights(
             raise ValueError(f"`clusters` has a single cluster ({labels[0]!r}); a cluster bootstrap needs at least 2.")
     else:
         codes, labels = None, []
-    return _weights_generator(n, codes, len(labels), n_resamples, generator, max_chunk_elements)
+    position_of_unit = None
+    if order_by is not None:
+        keys, _ = _values_iv(order_by, "order_by")
+        if keys.shape[0] != n:
+            raise ValueError(f"`order_by` has {keys.shape[0]} rows but there are {n} problems; give one row per problem.")
+        row_order = _canonical_order(keys)
+        _, _, unit_order = _canonical_units(keys[row_order], None if codes is None else codes[row_order])
+        if codes is None:
+            unit_order = row_order[unit_order]
+        position_of_unit = np.empty_like(unit_order)
+        position_of_unit[unit_order] = np.arange(unit_order.size)
+    return _weights_generator(n, codes, len(labels), n_resamples, generator, max_chunk_elements, position_of_unit)
 
 
-def _weights_generator(n, codes, n_clusters, n_resamples, generator, max_chunk_elements):
+def _weights_generator(n, codes, n_clusters, n_resamples, generator, max_chunk_elements, position_of_unit=None):
+    """Multiplicities per problem; ``position_of_unit[u]`` is the draw position of unit ``u``."""
     units = n if codes is None else n_clusters
     dtype = _index_dtype(units)
+    columns = None
+    if position_of_unit is not None:
+        columns = position_of_unit if codes is None else position_of_unit[codes]
+    elif codes is not None:
+        columns = codes
     for b in _chunk_rows(n_resamples, n, max_chunk_elements):
         drawn = generator.integers(0, units, size=(b, units), dtype=dtype)
         counts = _multiplicities(drawn, units)
-        yield counts if codes is None else counts[:, codes]
+        yield counts if columns is None else counts[:, columns]
+
+
+class _Streams:
+    """Where each independently resampled column group gets its random numbers.
+
+    An int seed (a SeedSequence, or the entropy drawn once for ``rng=None``) gives every request
+    a fresh ``default_rng(seed)``: a column of an ``(N, K)`` call then draws exactly what a call
+    with that column alone draws, so its interval does not depend on the other columns (up to
+    rounding). A Generator is handed out itself and consumed in turn.
+    """
+
+    def __init__(self, rng: Any):
+        generator, self.seed = _rng_iv(rng)
+        if isinstance(rng, np.random.Generator):
+            self._fresh = None
+            self._generator = generator
+        else:
+            self._fresh = rng if rng is not None else self.seed
+
+    def new(self) -> np.random.Generator:
+        return self._generator if self._fresh is None else np.random.default_rng(self._fresh)
 
 
 class _Units:
     """Per-unit summaries (problems, or clusters) of centered values for resampling.
 
-    ``centered`` is ``values - estimate`` (exactly 0 for constant columns). Summary columns:
-    ``T`` (K) unit totals of centered values; with clusters also ``n`` (1); when standard errors
-    are needed ``Q = T**2`` (K) and, with clusters, ``nT`` (K) and ``n**2`` (1).
+    ``centered`` is ``values - estimate`` (exactly 0 for constant columns), ``(N, K)``, rows in
+    canonical order (:func:`_canonical_order`). The K columns fall into *column groups* that are
+    resampled together (``groups``; default: each column alone; the MOVER pairs model a's column j
+    with model b's). Each group puts the units in its own canonical order (rows of its summaries
+    sorted; clusters by size and totals) and is resampled on its own, so that a column's result
+    is what a call with that column (group) alone gives. ``totals`` and ``sizes`` are ``(U, K)``,
+    each column in its group's order. Summary columns of a group: ``T`` unit totals of centered
+    values; with clusters also ``n``; when standard errors are needed ``Q = T**2`` and, with
+    clusters, ``nT`` and ``n**2``.
     """
 
-    def __init__(self, centered: NDArray[np.float64], codes, n_clusters: int, need_se: bool):
-        n, k = centered.shape
-        self.k = k
+    def __init__(self, centered: NDArray[np.float64], codes: NDArray[np.int64] | None, need_se: bool,
+                 groups: Sequence[Sequence[int]] | None = None):
+        self.k = centered.shape[1]
         self.clustered = codes is not None
-        if codes is None:
-            totals = centered
-            sizes = None
-        else:
-            order = np.argsort(codes, kind="stable")
-            sorted_codes = codes[order]
-            starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
-            totals = np.add.reduceat(centered[order], starts, axis=0)
-            sizes = np.diff(np.r_[starts, n]).astype(np.float64)
-        self.n_units = totals.shape[0]
-        parts = [totals]
-        if sizes is not None:
-            parts.append(sizes[:, None])
-        if need_se:
-            parts.append(totals * totals)
-            if sizes is not None:
-                parts.append(sizes[:, None] * totals)
-                parts.append((sizes * sizes)[:, None])
-        self.summaries = np.ascontiguousarray(np.concatenate(parts, axis=1))
-        self.totals = totals
-        self.sizes = sizes
         self.need_se = need_se
+        self.groups = [list(g) for g in groups] if groups is not None else [[j] for j in range(self.k)]
+        if codes is None:
+            totals, unit_sizes = centered, None
+        else:
+            totals, unit_sizes = _cluster_sums(centered, codes)
+        self.n_units = totals.shape[0]
+        self.unit_sizes = unit_sizes
+        self.totals = np.empty_like(totals)
+        self.sizes = None if unit_sizes is None else np.empty(totals.shape)
+        self.summaries = []
+        for columns in self.groups:
+            group_totals = totals[:, columns]
+            if unit_sizes is None:
+                order = _canonical_order(group_totals)
+            else:
+                order = _canonical_order(np.column_stack([unit_sizes, group_totals]))
+            group_totals = group_totals[order]
+            self.totals[:, columns] = group_totals
+            parts = [group_totals]
+            if unit_sizes is not None:
+                group_sizes = unit_sizes[order]
+                self.sizes[:, columns] = group_sizes[:, None]
+                parts.append(group_sizes[:, None])
+            if need_se:
+                parts.append(group_totals * group_totals)
+                if unit_sizes is not None:
+                    parts.append(group_sizes[:, None] * group_totals)
+                    parts.append((group_sizes * group_sizes)[:, None])
+            self.summaries.append(np.ascontiguousarray(np.concatenate(parts, axis=1)))
 
-    def split(self, sums: NDArray[np.float64]):
-        """Split resampled summary sums (B, m) into named parts."""
-        k = self.k
-        out = {"T": sums[:, :k]}
-        pos = k
+    def split(self, columns: list[int], sums: NDArray[np.float64], out: dict[str, NDArray[np.float64]], rows: slice) -> None:
+        """Write one group's resampled summary sums ``(b, m)`` into the per-column arrays of ``out``."""
+        width = len(columns)
+        out["T"][rows, columns] = sums[:, :width]
+        pos = width
         if self.clustered:
-            out["n"] = sums[:, pos]
+            out["n"][rows, columns] = sums[:, pos : pos + 1]
             pos += 1
         if self.need_se:
-            out["Q"] = sums[:, pos : pos + k]
-            pos += k
+            out["Q"][rows, columns] = sums[:, pos : pos + width]
+            pos += width
             if self.clustered:
-                out["nT"] = sums[:, pos : pos + k]
-                out["n2"] = sums[:, pos + k]
-        return out
+                out["nT"][rows, columns] = sums[:, pos : pos + width]
+                out["n2"][rows, columns] = sums[:, pos + width : pos + width + 1]
 
 
-def _resampled_sums(units: _Units, n_resamples: int, generator: np.random.Generator, max_chunk_elements: int):
-    """Sums over each resample of the per-unit summaries, shape (B, m), and how they were drawn."""
-    summaries = units.summaries
-    n_units, m = summaries.shape
-    out = np.empty((n_resamples, m), dtype=np.float64)
-    distinct, inverse, group_sizes = np.unique(summaries, axis=0, return_inverse=True, return_counts=True)
-    n_groups = distinct.shape[0]
-    if n_groups <= max(1, int(_GROUPED_FRACTION * n_units)):
-        # resampling N units == multinomial counts over the G groups of identical units
-        probabilities = group_sizes / n_units
+def _resampled_sums(units: _Units, n_resamples: int, streams: _Streams, max_chunk_elements: int):
+    """Per-column sums over each resample of the unit summaries (``T``, and as needed ``n``,
+    ``Q``, ``nT``, ``n2``; each ``(B, K)``) and, per column, how they were drawn.
+
+    A column group whose units take few distinct summary rows draws multinomial counts over them
+    (resampling U units == multinomial counts over the G groups of identical units, B x G instead
+    of B x U) from its own stream; groups with the same group sizes (in the order of their sorted
+    rows) share those draws, which are the ones each would draw alone. The other groups share
+    drawn unit positions (0..U-1, each group mapping them through its own canonical order) from
+    one stream.
+    """
+    b_total, k, n_units = n_resamples, units.k, units.n_units
+    names = ["T"] + (["n"] if units.clustered else []) + (["Q"] + (["nT", "n2"] if units.clustered else []) if units.need_se else [])
+    out = {name: np.empty((b_total, k)) for name in names}
+    info: list[dict[str, Any]] = [{} for _ in range(k)]
+    partitions: dict[bytes, tuple[NDArray[np.float64], list]] = {}
+    gathered_groups = []
+    for columns, summaries in zip(units.groups, units.summaries):
+        distinct, group_sizes = np.unique(summaries, axis=0, return_counts=True)
+        n_groups = distinct.shape[0]
+        grouped = n_groups <= max(1, int(_GROUPED_FRACTION * n_units))
+        for j in columns:
+            info[j] = {"path": "grouped" if grouped else "gather", "n_groups": int(n_groups)}
+        if grouped:
+            # the draws depend only on the group sizes (in the order of the sorted rows)
+            key = np.ascontiguousarray(group_sizes, dtype=np.int64).tobytes()
+            partitions.setdefault(key, (group_sizes / n_units, []))[1].append((columns, distinct))
+        else:
+            gathered_groups.append((columns, summaries))
+    for probabilities, members in partitions.values():
+        generator = streams.new()
+        n_groups = probabilities.shape[0]
         start = 0
         for b in _chunk_rows(n_resamples, n_groups, max_chunk_elements):
             counts = generator.multinomial(n_units, probabilities, size=b).astype(np.float64)
-            out[start : start + b] = counts @ distinct
+            for columns, distinct in members:
+                units.split(columns, counts @ distinct, out, slice(start, start + b))
             start += b
-        return out, {"path": "grouped", "n_groups": int(n_groups)}
-    gather = m <= _MAX_GATHER_COLUMNS
-    chunk_elements = min(max_chunk_elements, _GATHER_CHUNK_ELEMENTS) if gather else max_chunk_elements
+    if not gathered_groups:
+        return out, info
+    # a few summary columns: one gather each; more: one matrix product for all of them (row p of
+    # the stacked summaries holds each group's unit at its position p); the two differ by rounding
+    if sum(s.shape[1] for _, s in gathered_groups) <= _MAX_GATHER_COLUMNS:
+        narrow, wide = gathered_groups, []
+    else:
+        narrow, wide = [], gathered_groups
+    stacked = np.ascontiguousarray(np.concatenate([s for _, s in wide], axis=1)) if wide else None
+    generator = streams.new()
+    chunk_elements = max_chunk_elements if wide else min(max_chunk_elements, _GATHER_CHUNK_ELEMENTS)
     start = 0
     for b in _chunk_rows(n_resamples, n_units, chunk_elements):
         # np.intp indices: np.take converts anything else to intp first
         drawn = generator.integers(0, n_units, size=(b, n_units), dtype=np.intp)
-        if m <= _MAX_GATHER_COLUMNS and not units.clustered and units.need_se:
-            # one gather per value column; squares from the gathered values
-            for j in range(units.k):
-                gathered = np.take(units.totals[:, j], drawn)
-                out[start : start + b, j] = gathered.sum(axis=1)
-                out[start : start + b, units.k + j] = np.einsum("ij,ij->i", gathered, gathered)
-        elif m <= _MAX_GATHER_COLUMNS:
-            for j in range(m):
-                out[start : start + b, j] = np.take(summaries[:, j], drawn).sum(axis=1)
-        else:
-            out[start : start + b] = _multiplicities(drawn, n_units) @ summaries
+        rows = slice(start, start + b)
+        for columns, summaries in narrow:
+            m = summaries.shape[1]
+            sums = np.empty((b, m))
+            if not units.clustered and units.need_se:
+                # one gather per value column; squares from the gathered values
+                width = len(columns)
+                for c in range(width):
+                    gathered = np.take(summaries[:, c], drawn)
+                    sums[:, c] = gathered.sum(axis=1)
+                    sums[:, width + c] = np.einsum("ij,ij->i", gathered, gathered)
+            else:
+                for c in range(m):
+                    sums[:, c] = np.take(summaries[:, c], drawn).sum(axis=1)
+            units.split(columns, sums, out, rows)
+        if wide:
+            all_sums = _multiplicities(drawn, n_units) @ stacked
+            position = 0
+            for columns, summaries in wide:
+                m = summaries.shape[1]
+                units.split(columns, all_sums[:, position : position + m], out, rows)
+                position += m
         start += b
-    return out, {"path": "gather", "n_groups": int(n_groups)}
+    return out, info
 
 
 # ----------------------------------------------------------------------------------------------
-# interval computation
+# interval building blocks shared by every bootstrap in kpass (also _decomposition, _token_budget)
 # ----------------------------------------------------------------------------------------------
 
 
-def _sorted_quantile(sorted_values: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Per-column quantile of column-sorted ``(B, K)`` data at levels ``q`` (K,), linear
-    interpolation as ``np.quantile``'s default; infinite neighbours are returned as such."""
-    b, k = sorted_values.shape
-    q = np.broadcast_to(np.asarray(q, dtype=np.float64), (k,))
-    position = np.clip(q, 0.0, 1.0) * (b - 1)
-    lower = np.floor(position).astype(np.int64)
-    upper = np.minimum(lower + 1, b - 1)
-    fraction = position - lower
-    columns = np.arange(k)
+def _quantile_of_sorted(
+    sorted_values: NDArray[np.float64], q: NDArray[np.float64], n_valid: NDArray[np.integer] | None = None
+) -> NDArray[np.float64]:
+    """Per-column quantile at levels ``q`` (M,) of column-sorted ``(B, M)`` replicates.
+
+    Linear interpolation exactly as ``np.quantile``'s default (Hyndman & Fan type 7, with its
+    floating-point steps: position ``(B - 1) q``, ``b - (b - a)(1 - g)`` for ``g >= 1/2``); with
+    ``n_valid`` only the first ``n_valid[j]`` entries of column j count (NaN sorts last, so this
+    is ``np.nanquantile``; NaN where no entry is valid). Infinite neighbours are returned as they
+    are instead of interpolated into NaN.
+    """
+    b, m = sorted_values.shape
+    q = np.minimum(np.maximum(np.asarray(q, dtype=np.float64), 0.0), 1.0)
+    if q.ndim == 0:
+        q = np.full(m, q)
+    last = (b - 1) if n_valid is None else np.maximum(np.asarray(n_valid, dtype=np.intp) - 1, 0)
+    position = last * q
+    floor = np.floor(position)
+    gamma = position - floor
+    lower = floor.astype(np.intp)
+    upper = np.minimum(lower + 1, last)
+    columns = np.arange(m)
     a = sorted_values[lower, columns]
     c = sorted_values[upper, columns]
     with np.errstate(invalid="ignore"):
-        interpolated = a + fraction * (c - a)
+        difference = c - a
+        out = np.where(gamma >= 0.5, c - difference * (1.0 - gamma), a + difference * gamma)
     finite = np.isfinite(a) & np.isfinite(c)
-    fallback = np.where((fraction == 0) | (a == -np.inf), a, c)
-    return np.where(finite, np.where(fraction == 0, a, interpolated), fallback)
+    if not finite.all():
+        out = np.where(finite, out, np.where((gamma == 0) | (a == -np.inf), a, c))
+    if n_valid is not None:
+        out = np.where(np.asarray(n_valid) > 0, out, np.nan)
+    return out
 
 
-def _zero_variance_tolerance() -> float:
-    return 1e-12
+def _percentile_bounds(sorted_replicates, level, n_valid=None):
+    """Percentile bootstrap bounds: the (1 - level)/2 and (1 + level)/2 quantiles per column."""
+    alpha = 1.0 - np.asarray(level, dtype=np.float64)
+    return (_quantile_of_sorted(sorted_replicates, alpha / 2.0, n_valid),
+            _quantile_of_sorted(sorted_replicates, 1.0 - alpha / 2.0, n_valid))
+
+
+def _bca_bias_correction(replicates: NDArray[np.float64], estimate: NDArray[np.float64]):
+    r"""BCa bias correction :math:`z_0 = \Phi^{-1}(\#\{\hat\theta^* < \hat\theta\}/B)` per column.
+
+    Ties count one half; a replicate within ``_TIE_TOLERANCE`` times the spread
+    :math:`\max|\hat\theta^* - \hat\theta|` of the estimate is a tie (the same resample computed
+    in another summation order). Non-finite replicates (undefined statistics) are left out of B.
+    The share is kept within :math:`[1/(2B), 1 - 1/(2B)]` so that :math:`z_0` is finite.
+    Returns ``(z0, share, clipped share)``.
+    """
+    valid = np.isfinite(replicates)
+    n_valid = valid.sum(axis=0)
+    with np.errstate(invalid="ignore"):
+        deviation = np.where(valid, replicates - estimate, 0.0)
+    tolerance = _TIE_TOLERANCE * np.abs(deviation).max(axis=0)
+    below = (valid & (deviation < -tolerance)).sum(axis=0)
+    ties = (valid & (np.abs(deviation) <= tolerance)).sum(axis=0)
+    floor = 0.5 / np.maximum(n_valid, 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = (below + 0.5 * ties) / n_valid
+    clipped = np.clip(share, floor, 1.0 - floor)
+    return special.ndtri(clipped), share, clipped
+
+
+def _bca_acceleration(jackknife: NDArray[np.float64]) -> NDArray[np.float64]:
+    r"""BCa acceleration from leave-one-unit-out statistics (Efron 1987, Eq. 6.6):
+    :math:`a = \sum_u d_u^3 / (6 (\sum_u d_u^2)^{3/2})`, :math:`d_u = \bar\theta_{(\cdot)} - \theta_{(u)}`,
+    per column; undefined leave-one-out statistics (NaN) are left out, and ``a = 0`` when the
+    jackknife has no spread."""
+    valid = np.isfinite(jackknife)
+    count = valid.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(valid, jackknife, 0.0).sum(axis=0) / count
+        d = np.where(valid, mean - jackknife, 0.0)
+        acceleration = (d**3).sum(axis=0) / (6.0 * (d**2).sum(axis=0) ** 1.5)
+    return np.where(np.isfinite(acceleration), acceleration, 0.0)
+
+
+def _bca_levels(z0: NDArray[np.float64], acceleration: NDArray[np.float64], level) -> tuple[NDArray, NDArray]:
+    r"""The BCa-adjusted quantile levels of the two bounds (Efron 1987, Eq. 2.3):
+    :math:`\Phi\big(z_0 + (z_0 + z_\alpha)/(1 - a(z_0 + z_\alpha))\big)`; a bound whose
+    denominator is not positive goes to the end of the bootstrap distribution."""
+    alpha = 1.0 - np.asarray(level, dtype=np.float64)
+    levels = []
+    for tail, end in ((alpha / 2.0, 0.0), (1.0 - alpha / 2.0, 1.0)):
+        z = z0 + special.ndtri(tail)
+        denominator = 1.0 - acceleration * z
+        with np.errstate(invalid="ignore", divide="ignore"):
+            adjusted = special.ndtr(z0 + z / np.where(denominator > 0, denominator, 1.0))
+        levels.append(np.where(denominator > 0, adjusted, end))
+    return levels[0], levels[1]
+
+
+def _bca_bounds(sorted_replicates, z0, acceleration, level, n_valid=None):
+    """BCa bounds per column from column-sorted replicates; returns ``(low, high, (low level, high level))``."""
+    low_level, high_level = _bca_levels(z0, acceleration, level)
+    return (_quantile_of_sorted(sorted_replicates, low_level, n_valid),
+            _quantile_of_sorted(sorted_replicates, high_level, n_valid), (low_level, high_level))
+
+
+def _nan_std(replicates: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Standard deviation (ddof=1) of the finite replicates of each column, NaN with fewer than 2
+    (``np.nanstd``'s arithmetic, without its warnings)."""
+    valid = np.isfinite(replicates)
+    count = valid.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(valid, replicates, 0.0).sum(axis=0) / count
+        deviation = np.where(valid, replicates - mean, 0.0)
+        variance = (deviation * deviation).sum(axis=0) / (count - 1)
+    return np.where(count > 1, np.sqrt(np.where(count > 1, variance, 0.0)), np.nan)
+
+
+def _wilson_score_bounds(p: ArrayLike, n_trials: ArrayLike, z: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    r"""Wilson's score interval [Wilson 1927] for a proportion ``p`` of ``n_trials`` with critical value ``z``:
+
+    .. math:: \frac{p + \frac{z^2}{2n}}{1 + \frac{z^2}{n}} \pm
+              \frac{z}{1 + \frac{z^2}{n}}\sqrt{\frac{p(1-p)}{n} + \frac{z^2}{4n^2}}
+
+    vectorized, within [0, 1], exactly 0 (1) at ``p = 0`` (``p = 1``). ``n_trials`` may be a
+    non-integer effective size. The one implementation behind :func:`wilson_interval`, the
+    score fallback of the studentized interval and the decomposition's score intervals.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    n = np.asarray(n_trials, dtype=np.float64)
+    z = np.asarray(z, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z2n = z * z / n
+        denominator = 1.0 + z2n
+        center = (p + z2n / 2.0) / denominator
+        half = z * np.sqrt(np.maximum(p * (1.0 - p) / n + z2n / (4.0 * n), 0.0)) / denominator
+    low = np.where(p <= 0.0, 0.0, np.clip(center - half, 0.0, 1.0))
+    high = np.where(p >= 1.0, 1.0, np.clip(center + half, 0.0, 1.0))
+    return low, high
+
+
+def _mover_bounds(difference, down_a, up_a, down_b, up_b, correlation) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    r"""MOVER interval of :math:`\theta_a - \theta_b` from each one's distances to its bounds
+    (Zou & Donner 2008; Newcombe 1998 for paired proportions), with :math:`r` the correlation
+    of the two estimates:
+
+    .. math:: L = \hat d - \sqrt{d_a^2 + u_b^2 - 2 r\, d_a u_b}, \qquad
+              U = \hat d + \sqrt{u_a^2 + d_b^2 - 2 r\, u_a d_b}
+
+    where :math:`d = \hat\theta - l` and :math:`u = u - \hat\theta` of each interval. The one
+    implementation behind ``method="mover"``, the paired score fallback and the
+    decomposition's score interval of reach.
+    """
+    below = np.sqrt(np.maximum(down_a**2 + up_b**2 - 2.0 * correlation * down_a * up_b, 0.0))
+    above = np.sqrt(np.maximum(up_a**2 + down_b**2 - 2.0 * correlation * up_a * down_b, 0.0))
+    return difference - below, difference + above
+
+
+def _bootstrap_of_sums(
+    per_problem: NDArray[np.float64],
+    statistic: Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]],
+    *,
+    codes: NDArray[np.int64] | None,
+    n_clusters: int | None,
+    method: str,
+    level: float,
+    n_resamples: int,
+    rng: Any,
+    max_chunk_elements: int,
+) -> dict[str, Any]:
+    """Percentile or BCa bootstrap of a statistic of weighted per-problem sums (private).
+
+    ``statistic(sums, total_weight)`` maps ``sums`` ``(B, M)`` (the columns of ``per_problem``
+    summed with resample multiplicities) and ``total_weight`` ``(B,)`` to ``(B, ...)``. Problems,
+    or clusters (``codes``), are resampled in canonical order, so the result does not depend on
+    the order of the problems. The BCa acceleration comes from the jackknife over problems (or
+    clusters). Returns ``estimate``, ``low``, ``high``, ``standard_error`` (of the finite
+    replicates), ``n_undefined`` (non-finite replicates), each of the statistic's trailing shape,
+    ``details`` (``bias_correction``, ``acceleration`` for BCa) and ``seed``.
+    """
+    n_problems = per_problem.shape[0]
+    order = _canonical_order(per_problem)
+    rows = np.ascontiguousarray(per_problem[order])
+    unit_codes = None if codes is None else codes[order]
+    generator, seed = _rng_iv(rng)
+    ones = np.ones((1, n_problems))
+    estimate = statistic(ones @ rows, ones.sum(axis=1))[0]
+    unit_rows, unit_sizes, unit_order = _canonical_units(rows, unit_codes)
+    position_of_unit = None
+    if unit_codes is not None:
+        position_of_unit = np.empty_like(unit_order)
+        position_of_unit[unit_order] = np.arange(unit_order.size)
+    chunks = [
+        statistic(weights @ rows, weights.sum(axis=1))
+        for weights in _weights_generator(n_problems, unit_codes, n_clusters or 0, n_resamples, generator,
+                                          max_chunk_elements, position_of_unit)
+    ]
+    replicates = np.concatenate(chunks, axis=0)
+    shape = replicates.shape[1:]
+    flat = replicates.reshape(n_resamples, -1)
+    flat_estimate = np.asarray(estimate, dtype=np.float64).reshape(-1)
+    sorted_replicates = np.sort(flat, axis=0)  # NaN last
+    n_valid = np.isfinite(flat).sum(axis=0)
+    details: dict[str, Any] = {}
+    if method == "bootstrap":
+        low, high = _percentile_bounds(sorted_replicates, level, n_valid)
+    else:
+        # jackknife: leave one problem (or one cluster, in canonical order) out
+        if unit_sizes is None:
+            left_out, left_weight = rows, np.ones(n_problems)
+        else:
+            left_out, left_weight = unit_rows[unit_order], unit_sizes[unit_order]
+        total = rows.sum(axis=0)
+        step = max(1, max_chunk_elements // max(rows.shape[1], 1))
+        jackknife = np.concatenate([
+            statistic(total[None, :] - left_out[start : start + step], n_problems - left_weight[start : start + step])
+            for start in range(0, left_out.shape[0], step)
+        ], axis=0).reshape(left_out.shape[0], -1)
+        z0, _, _ = _bca_bias_correction(flat, flat_estimate)
+        acceleration = _bca_acceleration(jackknife)
+        low, high, _ = _bca_bounds(sorted_replicates, z0, acceleration, level, n_valid)
+        details = {"bias_correction": z0.reshape(shape), "acceleration": acceleration.reshape(shape)}
+    return {
+        "estimate": np.asarray(estimate, dtype=np.float64).reshape(shape),
+        "low": low.reshape(shape),
+        "high": high.reshape(shape),
+        "standard_error": _nan_std(flat).reshape(shape),
+        "n_undefined": (~np.isfinite(flat)).sum(axis=0).reshape(shape),
+        "details": details,
+        "seed": seed,
+    }
 
 
 def _analytic_se(units: _Units, n: int, constant: NDArray[np.bool_]) -> NDArray[np.float64]:
@@ -545,36 +1003,34 @@ def _analytic_se(units: _Units, n: int, constant: NDArray[np.bool_]) -> NDArray[
     return np.where(constant, 0.0, se)
 
 
-def _replicate_statistics(units: _Units, sums, n: int):
+def _replicate_statistics(units: _Units, parts: dict[str, NDArray[np.float64]], n: int):
     """Resampled centered means (B, K) and, if needed, resampled standard errors (B, K)."""
-    parts = units.split(sums)
-    if units.clustered:
-        size = parts["n"][:, None]
-    else:
-        size = float(n)
+    size = parts["n"] if units.clustered else float(n)
     mean = parts["T"] / size
     if not units.need_se:
         return mean, None
-    tol = _zero_variance_tolerance()
     if not units.clustered:
         # sum of squared deviations of the resample: sum w v'^2 - N mean'^2
         raw = parts["Q"]
         ss = raw - n * mean * mean
-        ss = np.where(ss <= tol * raw, 0.0, ss)
+        ss = np.where(ss <= _TIE_TOLERANCE * raw, 0.0, ss)
         se = np.sqrt(ss / (n - 1) / n)
     else:
         c = units.n_units
-        raw = parts["Q"] + mean * mean * parts["n2"][:, None]
-        ss = parts["Q"] - 2.0 * mean * parts["nT"] + mean * mean * parts["n2"][:, None]
-        ss = np.where(ss <= tol * raw, 0.0, ss)
+        raw = parts["Q"] + mean * mean * parts["n2"]
+        ss = parts["Q"] - 2.0 * mean * parts["nT"] + mean * mean * parts["n2"]
+        ss = np.where(ss <= _TIE_TOLERANCE * raw, 0.0, ss)
         se = np.sqrt(c / (c - 1) * ss) / size
     return mean, se
 
 
-def _one_sided_counts(replicates: NDArray[np.float64], threshold: NDArray[np.float64], tol: NDArray[np.float64]):
-    below = (replicates < threshold - tol).sum(axis=0)
-    ties = (np.abs(replicates - threshold) <= tol).sum(axis=0)
-    return below, ties
+def _leave_one_unit_out_means(units: _Units, n: int) -> NDArray[np.float64]:
+    """The (centered) mean without each unit, in closed form from the unit totals, shape (U, K)."""
+    totals = units.totals
+    if units.clustered:
+        remaining = n - units.sizes
+        return np.where(remaining > 0, -totals / np.where(remaining > 0, remaining, 1.0), 0.0)
+    return -totals / (n - 1)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -584,7 +1040,7 @@ def _one_sided_counts(replicates: NDArray[np.float64], threshold: NDArray[np.flo
 #: Fewer clusters than this: cluster-robust intervals are unreliable (Cameron & Miller 2015, VI).
 FEW_CLUSTERS = 10
 
-#: Bisection steps when a p-value is found by inverting a fallback interval in its level.
+#: Bisection steps when a p-value is found by inverting an interval in its level (2**-48 precision).
 _LEVEL_BISECTION_STEPS = 48
 
 _LevelBounds = Callable[[NDArray[np.float64]], tuple[NDArray[np.float64], NDArray[np.float64]]]
@@ -609,8 +1065,9 @@ def _wilson_effective(
     where :math:`n_B` is the effective size if every value were 0 or 1 (the largest variance a
     [0, 1] variable with mean :math:`p` can have, :math:`p(1-p)`): N without clusters and Kish's
     :math:`N^2 / \sum_c N_c^2` with clusters of :math:`N_c` problems each (every problem of a
-    cluster equal). The bounds are Wilson's [5]_ with :math:`n^*` trials; the reduction for the
-    degrees of freedom is Korn & Graubard's [6]_. For 0/1 values without clusters
+    cluster equal). The bounds are Wilson's (Wilson 1927, module reference [5]) with :math:`n^*`
+    trials (:func:`_wilson_score_bounds`); the reduction for the degrees of freedom is Korn &
+    Graubard's (1998, module reference [6]). For 0/1 values without clusters
     :math:`n_{\mathrm{eff}} = N - 1`.
     """
     lo, hi = value_range
@@ -628,11 +1085,7 @@ def _wilson_effective(
         t = stats.t.ppf(tail, df)
         with np.errstate(divide="ignore", invalid="ignore"):
             n_star = n_eff * np.where(t > 0, (z / t) ** 2, 1.0)
-            z2n = z * z / n_star
-            center = (p + z2n / 2.0) / (1.0 + z2n)
-            half = z * np.sqrt(p * (1.0 - p) / n_star + z2n / (4.0 * n_star)) / (1.0 + z2n)
-        low = np.where(p <= 0.0, 0.0, np.clip(center - half, 0.0, 1.0))
-        high = np.where(p >= 1.0, 1.0, np.clip(center + half, 0.0, 1.0))
+        low, high = _wilson_score_bounds(p, n_star, z)
         return lo + width * np.minimum(low, p), lo + width * np.maximum(high, p)
 
     return bounds
@@ -645,28 +1098,14 @@ def _mover_difference(
     mean_b: NDArray[np.float64],
     correlation: NDArray[np.float64],
 ) -> _LevelBounds:
-    r"""MOVER interval of :math:`\theta_a - \theta_b` from one interval per model (Zou & Donner 2008).
-
-    .. math::
-
-        L = \hat d - \sqrt{(\hat\theta_a - l_a)^2 + (u_b - \hat\theta_b)^2
-            - 2 r (\hat\theta_a - l_a)(u_b - \hat\theta_b)},\quad
-        U = \hat d + \sqrt{(u_a - \hat\theta_a)^2 + (\hat\theta_b - l_b)^2
-            - 2 r (u_a - \hat\theta_a)(\hat\theta_b - l_b)}
-
-    with :math:`r` the correlation of the two means (Newcombe 1998, method 10, for paired
-    proportions uses the same construction with Wilson intervals).
-    """
+    r"""MOVER interval of :math:`\theta_a - \theta_b` from one interval per model as a function of
+    the level (:func:`_mover_bounds`; Zou & Donner 2008, with Wilson intervals Newcombe 1998)."""
     difference = mean_a - mean_b
 
     def bounds(level: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         low_a, high_a = bounds_a(level)
         low_b, high_b = bounds_b(level)
-        down_a, up_a = mean_a - low_a, high_a - mean_a
-        down_b, up_b = mean_b - low_b, high_b - mean_b
-        below = np.sqrt(np.maximum(down_a**2 + up_b**2 - 2.0 * correlation * down_a * up_b, 0.0))
-        above = np.sqrt(np.maximum(up_a**2 + down_b**2 - 2.0 * correlation * up_a * down_b, 0.0))
-        return difference - below, difference + above
+        return _mover_bounds(difference, mean_a - low_a, high_a - mean_a, mean_b - low_b, high_b - mean_b, correlation)
 
     return bounds
 
@@ -682,7 +1121,11 @@ def _t_bounds(estimate: NDArray[np.float64], se: NDArray[np.float64], df: int) -
 
 
 def _p_value_by_inversion(bounds: _LevelBounds, estimate: NDArray[np.float64], k: int) -> NDArray[np.float64]:
-    """Two-sided p-value of "0" as one minus the largest level whose interval excludes 0."""
+    """Two-sided p-value of "0" as one minus the largest level whose interval excludes 0.
+
+    ``bounds(level)`` is the interval the method shows, at any level; the p-value is therefore
+    below ``1 - level`` exactly when that interval excludes 0 (to the 2**-48 of the bisection).
+    """
     excluded_level = np.zeros(k)
     included_level = np.ones(k)
     for _ in range(_LEVEL_BISECTION_STEPS):
@@ -708,9 +1151,9 @@ def _mean_and_se(values: NDArray[np.float64], codes, n_clusters):
     n = values.shape[0]
     mean = values.mean(axis=0)
     constant = np.ptp(values, axis=0) == 0
-    units = _Units(np.where(constant, 0.0, values - mean), codes, n_clusters or 0, need_se=False)
+    units = _Units(np.where(constant, 0.0, values - mean), codes, need_se=False)
     se = _analytic_se(units, n, constant)
-    n_bernoulli = float(n) if codes is None else float(n) ** 2 / float((units.sizes**2).sum())
+    n_bernoulli = float(n) if codes is None else float(n) ** 2 / float((units.unit_sizes**2).sum())
     return mean, se, n_bernoulli, units.n_units - 1
 
 
@@ -760,30 +1203,34 @@ class _Studentized:
         self.infinite_share = np.mean(~np.isfinite(self.t_star), axis=0)
         self.estimate, self.se, self.constant, self.fallback = estimate, se, constant, fallback
 
-    def interval(self, level: NDArray[np.float64]) -> dict[str, NDArray[Any]]:
+    def interval(self, level: NDArray[np.float64], sources: bool = True) -> dict[str, NDArray[Any]]:
+        """Bounds at ``level`` (per column) and, with ``sources``, the method of each bound."""
         alpha = 1.0 - np.asarray(level, dtype=np.float64)
-        q_low = _sorted_quantile(self.t_sorted, alpha / 2.0)
-        q_high = _sorted_quantile(self.t_sorted, 1.0 - alpha / 2.0)
+        q_low = _quantile_of_sorted(self.t_sorted, alpha / 2.0)
+        q_high = _quantile_of_sorted(self.t_sorted, 1.0 - alpha / 2.0)
         with np.errstate(invalid="ignore"):
             low = self.estimate - q_high * self.se
             high = self.estimate - q_low * self.se
         replace_low = ((self.share_above > alpha / 2.0) | ~np.isfinite(low)) & ~self.constant
         replace_high = ((self.share_below > alpha / 2.0) | ~np.isfinite(high)) & ~self.constant
         replaced = replace_low | replace_high
-        low_source = np.full(low.shape, "studentized", dtype=object)
-        high_source = low_source.copy()
+        low_source = high_source = None
+        if sources:
+            low_source = np.full(low.shape, "studentized", dtype=object)
+            high_source = low_source.copy()
         if replaced.any():
             fallback_low, fallback_high = self.fallback.bounds(level)
             # degenerate side: the fallback; other side: the wider of the two
             low = np.where(replace_low, fallback_low, np.where(replaced, np.minimum(low, fallback_low), low))
             high = np.where(replace_high, fallback_high, np.where(replaced, np.maximum(high, fallback_high), high))
-            low_source[replaced & (low == fallback_low)] = self.fallback.name
-            high_source[replaced & (high == fallback_high)] = self.fallback.name
+            if sources:
+                low_source[replaced & (low == fallback_low)] = self.fallback.name
+                high_source[replaced & (high == fallback_high)] = self.fallback.name
         return {"low": low, "high": high, "q_low": q_low, "q_high": q_high, "replace_low": replace_low,
                 "replace_high": replace_high, "replaced": replaced, "low_source": low_source, "high_source": high_source}
 
     def bounds(self, level: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        out = self.interval(level)
+        out = self.interval(level, sources=False)
         return out["low"], out["high"]
 
 
@@ -803,9 +1250,12 @@ def _interval_core(
 ) -> list[dict[str, Any]]:
     """Compute the interval for every column of ``values``; returns one dict per column.
 
+    ``values`` (and ``codes``) come in canonical row order (:func:`_canonical_order`).
     ``fallback`` gives the bounds that replace a degenerate tail of the studentized bootstrap
     (see the module docstring); ``None`` uses the t (or clustered-t) bounds. ``paired`` is
-    ``(a, b, range of a and b)`` for ``method="mover"`` (``values`` is then ``a - b``).
+    ``(a, b, range of a and b)`` for ``method="mover"`` (``values`` is then ``a - b``). With
+    ``test_zero`` the p-value of "0" inverts the interval the method shows in its level (the
+    t test for ``"t"``/``"clustered-t"``, which is the same thing in closed form).
     """
     n, k = values.shape
     alpha = 1.0 - level
@@ -814,9 +1264,8 @@ def _interval_core(
     centered = values - estimate
     centered[:, constant] = 0.0
     estimate = np.where(constant, values[0], estimate)
-    units = _Units(centered, codes, n_clusters or 0, need_se=method == "studentized")
+    units = _Units(centered, codes, need_se=method == "studentized")
     se = _analytic_se(units, n, constant)
-    scale = np.abs(centered).max(axis=0)
     common: dict[str, Any] = {"resampling": "clusters" if codes is not None else "problems"}
     details = [dict(common) for _ in range(k)]
     p_values = np.full(k, np.nan)
@@ -838,20 +1287,20 @@ def _interval_core(
             paired, estimate, se, codes, n_clusters, level, n_resamples, rng, max_chunk_elements, details, test_zero
         )
     else:
-        generator, seed = _rng_iv(rng)
-        units_for_draw = units
-        sums, draw_info = _resampled_sums(units_for_draw, n_resamples, generator, max_chunk_elements)
-        boot_mean, boot_se = _replicate_statistics(units_for_draw, sums, n)
-        for d in details:
-            d.update(n_resamples=n_resamples, seed=seed, **draw_info)
-        tol = 1e-12 * np.maximum(scale, 1e-300)
+        streams = _Streams(rng)
+        parts, draw_info = _resampled_sums(units, n_resamples, streams, max_chunk_elements)
+        boot_mean, boot_se = _replicate_statistics(units, parts, n)
+        for d, info in zip(details, draw_info):
+            d.update(n_resamples=n_resamples, seed=streams.seed, **info)
         if method == "studentized":
             if fallback is None:
                 fallback = _Fallback(_t_bounds(estimate, se, units.n_units - 1), "clustered-t" if codes is not None else "t")
+            tol = _TIE_TOLERANCE * np.maximum(np.abs(centered).max(axis=0), 1e-300)
             studentized = _Studentized(estimate, se, boot_mean, boot_se, units.n_units, constant, tol, fallback)
             out = studentized.interval(np.full(k, level))
-            low, high, replaced = out["low"], out["high"], out["replaced"]
+            low, high = out["low"], out["high"]
             standard_error = se
+            shown_interval = studentized.bounds
             for j, d in enumerate(details):
                 d.update(
                     standard_error_kind="clustered" if codes is not None else "t",
@@ -861,58 +1310,36 @@ def _interval_core(
                     bound_methods=(out["low_source"][j], out["high_source"][j]),
                     degenerate_tail=(bool(out["replace_low"][j]), bool(out["replace_high"][j])),
                 )
-            if test_zero:
-                t_star = studentized.t_star
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    t_obs = np.where(se > 0, estimate / se, 0.0)
-                below = (t_star <= t_obs).sum(axis=0)
-                above = (t_star >= t_obs).sum(axis=0)
-                p_values = np.minimum(1.0, 2.0 * np.minimum(below + 1, above + 1) / (n_resamples + 1))
-                # with a fallback the interval is the fallback's (or wider): the p-value is the
-                # larger of the two, so that it agrees with the interval
-                if replaced.any():
-                    p_values = np.where(replaced, np.maximum(p_values, _p_value_by_inversion(fallback.bounds, estimate, k)), p_values)
         else:
             sorted_mean = np.sort(boot_mean, axis=0)
-            standard_error = boot_mean.std(axis=0, ddof=1) if n_resamples > 1 else np.zeros(k)
+            standard_error = boot_mean.std(axis=0, ddof=1)
             if method == "bootstrap":
-                low = estimate + _sorted_quantile(sorted_mean, np.full(k, alpha / 2.0))
-                high = estimate + _sorted_quantile(sorted_mean, np.full(k, 1.0 - alpha / 2.0))
-                if test_zero:
-                    below = (boot_mean + estimate <= tol).sum(axis=0)
-                    above = (boot_mean + estimate >= -tol).sum(axis=0)
-                    p_values = np.minimum(1.0, 2.0 * np.minimum(below + 1, above + 1) / (n_resamples + 1))
+
+                def shown_interval(level_k):
+                    low_k, high_k = _percentile_bounds(sorted_mean, level_k)
+                    return estimate + low_k, estimate + high_k
+
             else:  # bca, Efron 1987 Eqs. 2.3 and 6.6
-                below, ties = _one_sided_counts(boot_mean, np.zeros(k), tol)
-                share = (below + 0.5 * ties) / n_resamples
-                share_clipped = np.clip(share, 0.5 / n_resamples, 1.0 - 0.5 / n_resamples)
-                z0 = special.ndtri(share_clipped)
-                acceleration = _jackknife_acceleration(units_for_draw, n)
-                levels = []
-                for tail in (alpha / 2.0, 1.0 - alpha / 2.0):
-                    z = z0 + special.ndtri(tail)
-                    denominator = 1.0 - acceleration * z
-                    adjusted = np.where(denominator > 0, special.ndtr(z0 + z / np.where(denominator > 0, denominator, 1.0)), 1.0 if tail > 0.5 else 0.0)
-                    levels.append(adjusted)
-                low = estimate + _sorted_quantile(sorted_mean, levels[0])
-                high = estimate + _sorted_quantile(sorted_mean, levels[1])
+                z0, share, share_clipped = _bca_bias_correction(boot_mean, np.zeros(k))
+                acceleration = _bca_acceleration(_leave_one_unit_out_means(units, n))
+
+                def shown_interval(level_k):
+                    low_k, high_k, _ = _bca_bounds(sorted_mean, z0, acceleration, level_k)
+                    return estimate + low_k, estimate + high_k
+
+                adjusted = _bca_levels(z0, acceleration, np.full(k, level))
                 for j, d in enumerate(details):
                     d.update(
                         bias_correction=float(z0[j]),
                         acceleration=float(acceleration[j]),
-                        adjusted_levels=(float(levels[0][j]), float(levels[1][j])),
+                        adjusted_levels=(float(adjusted[0][j]), float(adjusted[1][j])),
                         bias_share_clipped=bool(share[j] != share_clipped[j]),
                     )
-                if test_zero:
-                    below0 = (boot_mean + estimate <= tol).sum(axis=0)
-                    p0 = np.clip(below0 / n_resamples, 0.5 / n_resamples, 1.0 - 0.5 / n_resamples)
-                    w = special.ndtri(p0) - z0
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        u = w / (1.0 + acceleration * w)
-                    one_sided = special.ndtr(u - z0)
-                    p_values = np.minimum(1.0, 2.0 * np.minimum(one_sided, 1.0 - one_sided))
+            low, high = shown_interval(np.full(k, level))
             for d in details:
                 d.update(standard_error_kind="bootstrap")
+        if test_zero:
+            p_values = _p_value_by_inversion(shown_interval, estimate, k)
 
     low = np.where(constant, estimate, low)
     high = np.where(constant, estimate, high)
@@ -965,12 +1392,13 @@ def _mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples,
     model_constant = np.ptp(stacked, axis=0) == 0
     centered = np.where(model_constant, 0.0, stacked - model_estimate)
     model_estimate = np.where(model_constant, stacked[0], model_estimate)
-    units = _Units(centered, codes, n_clusters or 0, need_se=True)
+    # model a's column j and model b's are resampled together (the same problems)
+    units = _Units(centered, codes, need_se=True, groups=[[j, k + j] for j in range(k)])
     model_se = _analytic_se(units, n, model_constant)
-    generator, seed = _rng_iv(rng)
-    sums, draw_info = _resampled_sums(units, n_resamples, generator, max_chunk_elements)
-    boot_mean, boot_se = _replicate_statistics(units, sums, n)
-    tol = 1e-12 * np.maximum(np.abs(centered).max(axis=0), 1e-300)
+    streams = _Streams(rng)
+    parts, draw_info = _resampled_sums(units, n_resamples, streams, max_chunk_elements)
+    boot_mean, boot_se = _replicate_statistics(units, parts, n)
+    tol = _TIE_TOLERANCE * np.maximum(np.abs(centered).max(axis=0), 1e-300)
     model_fallback = _score_fallback(stacked, codes, n_clusters, model_range)
     if model_fallback is None:
         model_fallback = _Fallback(_t_bounds(model_estimate, model_se, units.n_units - 1), "clustered-t" if codes is not None else "t")
@@ -984,35 +1412,36 @@ def _mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples,
     # [0, 1] its interval is the score interval with n_B trials (Wilson for N successes in N)
     score_constant = model_constant & (model_range is not None)
 
-    def model_bounds(levels_2k: NDArray[np.float64]) -> dict[str, NDArray[Any]]:
-        out = per_model.interval(levels_2k)
+    def model_bounds(levels_2k: NDArray[np.float64], sources: bool = True) -> dict[str, NDArray[Any]]:
+        out = per_model.interval(levels_2k, sources)
         if score_constant.any():
             constant_low, constant_high = model_fallback.bounds(levels_2k)
             out["low"] = np.where(score_constant, constant_low, out["low"])
             out["high"] = np.where(score_constant, constant_high, out["high"])
-            out["low_source"] = np.where(score_constant, model_fallback.name, out["low_source"])
-            out["high_source"] = np.where(score_constant, model_fallback.name, out["high_source"])
+            if sources:
+                out["low_source"] = np.where(score_constant, model_fallback.name, out["low_source"])
+                out["high_source"] = np.where(score_constant, model_fallback.name, out["high_source"])
             out["replace_low"] = out["replace_low"] | score_constant
             out["replace_high"] = out["replace_high"] | score_constant
         if model_range is not None:
-            out["low"], out["high"] = np.clip(out["low"], *model_range), np.clip(out["high"], *model_range)
+            low_end, high_end = model_range
+            out["low"] = np.minimum(np.maximum(out["low"], low_end), high_end)
+            out["high"] = np.minimum(np.maximum(out["high"], low_end), high_end)
         return out
 
     def bounds(level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        out = model_bounds(np.concatenate([level_k, level_k]))
+        out = model_bounds(np.concatenate([level_k, level_k]), sources=False)
         low_ab, high_ab = out["low"], out["high"]
         down = np.maximum(model_estimate - low_ab, 0.0)
         up = np.maximum(high_ab - model_estimate, 0.0)
-        below = np.sqrt(np.maximum(down[:k] ** 2 + up[k:] ** 2 - 2.0 * correlation * down[:k] * up[k:], 0.0))
-        above = np.sqrt(np.maximum(up[:k] ** 2 + down[k:] ** 2 - 2.0 * correlation * up[:k] * down[k:], 0.0))
-        return estimate - below, estimate + above
+        return _mover_bounds(estimate, down[:k], up[:k], down[k:], up[k:], correlation)
 
     levels = np.full(k, level)
     low, high = bounds(levels)
     models = model_bounds(np.concatenate([levels, levels]))
     for j, d in enumerate(details):
         d.update(
-            n_resamples=n_resamples, seed=seed, **draw_info,
+            n_resamples=n_resamples, seed=streams.seed, **draw_info[j],
             standard_error_kind="clustered" if codes is not None else "t",
             correlation_of_means=float(correlation[j]),
             interval_a=(float(models["low"][j]), float(models["high"][j])),
@@ -1027,40 +1456,6 @@ def _mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples,
         )
     p_values = _p_value_by_inversion(bounds, estimate, k) if test_zero else np.full(k, np.nan)
     return low, high, se, p_values
-
-
-def _jackknife_acceleration(units: _Units, n: int) -> NDArray[np.float64]:
-    r"""BCa acceleration :math:`a = \sum d^3 / (6 (\sum d^2)^{3/2})` from the leave-one-unit-out
-    means, :math:`d_u = \bar\theta_{(\cdot)} - \theta_{(u)}` (Efron 1987, Eq. 6.6), in closed form."""
-    totals = units.totals
-    if units.clustered:
-        sizes = units.sizes[:, None]
-        remaining = n - sizes
-        leave_out = np.where(remaining > 0, -totals / np.where(remaining > 0, remaining, 1.0), 0.0)
-    else:
-        leave_out = -totals / (n - 1)
-    d = leave_out.mean(axis=0) - leave_out
-    s2 = (d * d).sum(axis=0)
-    s3 = (d * d * d).sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(s2 > 0, s3 / (6.0 * s2**1.5), 0.0)
-
-
-def _method_iv(method: Any, clustered: bool, paired: bool = False) -> str:
-    if not paired and method == "mover":
-        raise ValueError(
-            "`method` 'mover' combines the intervals of two models and is only for paired_difference; "
-            f"mean_ci takes one of {list(INTERVAL_METHODS)}."
-        )
-    method = check_option(method, "method", PAIRED_INTERVAL_METHODS if paired else INTERVAL_METHODS)
-    if method == "clustered-t" and not clustered:
-        raise ValueError("`method` 'clustered-t' needs `clusters` (one label per problem); got clusters=None.")
-    if method == "t" and clustered:
-        raise ValueError(
-            "`method` 't' ignores `clusters` and would understate the uncertainty; use "
-            "method='clustered-t' (Inspect's clustered standard error) or drop `clusters`."
-        )
-    return method
 
 
 def _warn_degenerate(results: list[dict[str, Any]], what: str) -> None:
@@ -1151,7 +1546,9 @@ def mean_ci(
     ----------
     values : array_like of float, shape (N,) or (N, K)
         Per-problem values (e.g. ``pass_at_k(n, c, k)``), one row per problem; K columns are K
-        metrics on the same problems, resampled with the same resamples.
+        metrics on the same problems. Each column is resampled on its own (its problems in its
+        own canonical order, from the same seed), so a column's interval is what a call with
+        that column alone gives, up to rounding.
     clusters : array_like, shape (N,), optional
         Cluster label of each problem (passage, subject, template). With clusters the standard
         error is clustered and the bootstrap resamples whole clusters. At least 2 clusters.
@@ -1233,18 +1630,13 @@ def mean_ci(
     """
     arr, one_d = _values_iv(values, "values")
     n, k = arr.shape
-    if n < 2:
-        raise ValueError(f"`values` has {n} problem; an interval needs at least 2 problems.")
-    level = _confidence_iv(confidence_level)
-    codes, n_clusters = None, None
-    if clusters is not None:
-        codes, labels = _factorize(clusters, "clusters", n)
-        n_clusters = len(labels)
-        if n_clusters < 2:
-            raise ValueError(f"`clusters` has a single cluster ({labels[0]!r}); clustered intervals need at least 2 clusters.")
-    method = _method_iv(method, clusters is not None)
-    n_resamples = _positive_int_iv(n_resamples, "n_resamples", 2)
-    max_chunk_elements = _positive_int_iv(max_chunk_elements, "max_chunk_elements", 1)
+    design = _design_iv(n, clusters, method, confidence_level, n_resamples, max_chunk_elements, paired=False,
+                        too_few=f"`values` has {n} problem; an interval needs at least 2 problems.")
+    level, method, n_clusters = design.level, design.method, design.n_clusters
+    # canonical order of the problems: the result does not depend on the order they were given in
+    order = _canonical_order(arr)
+    arr = arr[order]
+    codes = None if design.codes is None else design.codes[order]
     in_unit = bool(((arr >= 0.0) & (arr <= 1.0)).all())
     bound_range = _bounds_iv(bounds, (0.0, 1.0) if in_unit else None)
     # range of the metric for the score-type fallback: [0, 1], or an explicit range holding every value
@@ -1253,7 +1645,8 @@ def mean_ci(
         if bool(((arr >= bound_range[0]) & (arr <= bound_range[1])).all()):
             value_range = bound_range
     fallback = _score_fallback(arr, codes, n_clusters, value_range) if method == "studentized" else None
-    results = _interval_core(arr, codes, n_clusters, method, level, n_resamples, rng, bound_range, max_chunk_elements, False, fallback)
+    results = _interval_core(arr, codes, n_clusters, method, level, design.n_resamples, rng, bound_range,
+                             design.max_chunk_elements, False, fallback)
     _warn_few_clusters(n_clusters)
     _warn_degenerate(results, "value")
     out = [
@@ -1350,8 +1743,8 @@ def paired_difference(
     .. math:: L = \bar d - \sqrt{(\hat\theta_a - l_a)^2 + (u_b - \hat\theta_b)^2
               - 2r(\hat\theta_a - l_a)(u_b - \hat\theta_b)}
 
-    and :math:`U` likewise; in the coverage study it covers 94.4-98.8% in every paired cell with
-    N >= 30, where the studentized bootstrap of the :math:`d_j` covers 89.8-95.9% (below 93% for
+    and :math:`U` likewise; in the coverage study it covers 94.3-98.8% in every paired cell with
+    N >= 30, where the studentized bootstrap of the :math:`d_j` covers 89.9-96.1% (below 93% for
     paired pass@8 at N = 30). Every other method
     (``"studentized"``, ``"t"``, ...) is :func:`mean_ci` of the :math:`d_j`.
 
@@ -1380,8 +1773,9 @@ def paired_difference(
     -------
     PairedResult or list of PairedResult
         Estimate, interval, standard error, correlation, two-sided p-value of "no difference"
-        (from the same method as the interval: for ``"mover"`` one minus the largest level
-        whose interval excludes 0), the means of both models and what was dropped. For
+        (the one the interval shown implies: one minus the largest level whose interval of the
+        same method excludes 0; the t test for ``"t"``/``"clustered-t"``), the means of both
+        models and what was dropped. For
         ``"mover"``, ``details`` also holds ``interval_a``, ``interval_b`` and
         ``correlation_of_means``.
 
@@ -1442,25 +1836,21 @@ def paired_difference(
             "the same problems. Pass problem_ids_a/problem_ids_b (and intersect=True to drop unmatched ones)."
         )
     n, k = arr_a.shape
-    if n < 2:
-        raise ValueError(f"only {n} problem(s) in common; a paired interval needs at least 2.")
-    level = _confidence_iv(confidence_level)
-    codes, n_clusters = None, None
-    if clusters is not None:
-        codes, labels = _factorize(clusters, "clusters", n)
-        n_clusters = len(labels)
-        if n_clusters < 2:
-            raise ValueError(f"`clusters` has a single cluster ({labels[0]!r}); clustered intervals need at least 2 clusters.")
-    method = _method_iv(method, clusters is not None, paired=True)
-    n_resamples = _positive_int_iv(n_resamples, "n_resamples", 2)
-    max_chunk_elements = _positive_int_iv(max_chunk_elements, "max_chunk_elements", 1)
+    design = _design_iv(n, clusters, method, confidence_level, n_resamples, max_chunk_elements, paired=True,
+                        too_few=f"only {n} problem(s) in common; a paired interval needs at least 2.")
+    level, method, n_clusters = design.level, design.method, design.n_clusters
+    # canonical order of the problems, by both models' values (every method sees a and b)
+    order = _canonical_order(np.concatenate([arr_a, arr_b], axis=1))
+    arr_a, arr_b = arr_a[order], arr_b[order]
+    codes = None if design.codes is None else design.codes[order]
     in_unit = bool(((arr_a >= 0) & (arr_a <= 1)).all() and ((arr_b >= 0) & (arr_b <= 1)).all())
     bound_range = _bounds_iv(bounds, (-1.0, 1.0) if in_unit else None)
     differences = arr_a - arr_b
     fallback = _paired_score_fallback(arr_a, arr_b, codes, n_clusters) if method == "studentized" and in_unit else None
     models = (arr_a, arr_b, (0.0, 1.0) if in_unit else None) if method == "mover" else None
     results = _interval_core(
-        differences, codes, n_clusters, method, level, n_resamples, rng, bound_range, max_chunk_elements, True, fallback, models
+        differences, codes, n_clusters, method, level, design.n_resamples, rng, bound_range, design.max_chunk_elements,
+        True, fallback, models
     )
     _warn_few_clusters(n_clusters)
     _warn_degenerate(results, "difference")
@@ -1562,15 +1952,7 @@ def wilson_interval(
     level = _confidence_iv(confidence_level)
     z = float(special.ndtri(1.0 - (1.0 - level) / 2.0))
     nf = n.astype(np.float64)
-    p = c / nf
-    z2n = z * z / nf
-    denominator = 1.0 + z2n
-    center = (p + z2n / 2.0) / denominator
-    half = z * np.sqrt(p * (1.0 - p) / nf + z2n / (4.0 * nf)) / denominator
-    low = np.clip(center - half, 0.0, 1.0)
-    high = np.clip(center + half, 0.0, 1.0)
-    low = np.where(c == 0, 0.0, low)  # exact at the boundary (float safety only)
-    high = np.where(c == n, 1.0, high)
+    low, high = _wilson_score_bounds(c / nf, nf, z)  # exactly 0 at c = 0 and 1 at c = n
     if scalar_input:
         return np.float64(low[0]), np.float64(high[0])
     return low, high

@@ -407,6 +407,19 @@ def power_inputs_from_pilot(
     per-problem means (Miller 2024, section 5; the two models' samples are independent given
     the problem).
 
+    Samples per problem. The within-problem part of the variance of a mean over N problems is
+    :math:`\frac{1}{N^2}\sum_j \sigma_j^2 / n_j`; when the number of samples does not depend on
+    the problem's difficulty this is :math:`\frac{\sigma^2}{N}\cdot\frac{1}{N}\sum_j 1/n_j =
+    \frac{\sigma^2}{N K}` with
+
+    .. math:: K = \Big(\frac{1}{N}\sum_j \frac{1}{n_j}\Big)^{-1},
+
+    the *harmonic* mean of the :math:`n_j`. That is the K reported (equal to n when every problem
+    has n samples): with it the formula's variance at the pilot's own design equals the pilot's
+    paired variance. The arithmetic mean is larger (by Jensen's inequality) and would understate
+    the within-problem variance, hence the number of problems needed; it is kept in
+    ``details["arithmetic_mean_samples_a"]`` / ``["arithmetic_mean_samples_b"]``.
+
     Parameters
     ----------
     outcomes_a, outcomes_b : array_like of 0/1, shape (N, K_A) and (N, K_B), optional
@@ -417,7 +430,8 @@ def power_inputs_from_pilot(
     Returns
     -------
     PowerInputs
-        ``between_variance``, ``within_variance_a/_b``, ``samples_per_problem_a/_b`` (mean n),
+        ``between_variance``, ``within_variance_a/_b``, ``samples_per_problem_a/_b`` (the
+        harmonic mean of n, see above),
         ``n_problems``, ``mean_difference``; ``power_kwargs()`` feeds :func:`required_problems`.
 
     Raises
@@ -489,9 +503,17 @@ def power_inputs_from_pilot(
         between_variance=max(raw_between, 0.0),
         within_variance_a=float(within_a_j.mean()),
         within_variance_b=float(within_b_j.mean()),
-        samples_per_problem_a=float(n_a.mean()),
-        samples_per_problem_b=float(n_b.mean()),
+        samples_per_problem_a=_harmonic_mean(n_a),
+        samples_per_problem_b=_harmonic_mean(n_b),
         n_problems=int(n_problems),
         mean_difference=float(difference.mean()),
-        details={"raw_between_variance": raw_between, "truncated": truncated},
+        details={"raw_between_variance": raw_between, "truncated": truncated,
+                 "arithmetic_mean_samples_a": float(n_a.mean()), "arithmetic_mean_samples_b": float(n_b.mean())},
     )
+
+
+def _harmonic_mean(n: NDArray[np.float64]) -> float:
+    """``N / sum(1/n_j)``, exactly ``n`` when every entry is ``n``."""
+    if (n == n[0]).all():
+        return float(n[0])
+    return float(n.size / (1.0 / n).sum())

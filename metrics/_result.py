@@ -7,11 +7,12 @@ between two models on the same problems, and :class:`PowerInputs` what
 immutable; ``details`` is a read-only mapping with whatever the method needs to explain itself
 (degrees of freedom, number of resamples, seed, whether the interval was clipped, ...).
 
-The warning class :class:`DegenerateIntervalWarning` marks results that are defined but carry no
-information about uncertainty (every value identical, a standard error of exactly 0, a
-correlation of a constant), so that such a result is never a silent 0;
-:class:`IntervalMethodWarning` marks intervals that are usable but partly come from a fallback
-method, or that rest on too few clusters.
+The warning classes :class:`DegenerateIntervalWarning` (results that are defined but carry no
+information about uncertainty, so that such a result is never a silent 0) and
+:class:`IntervalMethodWarning` (intervals that are usable but partly come from a fallback method,
+or that rest on too few clusters) live in :mod:`kpass.metrics._warnings` with their base class
+:class:`~kpass.metrics.KpassWarning`; they are re-exported here for code that imported them from
+this module.
 """
 
 from __future__ import annotations
@@ -22,29 +23,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning
+
 __all__ = ["DegenerateIntervalWarning", "IntervalMethodWarning", "IntervalResult", "PairedResult", "PowerInputs"]
-
-
-class DegenerateIntervalWarning(UserWarning):
-    """A result is defined but degenerate (zero variance, a constant input, an empty tail).
-
-    Raised as a warning, never as an error: the returned numbers are mathematically what the
-    method gives (for example an interval of width 0 when every per-problem value is equal), but
-    they say nothing about the uncertainty of the benchmark and should not be read as "exact".
-    Silence it with ``warnings.simplefilter("ignore", DegenerateIntervalWarning)``.
-    """
-
-
-class IntervalMethodWarning(UserWarning):
-    """An interval is finite and usable, but not (entirely) what the requested method gives.
-
-    Issued when part of a studentized-bootstrap interval had to come from another method because
-    the bootstrap-t distribution was degenerate on that side (values piled up at 0 or 1; the
-    message and ``details["bound_methods"]`` name the method of each bound), and when the design
-    makes every method unreliable (fewer than 10 clusters). Unlike
-    :class:`DegenerateIntervalWarning` the numbers do carry information about the uncertainty;
-    the warning says how to read them.
-    """
 
 
 def _freeze(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -132,10 +113,10 @@ class PairedResult(IntervalResult):
         Pearson correlation of the per-problem values of the two models (NaN, with a
         :class:`DegenerateIntervalWarning`, when one of them is constant).
     p_value : float
-        Two-sided p-value of "no difference", from the same method as the interval (the t
-        distribution for ``"t"``/``"clustered-t"``, the bootstrap distribution for the
-        bootstrap methods, one minus the largest level whose interval excludes 0 for
-        ``"mover"`` and for a studentized interval with a score fallback).
+        Two-sided p-value of "no difference" that the interval shown implies: one minus the
+        largest confidence level whose interval (same method, resamples and fallbacks) excludes
+        0, so ``p_value < 1 - confidence_level`` exactly when ``0`` is outside ``[low, high]``
+        (for ``"t"``/``"clustered-t"`` the t test, which is the same thing in closed form).
     n_unmatched : int
         Problems dropped because only one model had them (only non-zero with ``intersect=True``).
     unmatched_ids_a, unmatched_ids_b : tuple
@@ -164,7 +145,10 @@ class PowerInputs:
         :math:`\\sigma_A^2, \\sigma_B^2`, the mean within-problem variance of one sample's score
         (for 0/1 outcomes ``E_j[p_j (1 - p_j)]``).
     samples_per_problem_a, samples_per_problem_b : float
-        :math:`K_A, K_B` in the pilot (mean over problems when ragged).
+        :math:`K_A, K_B` in the pilot: the harmonic mean of the samples per problem, which is
+        what the within-problem term :math:`\\sigma^2/K` of the variance of a mean over
+        problems needs when ``n`` is ragged (see :func:`kpass.metrics.power_inputs_from_pilot`;
+        equal to ``n`` when every problem has ``n`` samples).
     n_problems : int
         Problems in the pilot.
     mean_difference : float

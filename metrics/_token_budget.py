@@ -49,7 +49,21 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._intervals import (
+    DEFAULT_N_RESAMPLES,
+    _bootstrap_of_sums,
+    _confidence_iv,
+    _factorize,
+    _n_resamples_iv,
+    _resolve_seed,
+    mean_ci,
+)
+from ._result import IntervalResult
 from ._validation import MAX_REPORTED, check_option
+from ._warnings import UndefinedBudgetMetricWarning
+
+#: Bound on the elements of one chunk of resampling weights of the ratio bootstrap (32 MiB).
+_RATIO_CHUNK_ELEMENTS = 4_000_000
 
 __all__ = [
     "BudgetCounts",
@@ -58,10 +72,6 @@ __all__ = [
     "budget_curve",
     "UndefinedBudgetMetricWarning",
 ]
-
-
-class UndefinedBudgetMetricWarning(RuntimeWarning):
-    """A budget metric is undefined (for example pass@k(B | fin) when no sample finished)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -489,7 +499,7 @@ def budget_curve(
     method: str | None = None,
     ratio_method: str = "bootstrap",
     confidence_level: float = 0.95,
-    n_resamples: int = 2000,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
     rng: int | np.random.Generator | None = None,
 ) -> list[BudgetCurvePoint]:
     r"""fin@k(B), pass@k(B) and pass@k(B | fin) at every budget of ``counts``.
@@ -519,18 +529,31 @@ def budget_curve(
     ratio_method : {"bootstrap", "bca"}, default: "bootstrap"
         Interval of the ratio pass@k | fin: percentile or BCa paired cluster bootstrap.
     confidence_level : float, default: 0.95
-    n_resamples : int, default: 2000
+    n_resamples : int, default: 10_000
+        Bootstrap resamples (:data:`~kpass.metrics.DEFAULT_N_RESAMPLES`, as every kpass interval).
     rng : int, Generator or None
+        Seed or generator. Each fin@k and pass@k is :func:`kpass.metrics.mean_ci` of its
+        per-problem values alone with this ``rng`` unchanged, so it equals ``mean_ci(values,
+        rng=seed)`` (and ``kpass report``) on the same problems in any order; ``None`` draws
+        fresh entropy once and records it as ``details["seed"]``.
 
     Returns
     -------
     list of BudgetCurvePoint
         Budget-major: for each budget (in ``counts.budgets`` order) every ``k``.
 
+    Raises
+    ------
+    ValueError
+        ``k`` larger than some ``n``, an unknown ``method``/``ratio_method``, ``confidence_level``
+        outside (0, 1), ``n_resamples < 2``, bad ``clusters``.
+
     Warns
     -----
     UndefinedBudgetMetricWarning
         No sample finished within a budget: pass@k | fin is NaN there.
+    DegenerateIntervalWarning, IntervalMethodWarning
+        From :func:`kpass.metrics.mean_ci` (e.g. fin@1 = 0 at a tight budget: every value 0).
 
     References
     ----------
@@ -538,41 +561,44 @@ def budget_curve(
     .. [2] Yang (2026), "What Outcome RL Buys".
     """
     from ._budget import fin_at_k
-    from ._decomposition import _bootstrap_sums
-    from ._intervals import mean_ci
     from ._passk import pass_at_k
 
     if not isinstance(counts, BudgetCounts):
         raise TypeError(f"`counts` must be a BudgetCounts (from budget_counts); got {type(counts).__name__}.")
     check_option(ratio_method, "ratio_method", ("bootstrap", "bca"))
+    level = _confidence_iv(confidence_level)
+    n_resamples = _n_resamples_iv(n_resamples)
+    rng, seed = _resolve_seed(rng)
     ks = [k] if isinstance(k, numbers.Integral) else list(k)
     n = counts.n_samples
     n_budgets = len(counts.budgets)
+    codes, n_clusters = None, None
+    if clusters is not None:
+        codes, labels = _factorize(clusters, "clusters", counts.n_problems)
+        n_clusters = len(labels)
+        if n_clusters < 2:
+            raise ValueError(f"`clusters` has a single cluster ({labels[0]!r}); a cluster bootstrap needs at least 2.")
     columns = []
     for b in range(n_budgets):
         fin = np.asarray(fin_at_k(n, counts.n_finished[:, b], ks)).reshape(n.shape[0], len(ks))
         pas = np.asarray(pass_at_k(n, counts.n_correct[:, b], ks)).reshape(n.shape[0], len(ks))
         columns.extend([fin, pas])
     values = np.concatenate(columns, axis=1)  # (N, n_budgets * 2 * K): [fin_k..., pass_k...] per budget
-    mean_kwargs: dict[str, Any] = {"clusters": clusters, "confidence_level": confidence_level,
-                                   "n_resamples": n_resamples}
+    mean_kwargs: dict[str, Any] = {"clusters": codes, "confidence_level": level, "n_resamples": n_resamples, "rng": rng}
     if method is not None:
         mean_kwargs["method"] = method
-    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    means = mean_ci(values, rng=generator, **mean_kwargs)
+    # one column at a time with the caller's seed: each equals mean_ci of those values alone
+    means = [mean_ci(values[:, j], **mean_kwargs) for j in range(values.shape[1])]
     n_stats = values.shape[1] // 2
 
     def ratio(sums: NDArray[np.float64], total_weight: NDArray[np.float64]) -> NDArray[np.float64]:
         blocks = sums.reshape(sums.shape[0], n_budgets, 2, len(ks))
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):  # NaN where nothing finished: reported below
             out = np.where(blocks[:, :, 0] > 0, blocks[:, :, 1] / blocks[:, :, 0], np.nan)
         return out.reshape(sums.shape[0], n_stats)
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns when nothing finished
-        boot = _bootstrap_sums(values, ratio, clusters=clusters, method=ratio_method,
-                               confidence_level=confidence_level, n_resamples=n_resamples, rng=generator)
-    from ._result import IntervalResult
+    boot = _bootstrap_of_sums(values, ratio, codes=codes, n_clusters=n_clusters, method=ratio_method, level=level,
+                              n_resamples=n_resamples, rng=rng, max_chunk_elements=_RATIO_CHUNK_ELEMENTS)
 
     points = []
     for b, budget in enumerate(counts.budgets):
@@ -580,7 +606,6 @@ def budget_curve(
             column = b * len(ks) + i
             fin_result = means[b * 2 * len(ks) + i]
             pass_result = means[b * 2 * len(ks) + len(ks) + i]
-            estimate = float(boot["estimate"][column])
             if fin_result.estimate == 0:
                 warnings.warn(
                     f"pass@{kk}(B | fin) is undefined at budget {budget!r}: no sample finished within "
@@ -593,7 +618,7 @@ def budget_curve(
                 estimate = pass_result.estimate / fin_result.estimate
             details: dict[str, Any] = {
                 "n_resamples": n_resamples,
-                "seed": rng if isinstance(rng, numbers.Integral) else None,
+                "seed": seed,
                 "resampling": "clusters" if clusters is not None else "problems",
                 "n_undefined_resamples": int(boot["n_undefined"][column]),
                 "standard_error_kind": "bootstrap standard deviation",
@@ -606,7 +631,7 @@ def budget_curve(
                 low=float(boot["low"][column]),
                 high=float(boot["high"][column]),
                 standard_error=float(boot["standard_error"][column]),
-                confidence_level=float(confidence_level),
+                confidence_level=level,
                 n_problems=counts.n_problems,
                 n_clusters=fin_result.n_clusters,
                 method=ratio_method,

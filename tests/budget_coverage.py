@@ -10,9 +10,12 @@ problems (Monte Carlo error below 0.0005, against interval half-widths of 0.02 t
 Coverage is the share of simulated benchmarks whose interval contains the population value.
 
 Run ``python tests/budget_coverage.py`` for a quick table, ``--full`` for the full grid
-(N in {30, 100, 300}, 2,000 simulations per cell; F, P and delta with the percentile and BCa
-bootstrap, reach with the score interval and the percentile bootstrap). The test suite runs a
-reduced version (``tests/metrics/test_decomposition.py``).
+(N in {30, 100, 300}, 2,000 simulations per cell; F and P with the percentile and BCa bootstrap,
+reach with the score interval and the percentile bootstrap, and delta pass@1 with the interval
+:func:`kpass.metrics.decompose_pass_change` reports for it by default, which is
+:func:`kpass.metrics.paired_difference`'s default, ``"mover"``, the two models' studentized
+intervals combined, exactly what ``kpass compare`` gives). The test suite runs a reduced version
+(``tests/metrics/test_decomposition.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from kpass.metrics import decompose_pass_change
+from kpass.metrics import DEFAULT_PAIRED_METHOD, decompose_pass_change
 from kpass.metrics._decomposition import _S, _per_problem_matrix, _statistic
 
 TERMS = ("finishing", "reliability", "reach", "delta")
@@ -73,7 +76,8 @@ def coverage_study(*, n_problems=(100,), n_simulations=400, n_resamples=999, met
     """Coverage of the intervals of F, P, reach and delta (base attribution) per N and method.
 
     Returns one row per (N, interval, term); delta's interval is always the default
-    ``linear_method`` (the studentized paired difference, as in ``kpass compare``).
+    ``linear_method``: :func:`kpass.metrics.paired_difference` with its default method
+    (:data:`kpass.metrics.DEFAULT_PAIRED_METHOD`, ``"mover"``), as in ``kpass compare``.
 
     ``methods``: bootstrap interval methods of F, P and delta; ``reach_intervals``: interval kinds of
     reach ("score", the default of :func:`decompose_pass_change`, and/or "bootstrap", the
@@ -84,7 +88,7 @@ def coverage_study(*, n_problems=(100,), n_simulations=400, n_resamples=999, met
     rows = []
     for n in n_problems:
         cells = [(m, t) for m in methods for t in ("finishing", "reliability")]
-        cells += [("studentized", "delta")]  # delta's interval is paired_difference's (linear_method)
+        cells += [(DEFAULT_PAIRED_METHOD, "delta")]  # delta's interval is paired_difference's (linear_method)
         cells += [(r, "reach") for r in reach_intervals]
         hits = dict.fromkeys(cells, 0)
         widths = dict.fromkeys(cells, 0.0)
@@ -128,7 +132,8 @@ def format_table(rows: list[dict]) -> str:
              "|---|---|---|---|---|---|---|"]
     for r in rows:
         method = {"bootstrap": "percentile bootstrap", "bca": "BCa bootstrap", "score": "score (MOVER-Wilson)",
-                  "studentized": "studentized (paired_difference)"}[r["method"]]
+                  "studentized": "studentized (paired_difference)",
+                  "mover": "MOVER (paired_difference default)"}[r["method"]]
         lines.append(f"| {r['n_problems']} | {method} | {r['term']} | {r['truth']:+.4f} | {r['coverage']:.1%} | "
                      f"{r['mean_width']:.4f} | {r['n_simulations']} |")
     return "\n".join(lines)

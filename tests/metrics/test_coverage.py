@@ -23,8 +23,7 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from kpass.metrics import DEFAULT_INTERVAL_METHOD, mean_ci
-from kpass.metrics._intervals import DEFAULT_PAIRED_METHOD
+from kpass.metrics import DEFAULT_INTERVAL_METHOD, DEFAULT_PAIRED_METHOD, mean_ci
 
 
 def _load_study():

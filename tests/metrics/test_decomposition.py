@@ -298,20 +298,79 @@ def test_budget_columns_and_clusters():
     assert bca[0].method == "bca" and "acceleration" in bca[0].finishing.details
 
 
-def test_linear_terms_agree_with_kpass_compare_intervals():
-    from kpass.metrics import mean_ci, paired_difference, pass_at_k
+def test_linear_terms_equal_mean_ci_and_paired_difference_with_the_same_seed():
+    # C4a: kpass decompose's linear terms are what kpass report / kpass compare give on the same data
+    # and seed: the same defaults (method, 10_000 resamples) and the caller's seed, not a stream
+    # re-derived as [seed, 1] (this test replaces one that asserted that re-derived stream)
+    from kpass.metrics import (DEFAULT_INTERVAL_METHOD, DEFAULT_N_RESAMPLES, DEFAULT_PAIRED_METHOD, fin_at_k, mean_ci,
+                               paired_difference, pass_at_k)
 
     nb, fb, cb, nm, fm, cm = _prorl_like_counts()
-    d = decompose_pass_change(nb, fb, cb, nm, fm, cm, rng=4, n_resamples=300)
-    generator = np.random.default_rng([4, 1])
-    options = dict(method="studentized", n_resamples=300, rng=generator)
-    values = np.stack([pass_at_k(nb, cb, 1), pass_at_k(nm, cm, 1), fb / nb, fm / nm], axis=1)
-    means = mean_ci(values, **options)
-    delta = paired_difference(pass_at_k(nm, cm, 1), pass_at_k(nb, cb, 1), **options)
-    assert d.base_pass.interval == means[0].interval and d.model_fin.interval == means[3].interval
-    assert d.delta.interval == delta.interval and d.delta.p_value == delta.p_value
-    own = decompose_pass_change(nb, fb, cb, nm, fm, cm, rng=4, n_resamples=300, linear_method=None)
+    nb, fb, cb, nm, fm, cm = (v[:300] for v in (nb, fb, cb, nm, fm, cm))
+    d = decompose_pass_change(nb, fb, cb, nm, fm, cm, rng=4)
+    assert d.n_resamples == DEFAULT_N_RESAMPLES == 10_000
+    # the per-problem values in another order: the intervals do not depend on it (C4c)
+    order = np.random.default_rng(0).permutation(nb.size)
+    assert d.base_pass == mean_ci(pass_at_k(nb, cb, 1)[order], rng=4)
+    assert d.model_pass == mean_ci(pass_at_k(nm, cm, 1), rng=4)
+    assert d.base_fin == mean_ci(fin_at_k(nb, fb, 1), rng=4)
+    assert d.model_fin == mean_ci(fin_at_k(nm, fm, 1)[order], rng=4)
+    assert d.base_pass.method == DEFAULT_INTERVAL_METHOD
+    delta = paired_difference(pass_at_k(nm, cm, 1), pass_at_k(nb, cb, 1), rng=4)
+    assert d.delta == delta and d.delta.method == DEFAULT_PAIRED_METHOD and d.delta.p_value == delta.p_value
+    # a named method is passed to both; "decomposition" gives them the decomposition's own bootstrap
+    t = decompose_pass_change(nb, fb, cb, nm, fm, cm, rng=4, n_resamples=300, linear_method="t")
+    assert t.base_pass == mean_ci(pass_at_k(nb, cb, 1), method="t")
+    assert t.delta == paired_difference(pass_at_k(nm, cm, 1), pass_at_k(nb, cb, 1), method="t")
+    own = decompose_pass_change(nb, fb, cb, nm, fm, cm, rng=4, n_resamples=300, linear_method="decomposition")
     assert own.delta.method == "bootstrap" and own.delta.estimate == pytest.approx(d.delta.estimate, abs=1e-12)
+
+
+def test_linear_terms_with_clusters_and_a_generator_pass_the_callers_rng_on():
+    from kpass.metrics import mean_ci, paired_difference, pass_at_k
+
+    nb, fb, cb, nm, fm, cm = (v[:120] for v in _prorl_like_counts())
+    clusters = np.arange(120) % 12
+    d = decompose_pass_change(nb, fb, cb, nm, fm, cm, clusters=clusters, rng=2, n_resamples=400)
+    assert d.base_pass == mean_ci(pass_at_k(nb, cb, 1), clusters=clusters, rng=2, n_resamples=400)
+    assert d.delta == paired_difference(pass_at_k(nm, cm, 1), pass_at_k(nb, cb, 1), clusters=clusters, rng=2,
+                                        n_resamples=400)
+    # a Generator is consumed in turn (the decomposition's own bootstrap first), never re-seeded
+    generator = np.random.default_rng(9)
+    g = decompose_pass_change(nb, fb, cb, nm, fm, cm, rng=generator, n_resamples=200, linear_method="bootstrap")
+    assert g.finishing.details["seed"] == "generator" and g.base_pass.details["seed"] == "generator"
+    replay = np.random.default_rng(9)
+    own = decompose_pass_change(nb, fb, cb, nm, fm, cm, rng=replay, n_resamples=200, linear_method="decomposition")
+    assert own.finishing.interval == g.finishing.interval
+    assert g.base_pass == mean_ci(pass_at_k(nb, cb, 1), method="bootstrap", n_resamples=200, rng=replay)
+
+
+def test_fresh_entropy_is_recorded_and_reproduces_the_result():
+    # C11: rng=None records the seed it drew (as mean_ci does), in every term
+    nb, fb, cb, nm, fm, cm = (v[:60] for v in _prorl_like_counts())
+    d = decompose_pass_change(nb, fb, cb, nm, fm, cm, n_resamples=200)
+    seed = d.finishing.details["seed"]
+    assert isinstance(seed, int) and d.base_pass.details["seed"] == seed == d.delta.details["seed"]
+    again = decompose_pass_change(nb, fb, cb, nm, fm, cm, n_resamples=200, rng=seed)
+    assert again == d
+
+
+@given(_pairs(), st.randoms(use_true_random=False), st.sampled_from(["bootstrap", "bca"]), st.booleans())
+def test_permuting_problems_and_clusters_changes_no_interval(pair, random, method, clustered):
+    # C4c: at a fixed seed, every interval (own bootstrap, score, linear terms) is the same for the
+    # problems in any order
+    (nb, fb, cb), (nm, fm, cm) = pair
+    n_problems = len(nb)
+    clusters = [j % 3 for j in range(n_problems)] if clustered and n_problems >= 4 else None
+    order = list(range(n_problems))
+    random.shuffle(order)
+    a = decompose_pass_change(nb, fb, cb, nm, fm, cm, clusters=clusters, method=method, rng=5, n_resamples=60)
+    b = decompose_pass_change(*([v[i] for i in order] for v in (nb, fb, cb, nm, fm, cm)), method=method, rng=5,
+                              n_resamples=60, clusters=None if clusters is None else [clusters[i] for i in order])
+    for field in _FIELDS:
+        x, y = getattr(a, field), getattr(b, field)
+        np.testing.assert_array_equal([x.estimate, x.low, x.high, x.standard_error],
+                                      [y.estimate, y.low, y.high, y.standard_error], err_msg=field)
 
 
 def test_unmatched_problems_are_an_error_unless_intersect():

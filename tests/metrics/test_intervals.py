@@ -21,7 +21,7 @@ from kpass.metrics import (
     pass_at_k,
     wilson_interval,
 )
-from kpass.metrics import _intervals, _power, _result
+from kpass.metrics import _intervals, _power, _result, _warnings
 from kpass.metrics._result import IntervalMethodWarning
 
 ST13_Z = 1.959963984540  # METRICS.md ST13
@@ -631,8 +631,287 @@ def test_public_names_exported():
         assert name in km.__all__, name
 
 
-@pytest.mark.parametrize("module", [_intervals, _power, _result])
+@pytest.mark.parametrize("module", [_intervals, _power, _result, _warnings])
 def test_doctests(module):
     failures, tried = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert tried > 0 or module is _result
     assert failures == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# the order of the problems does not matter (review C4c)
+# ---------------------------------------------------------------------------------------------
+
+
+def _fields(result):
+    return (result.estimate, result.low, result.high, result.standard_error)
+
+
+@given(
+    st.lists(st.tuples(st.floats(0, 1, allow_nan=False), st.integers(0, 7)), min_size=4, max_size=40),
+    st.randoms(use_true_random=False),
+    st.sampled_from(["studentized", "t", "bootstrap", "bca", "clustered-t"]),
+    st.booleans(),
+)
+def test_every_method_is_identical_for_permuted_problems_and_clusters(rows, random, method, grouped):
+    # exact equality at a fixed seed, for the gather path (many distinct values) and the grouped
+    # path (few distinct values), with and without clusters; a permutation also reorders clusters
+    values = np.array([round(v, 1) if grouped else v for v, _ in rows])
+    labels = np.array([f"c{c}" for _, c in rows])
+    clustered = method == "clustered-t" or (method != "t" and random.random() < 0.5)
+    assume(not clustered or len(set(labels)) >= 2)
+    order = list(range(len(rows)))
+    random.shuffle(order)
+    options = {"method": method, "n_resamples": 300, "rng": 3}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateIntervalWarning)
+        a = mean_ci(values, clusters=labels if clustered else None, **options)
+        b = mean_ci(values[order], clusters=labels[order] if clustered else None, **options)
+        two = np.column_stack([values, values[::-1]])
+        c = mean_ci(two, clusters=labels if clustered else None, **options)
+        d = mean_ci(two[order], clusters=labels[order] if clustered else None, **options)
+    assert _fields(a) == _fields(b)
+    assert [_fields(r) for r in c] == [_fields(r) for r in d]
+
+
+def test_gather_path_was_order_dependent_and_is_not_any_more():
+    # the reviewer's case: same data, same seed, rows permuted gave [0.3792, 0.6146] vs [0.3772, 0.6149]
+    values = np.random.default_rng(21).beta(0.5, 0.5, size=60)
+    order = np.random.default_rng(22).permutation(60)
+    for method in ("studentized", "bootstrap", "bca"):
+        a = mean_ci(values, method=method, rng=0)
+        assert a.details["path"] == "gather"
+        assert _fields(a) == _fields(mean_ci(values[order], method=method, rng=0))
+        clusters = np.arange(60) % 15
+        a = mean_ci(values, clusters=clusters, method=method, rng=0)
+        assert _fields(a) == _fields(mean_ci(values[order], clusters=clusters[order], method=method, rng=0))
+
+
+def test_bootstrap_weights_with_order_by_follow_the_problems_not_their_order():
+    rng = np.random.default_rng(23)
+    values = np.column_stack([rng.random(30), rng.integers(0, 3, 30)])
+    clusters = rng.integers(0, 6, 30)
+    order = rng.permutation(30)
+    for cl in (None, clusters):
+        w = np.vstack(list(bootstrap_weights(30, clusters=cl, n_resamples=50, rng=4, order_by=values)))
+        v = np.vstack(list(bootstrap_weights(30, clusters=None if cl is None else cl[order], n_resamples=50, rng=4,
+                                             order_by=values[order])))
+        # the same multiplicity for the same problem, whatever its position
+        assert np.array_equal(w[:, order], v)
+        if cl is not None:
+            for c in range(6):
+                members = w[:, cl == c]
+                assert np.all(members == members[:, :1])
+    # without order_by the draws follow the given order (documented)
+    plain = np.vstack(list(bootstrap_weights(30, n_resamples=50, rng=4)))
+    assert plain.sum(axis=1).tolist() == [30.0] * 50
+    with pytest.raises(ValueError, match="`order_by` has 29 rows but there are 30 problems"):
+        next(bootstrap_weights(30, n_resamples=5, rng=0, order_by=values[:29]))
+
+
+# ---------------------------------------------------------------------------------------------
+# one implementation of each interval building block (review D2/D3): the shared helpers give the
+# numbers of the code they replaced, written out here literally
+# ---------------------------------------------------------------------------------------------
+
+
+def _old_decomposition_bca(replicates, estimate, jackknife, alpha):
+    """The decomposition's BCa before the merge (exact ties, np.quantile per column)."""
+    valid = np.isfinite(replicates)
+    n_valid = valid.sum(axis=0)
+    below = np.where(valid, replicates < estimate, False).sum(axis=0)
+    equal = np.where(valid, replicates == estimate, False).sum(axis=0)
+    proportion = np.clip((below + 0.5 * equal) / n_valid, 0.5 / n_valid, 1 - 0.5 / n_valid)
+    z0 = stats.norm.ppf(proportion)
+    d = np.nanmean(jackknife, axis=0) - jackknife
+    acceleration = np.nansum(d**3, axis=0) / (6.0 * np.nansum(d**2, axis=0) ** 1.5)
+    bounds = []
+    for z_alpha in (stats.norm.ppf(alpha / 2), stats.norm.ppf(1 - alpha / 2)):
+        level = stats.norm.cdf(z0 + (z0 + z_alpha) / (1 - acceleration * (z0 + z_alpha)))
+        bounds.append(np.array([np.quantile(replicates[valid[:, j], j], level[j]) for j in range(replicates.shape[1])]))
+    return bounds[0], bounds[1], z0, acceleration
+
+
+def test_shared_quantile_equals_numpy_quantile_and_nanquantile_bit_for_bit():
+    rng = np.random.default_rng(24)
+    for _ in range(300):
+        b = int(rng.integers(1, 80))
+        replicates = np.round(rng.normal(size=(b, 4)), int(rng.integers(0, 3))) + 0.3
+        replicates[rng.random((b, 4)) < 0.2] = np.nan
+        q = rng.random(4)
+        n_valid = np.isfinite(replicates).sum(axis=0)
+        ours = _intervals._quantile_of_sorted(np.sort(replicates, axis=0), q, n_valid)
+        for j in range(4):
+            if n_valid[j] == 0:
+                assert math.isnan(ours[j])
+            else:
+                assert ours[j] == np.quantile(replicates[np.isfinite(replicates[:, j]), j], q[j])
+    low, high = _intervals._percentile_bounds(np.sort(replicates, axis=0), 0.9, n_valid)
+    finite = n_valid > 0
+    alpha = 1 - 0.9  # what the decomposition's percentile interval passed to np.nanquantile
+    assert np.array_equal(low[finite], np.nanquantile(replicates, alpha / 2, axis=0)[finite])
+    assert np.array_equal(high[finite], np.nanquantile(replicates, 1 - alpha / 2, axis=0)[finite])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_shared_bca_equals_the_decomposition_bca_it_replaced(seed):
+    rng = np.random.default_rng(seed)
+    replicates = rng.gamma(2.0, size=(700, 5)) / 3
+    replicates[rng.random((700, 5)) < 0.05] = np.nan  # undefined resamples of a ratio
+    estimate = np.nanmedian(replicates, axis=0) + 0.01
+    jackknife = rng.normal(0.5, 0.1, size=(40, 5)) ** 3
+    low, high, z0, acceleration = _old_decomposition_bca(replicates, estimate, jackknife, 1 - 0.95)
+    new_z0, _, _ = _intervals._bca_bias_correction(replicates, estimate)
+    new_a = _intervals._bca_acceleration(jackknife)
+    assert np.array_equal(new_z0, z0) and np.array_equal(new_a, acceleration)
+    new_low, new_high, _ = _intervals._bca_bounds(np.sort(replicates, axis=0), new_z0, new_a, 0.95,
+                                                   np.isfinite(replicates).sum(axis=0))
+    np.testing.assert_allclose(new_low, low, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(new_high, high, rtol=0, atol=1e-15)
+
+
+def test_bca_ties_within_rounding_count_one_half():
+    # a resample that is the original set summed in another order is a tie, not "below"
+    estimate = np.array([0.1 + 0.2])
+    replicates = np.array([[0.3], [0.1 + 0.2], [0.2], [0.4]])  # 0.3 != 0.1 + 0.2 in floating point
+    z0, share, _ = _intervals._bca_bias_correction(replicates, estimate)
+    assert share[0] == pytest.approx((1 + 0.5 * 2) / 4)
+
+
+def test_shared_wilson_equals_each_formula_it_replaced():
+    rng = np.random.default_rng(25)
+    p = np.r_[0.0, 1.0, rng.random(200)]
+    n = np.r_[5.0, 5.0, rng.uniform(1.5, 500.0, 200)]
+    z = np.r_[1.96, 1.96, rng.uniform(1.0, 3.5, 200)]
+    low, high = _intervals._wilson_score_bounds(p, n, z)
+    # wilson_interval's and the studentized fallback's form
+    z2n = z * z / n
+    center = (p + z2n / 2) / (1 + z2n)
+    half = z * np.sqrt(p * (1 - p) / n + z2n / (4 * n)) / (1 + z2n)
+    assert np.array_equal(low[2:], np.clip(center - half, 0, 1)[2:]) and np.array_equal(high[2:], np.clip(center + half, 0, 1)[2:])
+    assert (low[0], high[1]) == (0.0, 1.0)
+    # the decomposition's form (z^2 / (4 n^2)): the same to rounding
+    half_decomposition = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    center_decomposition = (p + z * z / (2 * n)) / (1 + z * z / n)
+    np.testing.assert_allclose(low[1:], np.maximum(center_decomposition - half_decomposition, 0)[1:], rtol=0, atol=2e-16)
+    np.testing.assert_allclose(high[:1], np.minimum(center_decomposition + half_decomposition, 1)[:1], rtol=0, atol=2e-16)
+
+
+def test_shared_mover_is_zou_and_donners_formula():
+    rng = np.random.default_rng(26)
+    down_a, up_a, down_b, up_b = rng.random((4, 50))
+    r = rng.uniform(-1, 1, 50)
+    d = rng.normal(size=50)
+    low, high = _intervals._mover_bounds(d, down_a, up_a, down_b, up_b, r)
+    assert np.allclose(low, d - np.sqrt(np.maximum(down_a**2 + up_b**2 - 2 * r * down_a * up_b, 0)), rtol=0, atol=0)
+    assert np.allclose(high, d + np.sqrt(np.maximum(up_a**2 + down_b**2 - 2 * r * up_a * down_b, 0)), rtol=0, atol=0)
+
+
+def test_decomposition_and_token_budget_use_the_shared_helpers():
+    from kpass.metrics import _decomposition, _token_budget
+
+    for old_copy in ("_bca_interval", "_percentile_interval", "_bootstrap_sums", "_summarize"):
+        assert not hasattr(_decomposition, old_copy)
+    assert _decomposition._bootstrap_of_sums is _intervals._bootstrap_of_sums is _token_budget._bootstrap_of_sums
+    assert _decomposition._wilson_score_bounds is _intervals._wilson_score_bounds
+    assert _decomposition._mover_bounds is _intervals._mover_bounds
+    for dead in ("_zero_variance_tolerance", "_sorted_quantile", "_one_sided_counts", "_jackknife_acceleration"):
+        assert not hasattr(_intervals, dead)
+
+
+# ---------------------------------------------------------------------------------------------
+# one check per interval option (review D5/D6)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_interval_options_are_checked_alike_everywhere():
+    from kpass.metrics import budget_counts, budget_curve, decompose_pass_change
+
+    counts = budget_counts(["a", "a", "b", "b"], [True, False, True, True], [None], finished=[True] * 4)
+    calls = [
+        lambda **kw: mean_ci([0.1, 0.5, 0.7], **kw),
+        lambda **kw: km.paired_difference([0.1, 0.5, 0.7], [0.2, 0.1, 0.9], **kw),
+        lambda **kw: decompose_pass_change([4, 4], [2, 4], [1, 0], [4, 4], [4, 4], [3, 2], **kw),
+        lambda **kw: budget_curve(counts, **kw),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match=r"`confidence_level` must be in the open interval \(0, 1\); got 1.5"):
+            call(confidence_level=1.5)
+        with pytest.raises(ValueError, match="`n_resamples` must be an integer >= 2; got 1"):
+            call(n_resamples=1)
+        with pytest.raises(TypeError, match="`n_resamples` must be an integer >= 2; got 2.5"):
+            call(n_resamples=2.5)
+        with pytest.raises(TypeError, match="`rng` must be None, an int seed or a numpy.random.Generator"):
+            call(rng="seed")
+
+
+# ---------------------------------------------------------------------------------------------
+# warnings (review D11) and exports (review C10)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_every_kpass_warning_is_a_kpass_warning_and_none_is_a_runtime_warning():
+    for name in ("DegenerateIntervalWarning", "IntervalMethodWarning", "UndefinedBudgetMetricWarning",
+                 "UndefinedDecompositionWarning"):
+        category = getattr(km, name)
+        assert issubclass(category, km.KpassWarning) and issubclass(category, UserWarning), name
+        assert not issubclass(category, RuntimeWarning), name  # a RuntimeWarning filter must not swallow them
+    assert _result.IntervalMethodWarning is km.IntervalMethodWarning  # the old import path still works
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_undefined_budget_metrics_warn_without_numpy_runtime_warnings():
+    from kpass.metrics import budget_counts, budget_curve, decompose_budget_counts
+
+    counts = budget_counts(["a", "a", "b", "b"], [False] * 4, [5, 50], finished=[True] * 4, output_tokens=[10, 20, 10, 20])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.simplefilter("error", RuntimeWarning)
+        budget_curve(counts, rng=0, n_resamples=50, ratio_method="bca")
+        decompose_budget_counts(counts, counts, rng=0, n_resamples=50, method="bca")
+    categories = {w.category for w in caught}
+    assert km.UndefinedBudgetMetricWarning in categories and km.UndefinedDecompositionWarning in categories
+    assert all(issubclass(c, km.KpassWarning) for c in categories)
+
+
+def test_interval_names_are_exported_from_kpass_metrics():
+    for name in ("IntervalMethodWarning", "DEFAULT_PAIRED_METHOD", "PAIRED_INTERVAL_METHODS", "KpassWarning",
+                 "DEFAULT_N_RESAMPLES", "DEFAULT_INTERVAL_METHOD", "INTERVAL_METHODS"):
+        assert name in km.__all__, name
+    assert km.DEFAULT_PAIRED_METHOD == "mover" and km.PAIRED_INTERVAL_METHODS == (*km.INTERVAL_METHODS, "mover")
+    assert km.DEFAULT_N_RESAMPLES == 10_000
+
+
+def test_every_citation_in_the_interval_module_has_its_reference():
+    import re
+
+    doc = _intervals.__doc__
+    cited = set(re.findall(r"\[(\d+)\]_", doc))
+    listed = set(re.findall(r"^\.\. \[(\d+)\]", doc, flags=re.MULTILINE))
+    assert cited <= listed and {"5", "6", "7", "8"} <= listed
+    assert "Korn and Graubard" in doc or "E. L. Korn and B. I. Graubard" in doc
+    assert "Statistics in Medicine 27(10), 1693-1702" in doc and "Statistics in Medicine 17(22), 2635-2650" in doc
+
+
+@pytest.mark.parametrize("method", ["studentized", "bootstrap", "bca"])
+@pytest.mark.parametrize("clustered", [False, True])
+def test_a_column_of_a_two_dimensional_call_is_the_call_with_that_column_alone(method, clustered):
+    # every column is resampled in its own canonical order (grouped or gathered on its own), so the
+    # other columns do not change its interval (kpass leaderboard's 2-D comparisons equal kpass compare)
+    rng = np.random.default_rng(28)
+    counts = rng.binomial(16, rng.beta(0.4, 0.3, size=300))
+    values = np.column_stack([counts / 16, rng.beta(2, 2, 300), pass_at_k(np.full(300, 16), counts, 8)])
+    clusters = np.arange(300) % 40 if clustered else None
+    together = mean_ci(values, clusters=clusters, method=method, n_resamples=2000, rng=4)
+    for j in range(3):
+        alone = mean_ci(values[:, j], clusters=clusters, method=method, n_resamples=2000, rng=4)
+        assert _fields(together[j]) == pytest.approx(_fields(alone), abs=1e-12)
+        assert together[j].details["path"] == alone.details["path"]
+    assert {r.details["path"] for r in together} == ({"gather"} if clustered else {"grouped", "gather"})
+    for paired_method in ("mover", method):
+        both = km.paired_difference(values[:, :2], values[:, 1:], clusters=clusters, method=paired_method,
+                                    n_resamples=2000, rng=4)
+        for j in range(2):
+            alone = km.paired_difference(values[:, j], values[:, j + 1], clusters=clusters, method=paired_method,
+                                         n_resamples=2000, rng=4)
+            assert _fields(both[j]) + (both[j].p_value,) == pytest.approx(_fields(alone) + (alone.p_value,), abs=1e-12)

@@ -11,9 +11,16 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from scipy import stats
 
-from kpass.metrics import DegenerateIntervalWarning, PairedResult, mean_ci, paired_difference, pass_at_k
-from kpass.metrics._intervals import DEFAULT_PAIRED_METHOD, PAIRED_INTERVAL_METHODS
-from kpass.metrics._result import IntervalMethodWarning
+from kpass.metrics import (
+    DEFAULT_PAIRED_METHOD,
+    PAIRED_INTERVAL_METHODS,
+    DegenerateIntervalWarning,
+    IntervalMethodWarning,
+    PairedResult,
+    mean_ci,
+    paired_difference,
+    pass_at_k,
+)
 
 METHODS = ["t", "studentized", "bootstrap", "bca", "mover"]
 
@@ -179,10 +186,15 @@ def test_default_is_mover_of_the_two_studentized_intervals():
     a, b = _two_models(7, 60)
     result = paired_difference(a, b, rng=3, n_resamples=3000)
     assert result.method == "mover"
-    # the per-model intervals are mean_ci's studentized intervals from the same resamples
-    per_model = mean_ci(np.column_stack([a, b]), rng=3, n_resamples=3000)
-    assert result.details["interval_a"] == (per_model[0].low, per_model[0].high)
-    assert result.details["interval_b"] == (per_model[1].low, per_model[1].high)
+    # the per-model intervals are studentized intervals from the same resamples of the problems:
+    # model a's is mean_ci's of a (the problems are drawn in a's canonical order), and with the
+    # roles swapped model b's is mean_ci's of b (each column of a 2-D mean_ci is resampled on its
+    # own, so the two no longer come from one 2-D mean_ci call)
+    per_model = [mean_ci(a, rng=3, n_resamples=3000), mean_ci(b, rng=3, n_resamples=3000)]
+    assert result.details["interval_a"] == pytest.approx((per_model[0].low, per_model[0].high), abs=1e-12)
+    swapped = paired_difference(b, a, rng=3, n_resamples=3000)
+    assert swapped.details["interval_a"] == pytest.approx((per_model[1].low, per_model[1].high), abs=1e-12)
+    assert result.details["interval_b"] == pytest.approx(swapped.details["interval_a"], abs=0.01)
     # Zou & Donner (2008) with r the correlation of the two means (Pearson's r without clusters)
     r = np.corrcoef(a, b)[0, 1]
     assert result.details["correlation_of_means"] == pytest.approx(r, abs=1e-12)
@@ -206,8 +218,8 @@ def test_mover_with_clusters_uses_clustered_standard_errors():
     r = (se["a"] ** 2 + se["b"] ** 2 - se["d"] ** 2) / (2 * se["a"] * se["b"])
     assert result.details["correlation_of_means"] == pytest.approx(r, abs=1e-12)
     assert result.details["resampling"] == "clusters" and result.n_clusters == 15
-    per_model = mean_ci(np.column_stack([a, b]), clusters=clusters, rng=0, n_resamples=2000)
-    assert result.details["interval_a"] == (per_model[0].low, per_model[0].high)
+    per_model = mean_ci(a, clusters=clusters, rng=0, n_resamples=2000)
+    assert result.details["interval_a"] == pytest.approx((per_model.low, per_model.high), abs=1e-12)
 
 
 def test_mover_is_only_for_paired_differences():
@@ -260,3 +272,48 @@ def test_a_model_that_solves_everything_is_not_known_exactly():
     assert high_a == 1.0 and abs(low_a - wilson_low) < 0.01
     assert result.details["model_bound_methods"][0] == ("score", "score")
     assert result.contains(0.0) and 0.1 < result.p_value < 0.5
+
+
+# ---------------------------------------------------------------------------------------------
+# the p-value is the one of the interval shown (review C10)
+# ---------------------------------------------------------------------------------------------
+
+
+@given(st.integers(0, 10_000), st.sampled_from(METHODS + ["clustered-t"]), st.booleans())
+def test_p_value_inverts_the_shown_interval_at_every_level(seed, method, clustered):
+    # p < 1 - level exactly when the interval at that level excludes 0, for every paired method,
+    # with and without clusters (including fallback bounds)
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(8, 40))
+    a = np.round(rng.random(n), 1)
+    b = np.clip(a + np.round(rng.normal(rng.normal(0, 0.1), 0.2, n), 1), 0, 1)
+    assume(np.ptp(a - b) > 0)
+    clusters = (np.arange(n) % int(rng.integers(2, 8))) if clustered or method == "clustered-t" else None
+    if method == "t" and clusters is not None:
+        method = "clustered-t"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p_value = paired_difference(a, b, clusters=clusters, method=method, n_resamples=400, rng=seed).p_value
+        for level in (0.5, 0.8, 0.9, 0.95, 0.99):
+            if abs(p_value - (1 - level)) < 1e-9:
+                continue
+            result = paired_difference(a, b, clusters=clusters, method=method, n_resamples=400, rng=seed,
+                                       confidence_level=level, bounds=None)
+            assert (p_value < 1 - level) == (not result.contains(0.0)), (level, p_value, result.interval)
+
+
+def test_same_interval_same_p_value_with_few_clusters():
+    # the reviewer's case: with 4 clusters the studentized interval of the differences rests on the
+    # MOVER score fallback on both sides and equals the MOVER interval, but its p-value was the larger
+    # of a bootstrap-t p-value and the fallback's (0.85 against 0.54)
+    rng = np.random.default_rng(27)
+    clusters = np.repeat(["algebra", "counting", "geometry", "number-theory"], 6)
+    a = np.clip(rng.beta(2, 3, 24) + 0.05, 0, 1).round(2)
+    b = np.clip(a + rng.normal(-0.05, 0.25, 24), 0, 1).round(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        studentized = paired_difference(a, b, clusters=clusters, method="studentized", rng=0)
+        mover = paired_difference(a, b, clusters=clusters, method="mover", rng=0)
+    assert studentized.details["bound_methods"] == ("mover-score", "mover-score")
+    assert studentized.interval == pytest.approx(mover.interval, abs=1e-12)
+    assert studentized.p_value == pytest.approx(mover.p_value, abs=1e-9)

@@ -229,3 +229,30 @@ def test_power_inputs_iv():
         power_inputs_from_pilot(n_correct_a=[1, 0], n_samples_a=[1, 2], n_correct_b=[1, 1], n_samples_b=[2, 2])
     with pytest.raises(ValueError, match="give all four"):
         power_inputs_from_pilot(n_correct_a=[1, 0], n_samples_a=[2, 2])
+
+
+def test_ragged_pilot_uses_the_harmonic_mean_of_samples_per_problem():
+    # review C11: with ragged n the within-problem term of the variance of a mean over problems is
+    # sigma^2 * mean(1/n_j) = sigma^2 / harmonic_mean(n); the arithmetic mean (here 17 against 3.76)
+    # would understate it, and with it the number of problems needed
+    rng = np.random.default_rng(6)
+    n_problems = 60_000
+    p_a = rng.beta(2, 2, size=n_problems)
+    p_b = np.clip(p_a + rng.normal(-0.05, 0.1, size=n_problems), 0, 1)
+    n_a = rng.choice([2, 32], size=n_problems)
+    n_b = np.full(n_problems, 4)
+    c_a, c_b = rng.binomial(n_a, p_a), rng.binomial(n_b, p_b)
+    inputs = power_inputs_from_pilot(n_correct_a=c_a, n_samples_a=n_a, n_correct_b=c_b, n_samples_b=n_b)
+    harmonic = n_problems / (1.0 / n_a).sum()
+    assert inputs.samples_per_problem_a == pytest.approx(harmonic, rel=1e-12) and 3.6 < harmonic < 3.9
+    assert inputs.samples_per_problem_b == 4.0
+    assert inputs.details["arithmetic_mean_samples_a"] == pytest.approx(n_a.mean(), rel=1e-12)
+    # the formula at the pilot's own design reproduces the pilot's paired standard error
+    observed = paired_difference(c_a / n_a, c_b / n_b, method="t")
+    kwargs = inputs.power_kwargs()
+    variance = (kwargs["between_variance"] + kwargs["within_variance_a"] / kwargs["samples_per_problem_a"]
+                + kwargs["within_variance_b"] / kwargs["samples_per_problem_b"])
+    assert observed.standard_error == pytest.approx(math.sqrt(variance / n_problems), rel=0.015)
+    arithmetic = (kwargs["between_variance"] + kwargs["within_variance_a"] / n_a.mean()
+                  + kwargs["within_variance_b"] / kwargs["samples_per_problem_b"])
+    assert math.sqrt(arithmetic / n_problems) < 0.85 * observed.standard_error

@@ -208,7 +208,8 @@ def test_large_input_is_vectorized_and_exact():
 # ------------------------------------------------------------------------------- the curve
 
 
-def _curve_counts():
+def _curve_inputs(label=None):
+    """Arguments of budget_counts for 60 problems x 8 samples (``label(j)``: id of problem j)."""
     rng = np.random.default_rng(1)
     n_problems, n = 60, 8
     problem = np.repeat(np.arange(n_problems), n)
@@ -216,8 +217,14 @@ def _curve_counts():
     position = rng.integers(100, 4000, problem.size)
     finished = position <= 3000
     correct = rng.random(problem.size) < difficulty[problem]
-    return budget_counts(problem, correct, [1000, 2000, 3000], finished=finished,
-                         output_tokens=np.where(finished, position, 3000))
+    if label is not None:
+        problem = np.array([label(j) for j in problem])
+    return (problem, correct, [1000, 2000, 3000]), {"finished": finished, "output_tokens": np.where(finished, position, 3000)}
+
+
+def _curve_counts():
+    args, kwargs = _curve_inputs()
+    return budget_counts(*args, **kwargs)
 
 
 def test_budget_curve_matches_core_estimators():
@@ -248,3 +255,45 @@ def test_budget_curve_undefined_ratio_warns_not_silent():
     assert curve[0].fin_at_k.estimate == 0.0
     assert math.isnan(curve[0].pass_given_fin.estimate)
     assert curve[1].pass_given_fin.estimate == 0.0
+
+
+def test_budget_curve_equals_mean_ci_of_the_report_with_the_same_seed():
+    # review C4b: kpass budget gave pass@1 [0.1959, 0.4738] where kpass report gave [0.1972, 0.4768]
+    # on the same data and seed (2,000 resamples, and problems in sorted-id order instead of the
+    # report's first-appearance order); now both are mean_ci(values, rng=seed) with 10,000 resamples
+    from kpass.metrics import DEFAULT_N_RESAMPLES, mean_ci
+
+    rng = np.random.default_rng(31)
+    problem = rng.permutation(np.repeat([f"q{j:02d}" for j in range(40)], 6))  # first appearance != sorted
+    finished = rng.random(problem.size) < 0.7
+    correct = finished & (rng.random(problem.size) < 0.6)
+    counts = budget_counts(problem, correct, [None], finished=finished)
+    point = budget_curve(counts, rng=0)[0]
+    assert point.pass_at_k.details["n_resamples"] == DEFAULT_N_RESAMPLES
+    first_seen = list(dict.fromkeys(problem.tolist()))  # the report's order
+    c = np.array([correct[problem == p].sum() for p in first_seen])
+    f = np.array([finished[problem == p].sum() for p in first_seen])
+    n = np.full(40, 6)
+    assert point.pass_at_k == mean_ci(pass_at_k(n, c, 1), rng=0)
+    assert point.fin_at_k == mean_ci(fin_at_k(n, f, 1), rng=0)
+    clusters = np.arange(40) % 10
+    clustered = budget_curve(counts, clusters=clusters, rng=0, n_resamples=500)[0]
+    by_id = dict(zip(counts.problem_ids, clusters))
+    assert clustered.pass_at_k == mean_ci(pass_at_k(n, c, 1), clusters=[by_id[p] for p in first_seen], rng=0,
+                                          n_resamples=500)
+
+
+def test_budget_curve_ratio_does_not_depend_on_problem_order_and_records_its_seed():
+    counts = _curve_counts()
+    args, kwargs = _curve_inputs(lambda j: f"z{99 - j:03d}")  # the same problems, ids sorting in another order
+    relabelled = budget_counts(*args, **kwargs)
+    a = budget_curve(counts, k=[1, 2], rng=5, n_resamples=400, ratio_method="bca")
+    b = budget_curve(relabelled, k=[1, 2], rng=5, n_resamples=400, ratio_method="bca")
+    assert counts.problem_ids != relabelled.problem_ids
+    for x, y in zip(a, b):
+        for name in ("fin_at_k", "pass_at_k", "pass_given_fin"):
+            assert getattr(x, name) == getattr(y, name), name
+    fresh = budget_curve(counts, n_resamples=200)
+    seed = fresh[0].pass_given_fin.details["seed"]
+    assert isinstance(seed, int) and fresh[0].pass_at_k.details["seed"] == seed
+    assert budget_curve(counts, n_resamples=200, rng=seed) == fresh
