@@ -238,6 +238,18 @@ def _check_confidence_level(confidence_level: float) -> float:
     return float(confidence_level)
 
 
+def canonical_problem_keys(values: np.ndarray) -> np.ndarray:
+    """Per-problem keys, shape (n_problems, n_models), that order the bootstrap draws.
+
+    Passed as ``order_by`` to :func:`kpass.metrics.bootstrap_weights`: the draws are made for the
+    problems sorted by these keys. Each key is the problem's values sorted across models, so the
+    draws do not depend on the order in which the models are listed, nor on the order of the
+    problems, except among problems whose sorted values coincide while the models' values differ
+    (such problems keep their input order).
+    """
+    return np.sort(values, axis=0).T
+
+
 def rank_intervals(values: ArrayLike, *, models: Sequence[str] | None = None,
                    clusters: ArrayLike | None = None, confidence_level: float = 0.95,
                    n_resamples: int = DEFAULT_N_RESAMPLES, rng: int | np.random.Generator | None = DEFAULT_SEED,
@@ -343,7 +355,7 @@ def rank_intervals(values: ArrayLike, *, models: Sequence[str] | None = None,
     drawn = 0
     chunking = {} if max_chunk_elements is None else {"max_chunk_elements": max_chunk_elements}
     for weights in bootstrap_weights(n_problems, clusters=cluster_labels, n_resamples=int(n_resamples),
-                                     rng=rng, **chunking):
+                                     rng=rng, order_by=canonical_problem_keys(matrix), **chunking):
         weights = np.asarray(weights, dtype=np.float64)
         scores = (weights @ distinct.T) / weights.sum(axis=1)[:, None]
         ranks = _ranks_of_scores(scores, multiplicity, tolerance)

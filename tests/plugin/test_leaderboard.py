@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kpass.leaderboard import (
+    canonical_problem_keys,
     TIE_TOLERANCE,
     build_leaderboard,
     extend_table,
@@ -104,8 +105,9 @@ def ranks_by_loop(values, *, clusters=None, n_resamples, seed, confidence_level=
     tolerance = TIE_TOLERANCE * scale
     counts = [[0] * n_models for _ in range(n_models)]
     chunking = {} if chunk is None else {"max_chunk_elements": chunk}
+    # the leaderboard draws in the canonical problem order of the values (order_by)
     for matrix in bootstrap_weights(n_problems, clusters=clusters, n_resamples=n_resamples,
-                                    rng=seed, **chunking):
+                                    rng=seed, order_by=canonical_problem_keys(np.asarray(values, dtype=float)), **chunking):
         for weights in matrix.tolist():
             total = sum(weights)
             means = [sign * sum(w * v for w, v in zip(weights, row)) / total for row in values]
@@ -735,3 +737,15 @@ def test_several_tasks_curves_and_page():
     ids = re.findall(r'\bid="([^"]*)"', page)
     assert "kp-curve-code:-pass@k" in ids and "kp-budget-math:-fin@1" in ids
     assert all(not re.search(r"\s", i) for i in ids) and len(ids) == len(set(ids))
+
+
+def test_rank_intervals_do_not_depend_on_problem_order():
+    """At a fixed seed, permuting the problems leaves every rank count unchanged."""
+    generator = np.random.default_rng(11)
+    values = generator.random((4, 30)).round(2)
+    order = generator.permutation(30)
+    first = rank_intervals(values, n_resamples=500, rng=3)
+    permuted = rank_intervals(values[:, order], n_resamples=500, rng=3)
+    np.testing.assert_array_equal(first.rank_counts, permuted.rank_counts)
+    np.testing.assert_array_equal(first.low, permuted.low)
+    np.testing.assert_array_equal(first.high, permuted.high)
