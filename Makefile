@@ -11,6 +11,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -c constraints.txt -e '.[all]'
+	# setuptools leaves kpass.egg-info in the checkout; on sys.path (cwd) it hides the editable
+	# install's metadata from importlib.metadata, and Inspect then drops the kpass/ name prefix.
+	rm -rf kpass.egg-info
 	touch $(STAMP)
 
 venv: $(STAMP)
