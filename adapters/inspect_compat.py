@@ -20,7 +20,7 @@ __all__ = ["SUPPORTED_INSPECT", "scorer_metrics", "set_scorer_metrics"]
 
 #: Inspect versions kpass's adapter supports (pyproject's ``inspect`` extra; tested with the
 #: version pinned in constraints.txt).
-SUPPORTED_INSPECT = "inspect-ai >= 0.3.100, tested with 0.3.285"
+SUPPORTED_INSPECT = "inspect-ai >= 0.3.100, < 0.4, tested with 0.3.285"
 
 
 def _installed_version() -> str:
