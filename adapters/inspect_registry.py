@@ -18,49 +18,14 @@ Inspect loads this module itself when a ``kpass/...`` name is looked up, and imp
 extension's entry point on every run, so it is kept cheap: it and the modules it imports load only
 Inspect and the standard library; kpass's metric core (numpy, scipy) is imported inside the
 functions that compute, the first time a kpass metric or reducer is created or called.
-(Importing any ``kpass.*`` module also runs ``kpass/__init__.py``; see the lazy-import test in
-``tests/adapters/test_inspect_budget.py``.)
+``kpass/__init__.py`` re-exports lazily, so importing this module loads no numpy or scipy
+(``tests/adapters/test_inspect_budget.py`` checks it in a fresh process).
 """
 
 from __future__ import annotations
 
-from .inspect_metrics import (
-    cons_at,
-    cons_at_k,
-    cot_pass_at,
-    cot_pass_at_k,
-    fin_at,
-    fin_at_k,
-    g_pass_at,
-    g_pass_at_k,
-    kpass_metrics,
-    kpass_preflight,
-    mg_pass_at,
-    mg_pass_at_k,
-    pass_at,
-    pass_at_k,
-    pass_hat,
-    pass_hat_k,
-)
+from . import inspect_metrics
+from .inspect_metrics import *  # noqa: F401,F403  (metrics, reducers, preflight: registers them)
 from .inspect_scorers import cot_verifier, kpass_scorer
 
-__all__ = [
-    "cons_at",
-    "cons_at_k",
-    "cot_pass_at",
-    "cot_pass_at_k",
-    "cot_verifier",
-    "fin_at",
-    "fin_at_k",
-    "g_pass_at",
-    "g_pass_at_k",
-    "kpass_metrics",
-    "kpass_preflight",
-    "kpass_scorer",
-    "mg_pass_at",
-    "mg_pass_at_k",
-    "pass_at",
-    "pass_at_k",
-    "pass_hat",
-    "pass_hat_k",
-]
+__all__ = sorted([*inspect_metrics.__all__, "cot_verifier", "kpass_scorer"])

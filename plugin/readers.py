@@ -39,11 +39,6 @@ __all__ = ["CsvReader", "JsonlReader", "ParquetReader", "choose_reader", "read_s
 Progress = Callable[[int], None]
 
 
-def _suffixes(path: pathlib.Path) -> str:
-    name = path.name.lower()
-    return name[:-3] if name.endswith(".gz") else name
-
-
 def _open_text(path: pathlib.Path, newline: str = "") -> IO[str]:
     """Text of a (possibly gzipped) file, lines untranslated; ``newline="\\n"`` splits lines on
     ``\\n`` only (JSON Lines), ``""`` on any line ending (CSV)."""
@@ -57,15 +52,24 @@ def _open_text(path: pathlib.Path, newline: str = "") -> IO[str]:
 JSONL_CHUNK_LINES = 1 << 20
 
 
-class JsonlReader:
+class _SuffixReader:
+    """A built-in reader that recognises its files by their suffixes (``suffixes``)."""
+
+    suffixes: tuple[str, ...] = ()
+
+    def matches_suffix(self, path: str | os.PathLike) -> bool:
+        return pathlib.Path(path).name.lower().endswith(self.suffixes)
+
+    def can_read(self, path: str | os.PathLike) -> bool:
+        return self.matches_suffix(path)
+
+
+class JsonlReader(_SuffixReader):
     """Sample tables as JSON Lines: one JSON object (one sample) per line."""
 
     name = "jsonl"
     suffixes = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
     description = "kpass sample table, one JSON object per line"
-
-    def matches_suffix(self, path: str | os.PathLike) -> bool:
-        return _suffixes(pathlib.Path(path)).endswith((".jsonl", ".ndjson"))
 
     def can_read(self, path: str | os.PathLike) -> bool:
         """Suffix ``.jsonl``/``.ndjson`` and a first record that is not some other tool's log
@@ -144,18 +148,12 @@ class JsonlReader:
             progress(number)
 
 
-class CsvReader:
+class CsvReader(_SuffixReader):
     """Sample tables as CSV with a header line; empty cells are null."""
 
     name = "csv"
     suffixes = (".csv", ".csv.gz")
     description = "kpass sample table as CSV with a header"
-
-    def matches_suffix(self, path: str | os.PathLike) -> bool:
-        return _suffixes(pathlib.Path(path)).endswith(".csv")
-
-    def can_read(self, path: str | os.PathLike) -> bool:
-        return self.matches_suffix(path)
 
     def read(self, path: str | os.PathLike, *, progress: Progress | None = None) -> SampleTable:
         path = pathlib.Path(path)
@@ -217,18 +215,12 @@ class CsvReader:
         return SampleTable.from_columns(arrays, source=source, lines=lines)
 
 
-class ParquetReader:
+class ParquetReader(_SuffixReader):
     """Sample tables as Parquet (needs pyarrow); strings are dictionary-encoded in Arrow."""
 
     name = "parquet"
     suffixes = (".parquet", ".pq")
     description = "kpass sample table as Parquet (needs pyarrow)"
-
-    def matches_suffix(self, path: str | os.PathLike) -> bool:
-        return pathlib.Path(path).name.lower().endswith(self.suffixes)
-
-    def can_read(self, path: str | os.PathLike) -> bool:
-        return self.matches_suffix(path)
 
     def read(self, path: str | os.PathLike, *, progress: Progress | None = None) -> SampleTable:
         path = pathlib.Path(path)
