@@ -17,10 +17,35 @@ Methods (``method=``)
     for the skewness of per-problem pass@k values piled up near 1, where the t interval and the
     percentile bootstrap cover about 83% at N = 30. A tail of :math:`t^*` can be degenerate; it
     is then replaced as described under "Degenerate bootstrap-t tails" below.
+
+    *Values in a known range* (every value in [0, 1], the case of every kpass metric, or in an
+    explicit ``bounds=(lo, hi)``) are studentized on the variance-stabilizing scale of a
+    proportion (Efron & Tibshirani [3]_, section 12.6), :math:`g(\theta) = \arcsin\sqrt{p}` with
+    :math:`p = (\theta - lo)/(hi - lo)` and the delta-method standard error
+    :math:`g'(\hat\theta)\widehat{SE}`, :math:`g'(p) = 1/(2\sqrt{p(1-p)})`:
+
+    .. math:: t^* = \frac{g(\hat\theta^*) - g(\hat\theta)}{g'(\hat\theta^*)\,\widehat{SE}^*}, \qquad
+              [\,g^{-1}(g(\hat\theta) - t^*_{1-\alpha/2}\,g'(\hat\theta)\widehat{SE}),\
+              g^{-1}(g(\hat\theta) - t^*_{\alpha/2}\,g'(\hat\theta)\widehat{SE})\,]
+
+    so the interval stays inside the range without clipping. On the raw scale the standard error
+    of near-0/1 values is a function of their mean (at most :math:`\sqrt{p(1-p)/N}`), so
+    :math:`t^*` of a resample with more values at the near end is large only because its
+    standard error shrinks; the raw bootstrap-t then over-covers (98.2% for pass@8 under a
+    U-shaped difficulty prior at N = 30 and n = 64, 98.0% for binary values at N = 30) while the
+    arcsine pivot does not depend on the mean (96.8-97.4% there, 93.9-95.1% in the hard
+    Beta(2, 2) pass@8 cells, 93.9-97.4% in every single-model cell with N >= 30). *0/1 values* (every value
+    at an end of the range, e.g. pass@1 from one sample per problem) get the score interval of
+    "Degenerate bootstrap-t tails" below on both sides, which for 0/1 values without clusters is
+    Wilson's with N - 1 trials reduced for the t degrees of freedom: their bootstrap
+    distribution has only N + 1 atoms, and a quantile of it covers 95.7% or 98.6% by the luck
+    of where the atoms fall (Brown, Cai & DasGupta [10]_ recommend Wilson's interval for a
+    proportion). ``details["scale"]`` says which of "arcsine", "identity" (values without a
+    known range: the raw bootstrap-t) or "score (0/1 values)" applied.
 ``"mover"`` (default of :func:`paired_difference`; paired differences only)
     The MOVER combination (Zou & Donner [7]_; Newcombe [8]_ for paired proportions) of the two
-    models' studentized intervals :math:`[l_a, u_a]`, :math:`[l_b, u_b]`, computed from the same
-    resamples, with the correlation :math:`r` of the two means:
+    models' limits :math:`[l_a, u_a]`, :math:`[l_b, u_b]` from their studentized pivots,
+    computed from the same resamples, with the correlation :math:`r` of the two means:
 
     .. math:: L = \hat d - \sqrt{(\hat\theta_a - l_a)^2 + (u_b - \hat\theta_b)^2
               - 2r(\hat\theta_a - l_a)(u_b - \hat\theta_b)}, \quad
@@ -29,15 +54,20 @@ Methods (``method=``)
 
     with :math:`r = (SE_a^2 + SE_b^2 - SE_d^2)/(2\,SE_a SE_b)` from the same (t or clustered)
     standard errors, so that near the estimate the MOVER variance is the paired
-    :math:`SE_d^2`. Each model's interval carries that model's skewness (a strong model's pass@8
-    piles up at 1 and its few failures decide the difference), which a bootstrap of the
-    differences :math:`d_j = a_j - b_j` alone misses: in the coverage study the studentized
-    bootstrap of :math:`d_j` covers 89.9-92.7% for paired pass@8 at N = 30 (and 90-92% at N = 100
-    with strongly correlated models), MOVER 95.1-98.8%, and 94.3-98.8% in every paired cell with
-    N >= 30. Its cost: it is conservative (up to 99%) when
-    both models' values are nearly 0/1, and for two almost identical models its width does not
-    shrink below the asymmetry of the per-model intervals. The p-value inverts the interval in
-    its level.
+    :math:`SE_d^2`. A model's limits are :math:`\hat\theta - t^*_{1-\alpha/2}\widehat{SE}` and
+    :math:`\hat\theta - t^*_{\alpha/2}\widehat{SE}` with the quantiles of its (arcsine-scale, for
+    values in [0, 1]) pivot, on the raw scale: not the interval mapped back through the arcsine,
+    whose curvature is the model's own mean-variance relation, which the difference of two paired
+    models does not share (its variance depends on where the two disagree); with it MOVER covered
+    98.2-98.9% for U-shaped pass@8 at N = 30. 0/1 values take their Wilson interval (Newcombe's
+    method), and the degenerate-tail fallback applies per model as in ``"studentized"``. Each
+    model's limits carry that model's skewness (a strong model's pass@8 piles up at 1 and its few
+    failures decide the difference), which a bootstrap of the differences
+    :math:`d_j = a_j - b_j` alone misses: in the coverage study the studentized bootstrap of
+    :math:`d_j` covers 89.9-92.7% for paired pass@8 at N = 30 (and 92.5% at N = 100 when one
+    model is near 1), MOVER 94.1-97.2% in every paired cell with N >= 30. For two almost
+    identical models its width does not shrink below the asymmetry of the per-model limits. The
+    p-value inverts the interval in its level.
 ``"t"``
     :math:`\hat\theta \pm t_{N-1,\,1-\alpha/2}\, s/\sqrt{N}` with :math:`s` the standard deviation
     (``ddof=1``) of the per-problem values; what ``inspect_ai.scorer.ci(method="t")`` computes.
@@ -124,8 +154,9 @@ With fewer than 10 clusters (:data:`FEW_CLUSTERS`) every cluster-robust interval
 (Cameron & Miller [2]_, section VI: the clustered SE and the cluster bootstrap are too narrow);
 :func:`mean_ci` and :func:`paired_difference` then warn (``IntervalMethodWarning``) whatever the
 method. The default studentized interval stays finite there (its resamples are then mostly
-degenerate and its bounds come from the score interval with C - 1 degrees of freedom, which
-covered 93.5-100% in a check with 3 to 10 clusters where ``"clustered-t"`` covered 70-97%).
+degenerate and its bounds come from the score interval with C - 1 degrees of freedom; at
+C = 10 the coverage study has it at 94.0-95.9% where ``"clustered-t"`` covers 81.0-93.7%, and
+below 10 clusters the score bounds are wider still).
 
 Bounds
 ------
@@ -156,6 +187,8 @@ References
    proportions based on paired data", Statistics in Medicine 17(22), 2635-2650 (1998).
 .. [9] W. Hoeffding, "Probability Inequalities for Sums of Bounded Random Variables", Journal
    of the American Statistical Association 58(301), 13-30 (1963).
+.. [10] L. D. Brown, T. T. Cai and A. DasGupta, "Interval Estimation for a Binomial Proportion",
+   Statistical Science 16(2), 101-133 (2001).
 """
 
 from __future__ import annotations
@@ -1186,15 +1219,44 @@ def _paired_score_fallback(a: NDArray[np.float64], b: NDArray[np.float64], codes
 class _Studentized:
     r"""The bootstrap-t distribution of every column and its interval at any level.
 
-    ``interval(level)`` inverts the distribution of :math:`t^*` and replaces a degenerate tail
-    (more than :math:`\alpha/2` of the resamples with less than one unit's worth of the observed
-    variance on that side) by ``fallback``; the other bound is then the wider of the two.
+    Without ``scale_range`` the pivot is :math:`t^* = (\hat\theta^* - \hat\theta)/\widehat{SE}^*`
+    and the interval :math:`\hat\theta - t^*_{q}\widehat{SE}`. With ``scale_range = (lo, hi)``
+    (values known to lie in it) the pivot is taken on the variance-stabilized scale
+    :math:`g(\theta) = \arcsin\sqrt{(\theta - lo)/(hi - lo)}` with the delta-method standard
+    error :math:`g'(\theta)\,\widehat{SE}`, and the interval is mapped back with :math:`g^{-1}`
+    (module docstring, "studentized"). Columns flagged ``two_point`` (every value at ``lo`` or
+    ``hi``, also all at the same end) take both bounds from ``fallback`` (the score interval).
+    ``interval(level)`` inverts
+    the distribution of the pivot and replaces a degenerate tail (more than :math:`\alpha/2` of
+    the resamples with less than one unit's worth of the observed variance on that side) by
+    ``fallback``; the other bound is then the wider of the two.
     """
 
-    def __init__(self, estimate, se, boot_mean, boot_se, n_units: int, constant, tol, fallback: _Fallback):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t_star = boot_mean / boot_se
-        self.t_star = np.where(boot_se > 0, t_star, np.where(np.abs(boot_mean) <= tol, 0.0, np.copysign(np.inf, boot_mean)))
+    def __init__(self, estimate, se, boot_mean, boot_se, n_units: int, constant, tol, fallback: _Fallback,
+                 scale_range: tuple[float, float] | None = None, two_point=None):
+        pile = np.where(np.abs(boot_mean) <= tol, 0.0, np.copysign(np.inf, boot_mean))
+        if scale_range is None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t_star = boot_mean / boot_se
+            self.t_star = np.where(boot_se > 0, t_star, pile)
+            self.center, self.scale_se, self.back = estimate, se, None
+        else:
+            lo, hi = scale_range
+            width = hi - lo
+            p = np.clip((estimate - lo) / width, 0.0, 1.0)
+            p_star = np.clip((estimate + boot_mean - lo) / width, 0.0, 1.0)
+            spread_star = p_star * (1.0 - p_star)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                # (g(p*) - g(p)) / (g'(p*) SE*), g'(p) = 1 / (2 sqrt(p (1 - p)))
+                t_star = (np.arcsin(np.sqrt(p_star)) - np.arcsin(np.sqrt(p))) * 2.0 * np.sqrt(spread_star) / (boot_se / width)
+                self.scale_se = np.where(p * (1.0 - p) > 0, se / width / (2.0 * np.sqrt(p * (1.0 - p))), 0.0)
+            self.t_star = np.where((boot_se > 0) & (spread_star > 0), t_star, pile)
+            self.center = np.arcsin(np.sqrt(p))
+
+            def back(y):
+                return lo + width * np.sin(np.clip(y, 0.0, np.pi / 2.0)) ** 2
+
+            self.back = back
         self.t_sorted = np.sort(self.t_star, axis=0)
         # degenerate resamples: less than one unit's worth of the observed variance
         degenerate = boot_se * np.sqrt(n_units) <= se
@@ -1202,36 +1264,59 @@ class _Studentized:
         self.share_below = np.mean(degenerate & (boot_mean < -tol), axis=0)  # drive the upper bound
         self.infinite_share = np.mean(~np.isfinite(self.t_star), axis=0)
         self.estimate, self.se, self.constant, self.fallback = estimate, se, constant, fallback
+        # 0/1 values, including a column with every value at the same end of the range
+        self.two_point = np.zeros(estimate.shape, dtype=bool) if two_point is None else np.asarray(two_point)
 
-    def interval(self, level: NDArray[np.float64], sources: bool = True) -> dict[str, NDArray[Any]]:
-        """Bounds at ``level`` (per column) and, with ``sources``, the method of each bound."""
+    def interval(self, level: NDArray[np.float64], sources: bool = True, raw_legs: bool = False) -> dict[str, NDArray[Any]]:
+        """Bounds at ``level`` (per column) and, with ``sources``, the method of each bound.
+
+        ``raw_legs``: the quantiles of the (possibly arcsine-scale) pivot times the raw standard
+        error, :math:`\hat\theta - t^*_q \widehat{SE}`, without mapping back through
+        :math:`g^{-1}` (the legs that :func:`_mover_interval` combines).
+        """
         alpha = 1.0 - np.asarray(level, dtype=np.float64)
         q_low = _quantile_of_sorted(self.t_sorted, alpha / 2.0)
         q_high = _quantile_of_sorted(self.t_sorted, 1.0 - alpha / 2.0)
         with np.errstate(invalid="ignore"):
-            low = self.estimate - q_high * self.se
-            high = self.estimate - q_low * self.se
-        replace_low = ((self.share_above > alpha / 2.0) | ~np.isfinite(low)) & ~self.constant
-        replace_high = ((self.share_below > alpha / 2.0) | ~np.isfinite(high)) & ~self.constant
+            if raw_legs or self.back is None:
+                low = self.estimate - q_high * self.se
+                high = self.estimate - q_low * self.se
+            else:
+                low = self.back(self.center - q_high * self.scale_se)
+                high = self.back(self.center - q_low * self.scale_se)
+        two_point = self.two_point
+        replace_low = ((self.share_above > alpha / 2.0) | ~np.isfinite(q_high)) & ~self.constant & ~two_point
+        replace_high = ((self.share_below > alpha / 2.0) | ~np.isfinite(q_low)) & ~self.constant & ~two_point
         replaced = replace_low | replace_high
         low_source = high_source = None
         if sources:
             low_source = np.full(low.shape, "studentized", dtype=object)
             high_source = low_source.copy()
-        if replaced.any():
+        if replaced.any() or two_point.any():
             fallback_low, fallback_high = self.fallback.bounds(level)
-            # degenerate side: the fallback; other side: the wider of the two
-            low = np.where(replace_low, fallback_low, np.where(replaced, np.minimum(low, fallback_low), low))
-            high = np.where(replace_high, fallback_high, np.where(replaced, np.maximum(high, fallback_high), high))
+            # degenerate side: the fallback; other side: the wider of the two; 0/1 values: the fallback
+            low = np.where(replace_low | two_point, fallback_low, np.where(replaced, np.minimum(low, fallback_low), low))
+            high = np.where(replace_high | two_point, fallback_high, np.where(replaced, np.maximum(high, fallback_high), high))
             if sources:
-                low_source[replaced & (low == fallback_low)] = self.fallback.name
-                high_source[replaced & (high == fallback_high)] = self.fallback.name
+                low_source[(replaced | two_point) & (low == fallback_low)] = self.fallback.name
+                high_source[(replaced | two_point) & (high == fallback_high)] = self.fallback.name
         return {"low": low, "high": high, "q_low": q_low, "q_high": q_high, "replace_low": replace_low,
                 "replace_high": replace_high, "replaced": replaced, "low_source": low_source, "high_source": high_source}
 
     def bounds(self, level: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         out = self.interval(level, sources=False)
         return out["low"], out["high"]
+
+    def scale_name(self) -> NDArray[Any]:
+        """Per column: the scale of the pivot, or "score" for 0/1 values."""
+        name = "identity" if self.back is None else "arcsine"
+        return np.where(self.two_point, "score (0/1 values)", name)
+
+
+def _two_point(values: NDArray[np.float64], value_range: tuple[float, float]) -> NDArray[np.bool_]:
+    """Per column: every value at one of the two ends of ``value_range`` (0/1 values in [0, 1])."""
+    lo, hi = value_range
+    return ((values == lo) | (values == hi)).all(axis=0)
 
 
 def _interval_core(
@@ -1247,13 +1332,16 @@ def _interval_core(
     test_zero: bool,
     fallback: _Fallback | None = None,
     paired: tuple[NDArray[np.float64], NDArray[np.float64], tuple[float, float] | None] | None = None,
+    scale_range: tuple[float, float] | None = None,
 ) -> list[dict[str, Any]]:
     """Compute the interval for every column of ``values``; returns one dict per column.
 
     ``values`` (and ``codes``) come in canonical row order (:func:`_canonical_order`).
     ``fallback`` gives the bounds that replace a degenerate tail of the studentized bootstrap
     (see the module docstring); ``None`` uses the t (or clustered-t) bounds. ``paired`` is
-    ``(a, b, range of a and b)`` for ``method="mover"`` (``values`` is then ``a - b``). With
+    ``(a, b, range of a and b)`` for ``method="mover"`` (``values`` is then ``a - b``).
+    ``scale_range`` (values known to lie in it) puts the studentized pivot on the arcsine scale
+    and gives 0/1 values (every value at an end of the range) the score interval. With
     ``test_zero`` the p-value of "0" inverts the interval the method shows in its level (the
     t test for ``"t"``/``"clustered-t"``, which is the same thing in closed form).
     """
@@ -1267,6 +1355,7 @@ def _interval_core(
     units = _Units(centered, codes, need_se=method == "studentized")
     se = _analytic_se(units, n, constant)
     common: dict[str, Any] = {"resampling": "clusters" if codes is not None else "problems"}
+    two_point = None
     details = [dict(common) for _ in range(k)]
     p_values = np.full(k, np.nan)
 
@@ -1296,7 +1385,10 @@ def _interval_core(
             if fallback is None:
                 fallback = _Fallback(_t_bounds(estimate, se, units.n_units - 1), "clustered-t" if codes is not None else "t")
             tol = _TIE_TOLERANCE * np.maximum(np.abs(centered).max(axis=0), 1e-300)
-            studentized = _Studentized(estimate, se, boot_mean, boot_se, units.n_units, constant, tol, fallback)
+            two_point = None if scale_range is None else _two_point(values, scale_range)
+            studentized = _Studentized(estimate, se, boot_mean, boot_se, units.n_units, constant, tol, fallback,
+                                       scale_range, two_point)
+            scales = studentized.scale_name()
             out = studentized.interval(np.full(k, level))
             low, high = out["low"], out["high"]
             standard_error = se
@@ -1309,6 +1401,7 @@ def _interval_core(
                     degenerate_share=(float(studentized.share_below[j]), float(studentized.share_above[j])),
                     bound_methods=(out["low_source"][j], out["high_source"][j]),
                     degenerate_tail=(bool(out["replace_low"][j]), bool(out["replace_high"][j])),
+                    scale=str(scales[j]),
                 )
         else:
             sorted_mean = np.sort(boot_mean, axis=0)
@@ -1341,8 +1434,11 @@ def _interval_core(
         if test_zero:
             p_values = _p_value_by_inversion(shown_interval, estimate, k)
 
-    low = np.where(constant, estimate, low)
-    high = np.where(constant, estimate, high)
+    # every value at one end of a known range (all 0 or all 1): the default keeps its score interval
+    end_constant = constant & (two_point if method == "studentized" and two_point is not None else False)
+    pinned = constant & ~end_constant
+    low = np.where(pinned, estimate, low)
+    high = np.where(pinned, estimate, high)
     standard_error = np.where(constant, 0.0, standard_error)
     if test_zero:
         p_values = np.where(constant, np.where(estimate == 0, 1.0, 0.0), p_values)
@@ -1358,7 +1454,7 @@ def _interval_core(
             lo, hi = new_lo, new_hi
         details[j].update(bounds=bounds, clipped=clipped)
         if constant[j]:
-            details[j]["degenerate"] = "constant values"
+            details[j]["degenerate"] = "constant values at an end of the range" if end_constant[j] else "constant values"
         est = float(estimate[j])
         if not lo <= est <= hi:
             details[j]["estimate_outside"] = True
@@ -1370,7 +1466,8 @@ def _interval_core(
                 "standard_error": float(standard_error[j]),
                 "details": details[j],
                 "p_value": float(p_values[j]),
-                "constant": bool(constant[j]),
+                "constant": bool(pinned[j]),
+                "constant_at_end": bool(end_constant[j]),
             }
         )
     return results
@@ -1402,7 +1499,10 @@ def _mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples,
     model_fallback = _score_fallback(stacked, codes, n_clusters, model_range)
     if model_fallback is None:
         model_fallback = _Fallback(_t_bounds(model_estimate, model_se, units.n_units - 1), "clustered-t" if codes is not None else "t")
-    per_model = _Studentized(model_estimate, model_se, boot_mean, boot_se, units.n_units, model_constant, tol, model_fallback)
+    two_point = None if model_range is None else _two_point(stacked, model_range)
+    per_model = _Studentized(model_estimate, model_se, boot_mean, boot_se, units.n_units, model_constant, tol, model_fallback,
+                             model_range, two_point)
+    scales = per_model.scale_name()
     se_a, se_b = model_se[:k], model_se[k:]
     with np.errstate(divide="ignore", invalid="ignore"):
         correlation = np.where((se_a > 0) & (se_b > 0), (se_a**2 + se_b**2 - se**2) / (2.0 * se_a * se_b), 0.0)
@@ -1413,7 +1513,7 @@ def _mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples,
     score_constant = model_constant & (model_range is not None)
 
     def model_bounds(levels_2k: NDArray[np.float64], sources: bool = True) -> dict[str, NDArray[Any]]:
-        out = per_model.interval(levels_2k, sources)
+        out = per_model.interval(levels_2k, sources, raw_legs=True)
         if score_constant.any():
             constant_low, constant_high = model_fallback.bounds(levels_2k)
             out["low"] = np.where(score_constant, constant_low, out["low"])
@@ -1453,6 +1553,7 @@ def _mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples,
                              bool(models["replace_high"][j] or models["replace_low"][k + j])),
             degenerate_share=(float(max(per_model.share_below[j], per_model.share_above[k + j])),
                               float(max(per_model.share_above[j], per_model.share_below[k + j]))),
+            model_scales=(str(scales[j]), str(scales[k + j])),
         )
     p_values = _p_value_by_inversion(bounds, estimate, k) if test_zero else np.full(k, np.nan)
     return low, high, se, p_values
@@ -1466,6 +1567,15 @@ def _warn_degenerate(results: list[dict[str, Any]], what: str) -> None:
         warnings.warn(
             f"every per-problem {what} is identical{columns(constant)}: the interval has width 0 and the "
             "standard error is 0, which says nothing about the uncertainty of the benchmark.",
+            DegenerateIntervalWarning,
+            stacklevel=3,
+        )
+    at_end = [j for j, r in enumerate(results) if r.get("constant_at_end")]
+    if at_end:
+        warnings.warn(
+            f"every per-problem {what} is at the same end of its range{columns(at_end)} (e.g. every problem "
+            "solved): the standard error is 0, so the interval is the score (Wilson) interval of that many "
+            "problems all at that end, which is what so few problems can rule out (details['bound_methods']).",
             DegenerateIntervalWarning,
             stacklevel=3,
         )
@@ -1536,11 +1646,14 @@ def mean_ci(
     The default ``"studentized"`` interval is
     :math:`[\hat\theta - t^*_{1-\alpha/2}\widehat{SE},\ \hat\theta - t^*_{\alpha/2}\widehat{SE}]`
     with :math:`t^*` the bootstrap distribution of
-    :math:`(\hat\theta^* - \hat\theta)/\widehat{SE}^*` (see the module docstring for every method).
-    A tail of :math:`t^*` made degenerate by values piled up at one value (e.g. 39 of 40 at 1)
-    is replaced by a Wilson score bound with the Bernoulli worst-case effective sample size,
-    with an :class:`~kpass.metrics.IntervalMethodWarning` (module docstring, "Degenerate
-    bootstrap-t tails"): the interval is always finite and never [0, 1] by clipping an infinity.
+    :math:`(\hat\theta^* - \hat\theta)/\widehat{SE}^*` (see the module docstring for every method);
+    values in [0, 1] (or in an explicit ``bounds`` range) are studentized on the arcsine scale
+    :math:`\arcsin\sqrt{\theta}` and the interval is mapped back, and 0/1 values (also all 0 or
+    all 1) get the Wilson score interval (``details["scale"]``). A tail of :math:`t^*` made
+    degenerate by values piled up at one value (e.g. 37 of 40 pass@8 values at 1) is replaced by
+    a Wilson score bound with the Bernoulli worst-case effective sample size, with an
+    :class:`~kpass.metrics.IntervalMethodWarning` (module docstring, "Degenerate bootstrap-t
+    tails"): the interval is always finite and never [0, 1] by clipping an infinity.
 
     Parameters
     ----------
@@ -1585,9 +1698,10 @@ def mean_ci(
     Warns
     -----
     DegenerateIntervalWarning
-        Every value of a column is identical (interval of width 0, standard error 0), or a
-        bound is infinite (only possible for values without a known range and a standard
-        error of 0).
+        Every value of a column is identical (interval of width 0, standard error 0; under the
+        default, values all at one end of their range, e.g. every problem solved, give the score
+        interval of that many problems instead), or a bound is infinite (only possible for values
+        without a known range and a standard error of 0).
     IntervalMethodWarning
         A bound of the studentized interval came from its score (or t) fallback because the
         bootstrap-t tail was degenerate (``details["bound_methods"]``), or there are fewer
@@ -1621,12 +1735,9 @@ def mean_ci(
     >>> r = mean_ci([0.2, 0.9, 1.0, 1.0, 0.6, 1.0, 0.95, 0.3], rng=0)
     >>> r.method, r.low <= r.estimate <= r.high
     ('studentized', True)
-    >>> import warnings
-    >>> with warnings.catch_warnings():                         # IntervalMethodWarning
-    ...     warnings.simplefilter("ignore")
-    ...     r = mean_ci([1.0] * 39 + [0.0], rng=0)              # 36% of resamples all ones
-    >>> round(r.low, 3), r.high, r.details["bound_methods"]
-    (0.864, 1.0, ('score', 'studentized'))
+    >>> r = mean_ci([1.0] * 39 + [0.0], rng=0)                 # 0/1 values: Wilson, 39 trials
+    >>> round(r.low, 3), round(r.high, 3), r.details["bound_methods"]
+    (0.864, 0.996, ('score', 'score'))
     """
     arr, one_d = _values_iv(values, "values")
     n, k = arr.shape
@@ -1646,7 +1757,7 @@ def mean_ci(
             value_range = bound_range
     fallback = _score_fallback(arr, codes, n_clusters, value_range) if method == "studentized" else None
     results = _interval_core(arr, codes, n_clusters, method, level, design.n_resamples, rng, bound_range,
-                             design.max_chunk_elements, False, fallback)
+                             design.max_chunk_elements, False, fallback, scale_range=value_range)
     _warn_few_clusters(n_clusters)
     _warn_degenerate(results, "value")
     out = [
@@ -1737,13 +1848,13 @@ def paired_difference(
 
     which is much smaller than the unpaired :math:`\sqrt{s_a^2/N + s_b^2/N}` when the
     correlation :math:`r_{ab}` of the two models' per-problem values is high (Miller 2024,
-    section 4). The default interval, ``"mover"``, combines the two models' studentized
-    intervals (same resamples) with that correlation (Zou & Donner 2008):
+    section 4). The default interval, ``"mover"``, combines the two models' studentized limits
+    (same resamples; module docstring) with that correlation (Zou & Donner 2008):
 
     .. math:: L = \bar d - \sqrt{(\hat\theta_a - l_a)^2 + (u_b - \hat\theta_b)^2
               - 2r(\hat\theta_a - l_a)(u_b - \hat\theta_b)}
 
-    and :math:`U` likewise; in the coverage study it covers 94.3-98.8% in every paired cell with
+    and :math:`U` likewise; in the coverage study it covers 94.1-97.2% in every paired cell with
     N >= 30, where the studentized bootstrap of the :math:`d_j` covers 89.9-96.1% (below 93% for
     paired pass@8 at N = 30). Every other method
     (``"studentized"``, ``"t"``, ...) is :func:`mean_ci` of the :math:`d_j`.

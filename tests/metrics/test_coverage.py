@@ -119,13 +119,9 @@ def test_u_shaped_cells_single_and_paired():
         if cell.skipped:
             continue
         default = study.default_method(cell.comparison)
-        if (cell.comparison, cell.metric) == ("paired", "pass@8"):
-            # a known over-coverage of MOVER when both models' values are nearly 0/1 (README
-            # "Intervals"): about 99% at N = 30, but no more than 1.5 times the studentized width
-            assert cell.coverage[default] >= LOW, cell.coverage
-            assert cell.mean_width[default] < 1.5 * cell.mean_width["studentized"], cell.mean_width
-        else:
-            assert LOW <= cell.coverage[default] <= HIGH, (cell.comparison, cell.metric, cell.n_samples, cell.coverage)
+        # paired pass@8: MOVER of the per-model intervals mapped back from the arcsine scale covered
+        # about 98.5% here (each model's mean-variance curvature added twice), raw-scale legs hold
+        assert LOW <= cell.coverage[default] <= HIGH, (cell.comparison, cell.metric, cell.n_samples, cell.coverage)
         if cell.n_samples == 16:  # treating 30 x 16 correlated samples as independent
             assert cell.coverage["naive"] < 0.85, cell.coverage
 

@@ -357,29 +357,85 @@ def _korn_graubard_wilson_low(p, n_eff, df, level=0.95):
     return center - half, center + half
 
 
-def test_39_of_40_binary_values_give_a_score_bound_not_zero():
-    # before: 36% of the resamples are all ones, t* = +inf, the lower bound -inf clipped to 0: [0, 1]
+def _no_interval_method_warning(values, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IntervalMethodWarning)
+        return mean_ci(values, **kwargs)
+
+
+def test_39_of_40_binary_values_give_the_wilson_interval():
+    # before: 36% of the resamples are all ones, t* = +inf, the lower bound -inf clipped to 0: [0, 1];
+    # 0/1 values now take the score interval on both sides, without a warning (nothing failed)
     values = np.r_[np.ones(39), 0.0]
-    result = _studentized_with_warning(values, "cannot give the lower bound: 36% of the resamples", rng=0)
-    assert result.details["bound_methods"] == ("score", "studentized")
-    assert result.details["degenerate_tail"] == (True, False)
+    result = _no_interval_method_warning(values, rng=0)
+    assert result.details["bound_methods"] == ("score", "score")
+    assert result.details["scale"] == "score (0/1 values)"
+    assert result.details["degenerate_tail"] == (False, False)
     assert result.details["degenerate_share"][1] == pytest.approx(0.975**40, abs=0.015)  # P(all ones)
     # Wilson with n_eff = min(p(1-p)/SE^2, N) = N - 1 = 39 trials and the t_39 reduction
-    expected_low, _ = _korn_graubard_wilson_low(0.975, 39, 39)
-    assert result.low == pytest.approx(expected_low, abs=1e-12)
+    expected_low, expected_high = _korn_graubard_wilson_low(0.975, 39, 39)
+    assert (result.low, result.high) == pytest.approx((expected_low, expected_high), abs=1e-12)
     exact = stats.binomtest(39, 40).proportion_ci(method="exact")  # Clopper-Pearson [0.868, 0.999]
     wilson = stats.binomtest(39, 40).proportion_ci(method="wilson")  # [0.871, 0.996]
     assert abs(result.low - exact.low) < 0.01 and abs(result.low - wilson.low) < 0.01
     assert result.low < mean_ci(values, method="t").low - 0.05  # the t interval ([0.924, 1]) is too narrow
     assert 0.99 < result.high <= 1.0
     assert mean_ci(values, rng=0) == mean_ci(values, rng=0)  # seeded, reproducible
+    # another seed gives the same interval: the score interval does not depend on the resamples
+    other_seed = mean_ci(values, rng=5)
+    assert (other_seed.low, other_seed.high) == (result.low, result.high)
+
+
+def test_binary_values_are_wilson_at_any_level_and_every_problem_solved_is_not_width_zero():
+    values = np.r_[np.ones(21), np.zeros(9)]
+    for level in (0.5, 0.9, 0.99):
+        result = _no_interval_method_warning(values, rng=0, confidence_level=level)
+        expected = _korn_graubard_wilson_low(0.7, 29, 29, level)  # p(1-p)/SE^2 = N - 1 = 29
+        assert (result.low, result.high) == pytest.approx(expected, abs=1e-12)
+    # 30 of 30 solved: before [1, 1] with SE 0; the score interval of 30 successes in 30 (n_B = N)
+    with pytest.warns(DegenerateIntervalWarning, match="same end of its range"):
+        solved = mean_ci(np.ones(30), rng=0)
+    assert solved.standard_error == 0.0 and solved.high == 1.0
+    assert solved.low == pytest.approx(_korn_graubard_wilson_low(1.0, 30, 29)[0], abs=1e-12)
+    assert solved.details["bound_methods"] == ("score", "score")
+    assert solved.details["degenerate"] == "constant values at an end of the range"
+    with pytest.warns(DegenerateIntervalWarning, match="same end of its range"):
+        unsolved = mean_ci(np.zeros(30), rng=0)
+    assert unsolved.low == 0.0 and unsolved.high == pytest.approx(1.0 - solved.low, abs=1e-12)
+    # other methods keep the width-0 interval (and its warning)
+    with pytest.warns(DegenerateIntervalWarning, match="identical"):
+        assert mean_ci(np.ones(30), method="t").width == 0.0
+
+
+def test_values_in_the_range_use_the_arcsine_scale_and_others_the_raw_one():
+    values = np.random.default_rng(3).beta(0.5, 0.3, 50)
+    result = mean_ci(values, rng=0)
+    assert result.details["scale"] == "arcsine"
+    # the arcsine pivot, written out: g(p) = asin(sqrt(p)), t* = (g(m*) - g(m)) / (g'(m*) SE*)
+    n = values.size
+    weights = np.vstack(list(bootstrap_weights(n, n_resamples=10_000, rng=0, order_by=values)))
+    means = weights @ values / n
+    ses = np.sqrt((weights @ values**2 - n * means**2) / (n - 1) / n)
+    m, se = values.mean(), values.std(ddof=1) / np.sqrt(n)
+    g = lambda x: np.arcsin(np.sqrt(x))  # noqa: E731
+    slope = lambda x: 1 / (2 * np.sqrt(x * (1 - x)))  # noqa: E731
+    t_star = (g(means) - g(m)) / (slope(means) * ses)
+    q_low, q_high = np.quantile(t_star, [0.025, 0.975])
+    low, high = (np.sin(g(m) - q * slope(m) * se) ** 2 for q in (q_high, q_low))
+    assert (result.low, result.high) == pytest.approx((low, high), abs=2e-3)
+    assert result.details["t_quantiles"] == pytest.approx((q_low, q_high), abs=0.05)
+    shifted = mean_ci(values + 5.0, rng=0)  # no known range: the raw bootstrap-t
+    assert shifted.details["scale"] == "identity"
+    in_range = mean_ci(values * 10, rng=0, bounds=(0, 10))  # an explicit range: the same arcsine interval
+    assert in_range.details["scale"] == "arcsine"
+    assert (in_range.low, in_range.high) == pytest.approx((10 * result.low, 10 * result.high), rel=1e-9)
 
 
 def test_pass16_binary_values_28_of_30():
     # pass@16 with n = 16 is 0/1 per problem; before: [0.0000, 0.97]
     values = pass_at_k(np.full(30, 16), np.r_[np.full(28, 5), 0, 0], 16)
     assert set(np.unique(values)) == {0.0, 1.0}
-    result = _studentized_with_warning(values, "lower bound", rng=1)
+    result = _no_interval_method_warning(values, rng=1)
     exact = stats.binomtest(28, 30).proportion_ci(method="exact")  # [0.779, 0.992]
     assert abs(result.low - exact.low) < 0.015
     assert result.high >= exact.high - 0.02
@@ -402,9 +458,9 @@ def test_pass8_mostly_one_with_a_few_lower_values():
 def test_budget_curve_with_nearly_every_value_zero():
     # before: [0, 1] (all-zero resamples give t* = -inf, the upper bound +inf clipped to 1)
     result = _studentized_with_warning(np.r_[np.zeros(39), 0.3], "upper bound", rng=0)
-    assert result.low == 0.0 and 0.05 < result.high < 0.15
+    assert 0.0 <= result.low < 0.001 and 0.05 < result.high < 0.15
     assert result.details["bound_methods"] == ("studentized", "score")
-    one = _studentized_with_warning(np.r_[np.zeros(39), 1.0], "upper bound", rng=0)
+    one = _no_interval_method_warning(np.r_[np.zeros(39), 1.0], rng=0)
     exact = stats.binomtest(1, 40).proportion_ci(method="exact")  # [0.0006, 0.132]
     assert abs(one.high - exact.high) < 0.01
 
@@ -435,12 +491,13 @@ def test_clustered_score_fallback_uses_the_kish_worst_case():
     # n_eff = min(p(1-p)/SE_cl^2, N^2 / sum N_c^2) with N^2 / sum N_c^2 = 36^2 / (12 * 9) = 12
     values = np.repeat(np.r_[np.ones(11), 0.0], 3)
     clusters = np.repeat(np.arange(12), 3)
-    result = _studentized_with_warning(values, "lower bound", clusters=clusters, rng=0)
+    result = _no_interval_method_warning(values, clusters=clusters, rng=0)
+    assert result.details["bound_methods"] == ("score", "score")
     p = 11 / 12
     se = mean_ci(values, clusters=clusters, method="clustered-t").standard_error
     n_eff = min(p * (1 - p) / se**2, 12.0)
-    expected_low, _ = _korn_graubard_wilson_low(p, n_eff, 11)
-    assert result.low == pytest.approx(expected_low, abs=1e-12)
+    expected = _korn_graubard_wilson_low(p, n_eff, 11)
+    assert (result.low, result.high) == pytest.approx(expected, abs=1e-12)
 
 
 def test_values_without_a_range_fall_back_to_t_and_an_explicit_range_to_score():
@@ -450,7 +507,7 @@ def test_values_without_a_range_fall_back_to_t_and_an_explicit_range_to_score():
     assert (result.low, result.high) == pytest.approx((t_interval.low, t_interval.high), abs=1e-12)
     assert result.details["bound_methods"] == ("t", "t")
     unit = mean_ci(np.r_[np.ones(39), 0.0], rng=0)
-    scaled = _studentized_with_warning(100 * np.r_[np.ones(39), 0.0], "score", rng=0, bounds=(0, 100))
+    scaled = _no_interval_method_warning(100 * np.r_[np.ones(39), 0.0], rng=0, bounds=(0, 100))
     assert scaled.low == pytest.approx(100 * unit.low, rel=1e-12)
 
 
@@ -471,7 +528,7 @@ def test_studentized_is_never_infinite_and_never_silently_degenerate(values, see
 
 
 def test_two_dimensional_values_report_each_replaced_column():
-    values = np.column_stack([np.r_[np.ones(39), 0.0], np.linspace(0, 1, 40)])
+    values = np.column_stack([np.r_[np.ones(38), 0.999, 0.0], np.linspace(0, 1, 40)])
     with pytest.warns(IntervalMethodWarning, match=r"\(columns \[0\]\)"):
         first, second = mean_ci(values, rng=0)
     assert first.details["bound_methods"][0] == "score"

@@ -186,14 +186,20 @@ def test_default_is_mover_of_the_two_studentized_intervals():
     a, b = _two_models(7, 60)
     result = paired_difference(a, b, rng=3, n_resamples=3000)
     assert result.method == "mover"
-    # the per-model intervals are studentized intervals from the same resamples of the problems:
-    # model a's is mean_ci's of a (the problems are drawn in a's canonical order), and with the
-    # roles swapped model b's is mean_ci's of b (each column of a 2-D mean_ci is resampled on its
-    # own, so the two no longer come from one 2-D mean_ci call)
+    # the per-model limits come from the studentized pivots of mean_ci (same resamples of the
+    # problems: model a's pivot is mean_ci's of a, drawn in a's canonical order, and with the roles
+    # swapped model b's is mean_ci's of b), with raw-scale legs estimate - t*_q SE: the arcsine
+    # pivot's quantiles, not mapped back through the arcsine
     per_model = [mean_ci(a, rng=3, n_resamples=3000), mean_ci(b, rng=3, n_resamples=3000)]
-    assert result.details["interval_a"] == pytest.approx((per_model[0].low, per_model[0].high), abs=1e-12)
+
+    def raw_legs(r):
+        q_low, q_high = r.details["t_quantiles"]
+        return r.estimate - q_high * r.standard_error, r.estimate - q_low * r.standard_error
+
+    assert per_model[0].details["scale"] == "arcsine" and per_model[0].details["bound_methods"] == ("studentized",) * 2
+    assert result.details["interval_a"] == pytest.approx(raw_legs(per_model[0]), abs=1e-12)
     swapped = paired_difference(b, a, rng=3, n_resamples=3000)
-    assert swapped.details["interval_a"] == pytest.approx((per_model[1].low, per_model[1].high), abs=1e-12)
+    assert swapped.details["interval_a"] == pytest.approx(raw_legs(per_model[1]), abs=1e-12)
     assert result.details["interval_b"] == pytest.approx(swapped.details["interval_a"], abs=0.01)
     # Zou & Donner (2008) with r the correlation of the two means (Pearson's r without clusters)
     r = np.corrcoef(a, b)[0, 1]
@@ -219,7 +225,10 @@ def test_mover_with_clusters_uses_clustered_standard_errors():
     assert result.details["correlation_of_means"] == pytest.approx(r, abs=1e-12)
     assert result.details["resampling"] == "clusters" and result.n_clusters == 15
     per_model = mean_ci(a, clusters=clusters, rng=0, n_resamples=2000)
-    assert result.details["interval_a"] == pytest.approx((per_model.low, per_model.high), abs=1e-12)
+    q_low, q_high = per_model.details["t_quantiles"]
+    se_a = per_model.standard_error
+    assert per_model.details["bound_methods"] == ("studentized", "studentized")
+    assert result.details["interval_a"] == pytest.approx((a.mean() - q_high * se_a, a.mean() - q_low * se_a), abs=1e-12)
 
 
 def test_mover_is_only_for_paired_differences():
@@ -233,8 +242,14 @@ def test_two_strong_models_that_differ_on_two_problems(method):
     # studentized bootstrap of d had t* = -inf and an upper bound of +inf clipped to 1: [0.0006, 1.0]
     a = np.r_[np.ones(39), 0.0]
     b = np.r_[np.ones(37), 0.0, 0.0, 0.0]
-    with pytest.warns(IntervalMethodWarning, match="cannot give"):
-        result = paired_difference(a, b, method=method, rng=0)
+    if method == "studentized":
+        with pytest.warns(IntervalMethodWarning, match="cannot give"):
+            result = paired_difference(a, b, method=method, rng=0)
+    else:  # 0/1 values: each model's interval is Wilson's (Newcombe 1998), nothing to warn about
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", IntervalMethodWarning)
+            result = paired_difference(a, b, method=method, rng=0)
+        assert result.details["model_scales"] == ("score (0/1 values)", "score (0/1 values)")
     assert result.estimate == pytest.approx(0.05)
     assert math.isfinite(result.low) and math.isfinite(result.high)
     # two discordant problems, both for A: no evidence of a difference (exact sign test p = 0.5)
