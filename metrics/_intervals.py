@@ -1268,7 +1268,7 @@ class _Studentized:
         self.two_point = np.zeros(estimate.shape, dtype=bool) if two_point is None else np.asarray(two_point)
 
     def interval(self, level: NDArray[np.float64], sources: bool = True, raw_legs: bool = False) -> dict[str, NDArray[Any]]:
-        """Bounds at ``level`` (per column) and, with ``sources``, the method of each bound.
+        r"""Bounds at ``level`` (per column) and, with ``sources``, the method of each bound.
 
         ``raw_legs``: the quantiles of the (possibly arcsine-scale) pivot times the raw standard
         error, :math:`\hat\theta - t^*_q \widehat{SE}`, without mapping back through
