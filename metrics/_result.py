@@ -60,7 +60,11 @@ class IntervalResult:
         Read-only; what the method needs to explain itself, e.g. ``df``, ``critical_value``,
         ``n_resamples``, ``seed``, ``resampling`` (``"problems"`` or ``"clusters"``),
         ``bounds`` and ``clipped`` (whether the raw interval left the range of the metric and
-        was cut back to it), ``bias_correction`` and ``acceleration`` for BCa.
+        was cut back to it), ``bias_correction`` and ``acceleration`` for BCa; for
+        ``"studentized"`` also ``scale`` (``"arcsine"``, ``"identity"`` or
+        ``"score (0/1 values)"``), ``t_quantiles`` and ``bound_methods`` (the method of each
+        bound) and, for ``"mover"``, ``interval_a``/``interval_b`` (the per-model limits it
+        combined), ``model_scales`` and ``correlation_of_means``.
     """
 
     estimate: float
