@@ -34,10 +34,11 @@ Methods (``method=``)
     standard error shrinks; the raw bootstrap-t then over-covers (98.2% for pass@8 under a
     U-shaped difficulty prior at N = 30 and n = 64, 98.0% for binary values at N = 30) while the
     arcsine pivot does not depend on the mean (96.8-97.4% there, 93.9-95.1% in the hard
-    Beta(2, 2) pass@8 cells, 93.9-97.4% in every single-model cell with N >= 30). *0/1 values* (every value
+    Beta(2, 2) pass@8 cells at N = 30, 93.9-97.4% in every single-model cell with N >= 30). *0/1 values* (every value
     at an end of the range, e.g. pass@1 from one sample per problem) get the score interval of
     "Degenerate bootstrap-t tails" below on both sides, which for 0/1 values without clusters is
-    Wilson's with N - 1 trials reduced for the t degrees of freedom: their bootstrap
+    Wilson's with N - 1 trials reduced for the t degrees of freedom (with clusters, the
+    design-effect size :math:`\hat p(1-\hat p)/\widehat{SE}_{cl}^2`): their bootstrap
     distribution has only N + 1 atoms, and a quantile of it covers 95.7% or 98.6% by the luck
     of where the atoms fall (Brown, Cai & DasGupta [10]_ recommend Wilson's interval for a
     proportion). ``details["scale"]`` says which of "arcsine", "identity" (values without a
@@ -59,13 +60,15 @@ Methods (``method=``)
     values in [0, 1]) pivot, on the raw scale: not the interval mapped back through the arcsine,
     whose curvature is the model's own mean-variance relation, which the difference of two paired
     models does not share (its variance depends on where the two disagree); with it MOVER covered
-    98.2-98.9% for U-shaped pass@8 at N = 30. 0/1 values take their Wilson interval (Newcombe's
+    98.2% for U-shaped pass@8 at N = 30 in the full study (98.3-98.9% averaged over three more
+    seeds). 0/1 values take their Wilson interval (Newcombe's
     method), and the degenerate-tail fallback applies per model as in ``"studentized"``. Each
     model's limits carry that model's skewness (a strong model's pass@8 piles up at 1 and its few
     failures decide the difference), which a bootstrap of the differences
     :math:`d_j = a_j - b_j` alone misses: in the coverage study the studentized bootstrap of
     :math:`d_j` covers 89.9-92.7% for paired pass@8 at N = 30 (and 92.5% at N = 100 when one
-    model is near 1), MOVER 94.1-97.2% in every paired cell with N >= 30. For two almost
+    model is near 1), MOVER 94.1-97.2% in every paired cell of independent problems with
+    N >= 30 (93.9-96.0% with C >= 30 clusters). For two almost
     identical models its width does not shrink below the asymmetry of the per-model limits. The
     p-value inverts the interval in its level.
 ``"t"``
@@ -115,11 +118,11 @@ form.
 
 Degenerate bootstrap-t tails
 ----------------------------
-When per-problem values pile up at one value (pass@8 mostly 1, budget curves mostly 0, 0/1
-values), many resamples contain no problem off the pile: their standard error is 0 (or nearly
-so), their :math:`t^*` is infinite (or huge), and if they are more than :math:`\alpha/2` of the
-resamples on one side the bootstrap-t bound on that side is infinite (39 of 40 values at 1: 36%
-of the resamples are all ones). A resample is *degenerate* when its standard error is below one
+When per-problem values pile up at one value (pass@8 mostly 1, budget curves mostly 0), many
+resamples contain no problem off the pile: their standard error is 0 (or nearly so), their
+:math:`t^*` is infinite (or huge), and if they are more than :math:`\alpha/2` of the resamples
+on one side the bootstrap-t bound on that side is infinite (37 of 40 pass@8 values at 1: 4% of
+the resamples have no other value). A resample is *degenerate* when its standard error is below one
 unit's worth of the observed one, :math:`\widehat{SE}^* \sqrt{U} \le \widehat{SE}` (U problems
 or clusters), i.e. when a prior of one pseudo-problem with the observed variance would outweigh
 the resample's own variance. When more than :math:`\alpha/2` of the resamples are degenerate on
@@ -138,8 +141,11 @@ the side that sets a bound, the bootstrap-t distribution says nothing about that
   so the 0/1 case is the worst case; it is the right one here, because a degenerate bootstrap
   means that the observed spread rests on a handful of problems and cannot be trusted. The
   reduction of :math:`n_{\mathrm{eff}}` for the degrees of freedom (N - 1, or C - 1) is Korn &
-  Graubard's [6]_. For 39 of 40 values at 1 this gives [0.864, 0.996] (Clopper-Pearson
-  [0.868, 0.999], Wilson [0.871, 0.996]) where the bootstrap-t bound was infinite;
+  Graubard's [6]_. 0/1 values take this score interval on both sides without any bootstrap
+  (see ``"studentized"``), with the design-effect size :math:`\min(\hat p(1-\hat p)/\widehat{SE}^2, N)`
+  since their variance is the Bernoulli one: 39 of 40 at 1 gives [0.864, 0.996]
+  (Clopper-Pearson [0.868, 0.999], Wilson [0.871, 0.996]), where the raw bootstrap-t bound was
+  infinite;
 - the other bound is the wider of the bootstrap-t and the score bound;
 - values without a known range use the t (or clustered-t) bounds instead, and
   :func:`paired_difference` with ``method="studentized"`` uses the MOVER combination of the two
@@ -155,7 +161,7 @@ With fewer than 10 clusters (:data:`FEW_CLUSTERS`) every cluster-robust interval
 :func:`mean_ci` and :func:`paired_difference` then warn (``IntervalMethodWarning``) whatever the
 method. The default studentized interval stays finite there (its resamples are then mostly
 degenerate and its bounds come from the score interval with C - 1 degrees of freedom; at
-C = 10 the coverage study has it at 94.0-95.9% where ``"clustered-t"`` covers 81.0-93.7%, and
+C = 10 the coverage study has it at 94.5-96.7% where ``"clustered-t"`` covers 80.7-94.0%, and
 below 10 clusters the score bounds are wider still).
 
 Bounds
@@ -1082,7 +1088,7 @@ _LevelBounds = Callable[[NDArray[np.float64]], tuple[NDArray[np.float64], NDArra
 def _wilson_effective(
     mean: NDArray[np.float64],
     se: NDArray[np.float64],
-    n_bernoulli: float,
+    n_bernoulli: float | NDArray[np.float64],
     df: int,
     value_range: tuple[float, float],
 ) -> _LevelBounds:
@@ -1110,7 +1116,7 @@ def _wilson_effective(
     spread = p * (1.0 - p)
     with np.errstate(divide="ignore", invalid="ignore"):
         observed = np.where((se_p > 0) & (spread > 0), spread / (se_p * se_p), np.inf)
-    n_eff = np.minimum(observed, float(n_bernoulli))
+    n_eff = np.minimum(observed, np.asarray(n_bernoulli, dtype=np.float64))
 
     def bounds(level: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         tail = 1.0 - (1.0 - np.asarray(level, dtype=np.float64)) / 2.0
@@ -1191,11 +1197,20 @@ def _mean_and_se(values: NDArray[np.float64], codes, n_clusters):
 
 
 def _score_fallback(values: NDArray[np.float64], codes, n_clusters, value_range) -> _Fallback | None:
-    """Wilson-type bounds on the mean of values in ``value_range`` (``None``: no known range)."""
+    """Wilson-type bounds on the mean of values in ``value_range`` (``None``: no known range).
+
+    The cap :math:`n_B` of the effective size is the worst case (Kish's size with clusters) for
+    a degenerate tail; for 0/1 values with spread (:func:`_two_point`) the observed variance is
+    the Bernoulli one, so their effective size is the design-effect one,
+    :math:`\min(\hat p(1-\hat p)/\widehat{SE}^2, N)` (Korn & Graubard 1998): without clusters
+    :math:`N - 1` either way, with clusters not the Kish worst case. A column all at one end has
+    no spread to measure and keeps :math:`n_B`.
+    """
     if value_range is None:
         return None
     mean, se, n_bernoulli, df = _mean_and_se(values, codes, n_clusters)
-    return _Fallback(_wilson_effective(mean, se, n_bernoulli, df, value_range), "score")
+    cap = np.where(_two_point(values, value_range) & (se > 0), float(values.shape[0]), n_bernoulli)
+    return _Fallback(_wilson_effective(mean, se, cap, df, value_range), "score")
 
 
 def _paired_score_fallback(a: NDArray[np.float64], b: NDArray[np.float64], codes, n_clusters) -> _Fallback:
@@ -1434,14 +1449,18 @@ def _interval_core(
         if test_zero:
             p_values = _p_value_by_inversion(shown_interval, estimate, k)
 
-    # every value at one end of a known range (all 0 or all 1): the default keeps its score interval
-    end_constant = constant & (two_point if method == "studentized" and two_point is not None else False)
+    # every value at one end of a known range (all 0 or all 1): the default keeps its score
+    # interval; for MOVER, one model all at the top and the other all at the bottom (d = +-1)
+    # keeps the MOVER of their score intervals. Every other constant column is pinned.
+    end_constant = constant & (False if two_point is None else two_point)
+    if method == "mover" and paired[2] is not None:
+        end_constant = constant & (np.abs(estimate) == paired[2][1] - paired[2][0])
     pinned = constant & ~end_constant
     low = np.where(pinned, estimate, low)
     high = np.where(pinned, estimate, high)
     standard_error = np.where(constant, 0.0, standard_error)
     if test_zero:
-        p_values = np.where(constant, np.where(estimate == 0, 1.0, 0.0), p_values)
+        p_values = np.where(pinned, np.where(estimate == 0, 1.0, 0.0), p_values)
     results = []
     for j in range(k):
         lo, hi = float(low[j]), float(high[j])
@@ -1474,10 +1493,12 @@ def _interval_core(
 
 
 def _mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, rng, max_chunk_elements, details, test_zero):
-    r"""MOVER interval of ``mean(a) - mean(b)`` from each model's studentized interval (method "mover").
+    r"""MOVER interval of ``mean(a) - mean(b)`` from each model's studentized limits (method "mover").
 
     Both models are resampled with the same resamples (problems or clusters); each model's
-    studentized interval :math:`[l, u]` (with its own score fallback) and the correlation of the
+    limits :math:`[l, u] = [\hat\theta - t^*_{1-\alpha/2}\widehat{SE},\ \hat\theta - t^*_{\alpha/2}\widehat{SE}]`
+    from its (arcsine-scale) pivot, on the raw scale (score limits for 0/1 values and for a
+    degenerate tail), and the correlation of the
     two means, :math:`r = (SE_a^2 + SE_b^2 - SE_d^2) / (2 SE_a SE_b)`, give
     :math:`L = \hat d - \sqrt{(\hat\theta_a - l_a)^2 + (u_b - \hat\theta_b)^2 - 2r(\hat\theta_a - l_a)(u_b - \hat\theta_b)}`
     and :math:`U` likewise (Zou & Donner 2008). The p-value inverts the interval in its level.
@@ -1508,21 +1529,11 @@ def _mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples,
         correlation = np.where((se_a > 0) & (se_b > 0), (se_a**2 + se_b**2 - se**2) / (2.0 * se_a * se_b), 0.0)
     correlation = np.clip(correlation, -1.0, 1.0)
 
-    # a model whose values are all equal (e.g. every problem solved) is not known exactly: in
-    # [0, 1] its interval is the score interval with n_B trials (Wilson for N successes in N)
-    score_constant = model_constant & (model_range is not None)
+    # a model with every value at one end (e.g. every problem solved) is not known exactly: as
+    # 0/1 values (two_point) its limits are the score interval with n_B trials (Wilson, N of N)
 
     def model_bounds(levels_2k: NDArray[np.float64], sources: bool = True) -> dict[str, NDArray[Any]]:
         out = per_model.interval(levels_2k, sources, raw_legs=True)
-        if score_constant.any():
-            constant_low, constant_high = model_fallback.bounds(levels_2k)
-            out["low"] = np.where(score_constant, constant_low, out["low"])
-            out["high"] = np.where(score_constant, constant_high, out["high"])
-            if sources:
-                out["low_source"] = np.where(score_constant, model_fallback.name, out["low_source"])
-                out["high_source"] = np.where(score_constant, model_fallback.name, out["high_source"])
-            out["replace_low"] = out["replace_low"] | score_constant
-            out["replace_high"] = out["replace_high"] | score_constant
         if model_range is not None:
             low_end, high_end = model_range
             out["low"] = np.minimum(np.maximum(out["low"], low_end), high_end)
@@ -1854,9 +1865,10 @@ def paired_difference(
     .. math:: L = \bar d - \sqrt{(\hat\theta_a - l_a)^2 + (u_b - \hat\theta_b)^2
               - 2r(\hat\theta_a - l_a)(u_b - \hat\theta_b)}
 
-    and :math:`U` likewise; in the coverage study it covers 94.1-97.2% in every paired cell with
-    N >= 30, where the studentized bootstrap of the :math:`d_j` covers 89.9-96.1% (below 93% for
-    paired pass@8 at N = 30). Every other method
+    and :math:`U` likewise; in the coverage study it covers 94.1-97.2% in every paired cell of
+    independent problems with N >= 30 (93.9-96.0% with C >= 30 clusters), where the studentized
+    bootstrap of the :math:`d_j` covers 89.9-96.1% (below 93% for paired pass@8 at N = 30).
+    Every other method
     (``"studentized"``, ``"t"``, ...) is :func:`mean_ci` of the :math:`d_j`.
 
     Parameters
@@ -1873,7 +1885,7 @@ def paired_difference(
     clusters : array_like, shape (N,), optional
         Cluster label per row of ``a`` (aligned with ``problem_ids_a``).
     method : {"mover", "studentized", "t", "clustered-t", "bootstrap", "bca"}, default: "mover"
-        ``"mover"``: the two models' studentized intervals combined (module docstring);
+        ``"mover"``: the two models' studentized limits combined (module docstring);
         the others: :func:`mean_ci` of the differences.
     confidence_level, n_resamples, rng, max_chunk_elements
         As in :func:`mean_ci`.
@@ -1900,10 +1912,12 @@ def paired_difference(
     -----
     DegenerateIntervalWarning
         All differences identical (e.g. a model compared with itself: estimate 0, SE 0,
-        p-value 1), or a constant model (correlation undefined, reported as NaN).
+        p-value 1; under ``"mover"`` one model all 1 and the other all 0 keeps the MOVER of
+        their score intervals), or a constant model (correlation undefined, reported as NaN).
     IntervalMethodWarning
-        A bound rests on a score fallback (values piled up at 0 or 1, see :func:`mean_ci`), or
-        there are fewer than 10 clusters.
+        A bound rests on a score fallback because a bootstrap-t tail was degenerate (values
+        piled up at 0 or 1 but not all 0/1, see :func:`mean_ci`), or there are fewer than 10
+        clusters. 0/1 values take their score (Wilson) limits without a warning.
 
     Examples
     --------

@@ -486,18 +486,31 @@ def test_few_clusters_warn_and_stay_finite(values, clusters):
         mean_ci(values, clusters=clusters, method="clustered-t")
 
 
-def test_clustered_score_fallback_uses_the_kish_worst_case():
-    # 12 clusters of 3 identical 0/1 values (8 clusters all 1): the cluster bootstrap degenerates;
-    # n_eff = min(p(1-p)/SE_cl^2, N^2 / sum N_c^2) with N^2 / sum N_c^2 = 36^2 / (12 * 9) = 12
+def test_clustered_binary_values_use_the_design_effect_not_the_kish_worst_case():
+    # 12 clusters of 3 identical 0/1 values (11 clusters all 1): 0/1 values take the score interval
+    # with n_eff = min(p(1-p)/SE_cl^2, N) (Korn & Graubard's design-effect size), here about 11
     values = np.repeat(np.r_[np.ones(11), 0.0], 3)
     clusters = np.repeat(np.arange(12), 3)
     result = _no_interval_method_warning(values, clusters=clusters, rng=0)
     assert result.details["bound_methods"] == ("score", "score")
     p = 11 / 12
     se = mean_ci(values, clusters=clusters, method="clustered-t").standard_error
-    n_eff = min(p * (1 - p) / se**2, 12.0)
+    n_eff = min(p * (1 - p) / se**2, 36.0)
     expected = _korn_graubard_wilson_low(p, n_eff, 11)
     assert (result.low, result.high) == pytest.approx(expected, abs=1e-12)
+    # 1,000 values in 50 clusters of 20: the Kish worst case (n_B = 50) made the interval about 5x
+    # as wide as clustered-t's; the design-effect size gives about the same width
+    rng = np.random.default_rng(0)
+    labels = np.repeat(np.arange(50), 20)
+    binary = (rng.random(1000) < rng.beta(3, 2, 50)[labels]).astype(float)
+    default = _no_interval_method_warning(binary, clusters=labels, rng=0)
+    clustered_t = mean_ci(binary, clusters=labels, method="clustered-t")
+    assert default.details["scale"] == "score (0/1 values)"
+    assert 0.9 < default.width / clustered_t.width < 1.1
+    # every cluster at 1: no spread to measure, so the worst case (Kish's 12) stays
+    with pytest.warns(DegenerateIntervalWarning, match="same end of its range"):
+        solved = mean_ci(np.ones(36), clusters=clusters, rng=0)
+    assert solved.low == pytest.approx(_korn_graubard_wilson_low(1.0, 12, 11)[0], abs=1e-12)
 
 
 def test_values_without_a_range_fall_back_to_t_and_an_explicit_range_to_score():

@@ -289,6 +289,33 @@ def test_a_model_that_solves_everything_is_not_known_exactly():
     assert result.contains(0.0) and 0.1 < result.p_value < 0.5
 
 
+def test_one_model_solves_everything_and_the_other_nothing():
+    # d = 1 on every problem: not [1, 1] with p = 0, but the MOVER of the two Wilson intervals
+    a, b = np.ones(30), np.zeros(30)
+    with pytest.warns(DegenerateIntervalWarning, match="same end of its range"):
+        result = paired_difference(a, b, rng=0)
+    with pytest.warns(DegenerateIntervalWarning, match="same end of its range"):
+        wilson_low = mean_ci(a, rng=0).low  # Wilson for 30 of 30 (Korn & Graubard df), 0.878
+    assert result.high == 1.0 and result.low == pytest.approx(1.0 - math.hypot(1.0 - wilson_low, 1.0 - wilson_low), abs=1e-12)
+    assert 0.0 < result.p_value < 1e-6
+    with pytest.warns(DegenerateIntervalWarning):
+        swapped = paired_difference(b, a, rng=0)
+    assert (swapped.low, swapped.high) == pytest.approx((-result.high, -result.low), abs=1e-12)
+    # a model compared with itself stays exactly 0, even when it solves everything
+    with pytest.warns(DegenerateIntervalWarning):
+        itself = paired_difference(a, a, rng=0)
+    assert (itself.low, itself.high, itself.standard_error, itself.p_value) == (0.0, 0.0, 0.0, 1.0)
+
+
+def test_a_model_constant_inside_the_range_has_limits_of_width_zero():
+    # as in mean_ci: only values all at an end of the range take the score interval
+    b = np.random.default_rng(4).random(30)
+    with pytest.warns(DegenerateIntervalWarning, match="correlation is undefined"):
+        result = paired_difference(np.full(30, 0.5), b, rng=0)
+    assert result.details["interval_a"] == (0.5, 0.5)
+    assert result.details["model_bound_methods"][0] == ("studentized", "studentized")
+
+
 # ---------------------------------------------------------------------------------------------
 # the p-value is the one of the interval shown (review C10)
 # ---------------------------------------------------------------------------------------------
