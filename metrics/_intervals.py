@@ -1197,7 +1197,7 @@ def _mean_and_se(values: NDArray[np.float64], codes, n_clusters):
 
 
 def _score_fallback(values: NDArray[np.float64], codes, n_clusters, value_range) -> _Fallback | None:
-    """Wilson-type bounds on the mean of values in ``value_range`` (``None``: no known range).
+    r"""Wilson-type bounds on the mean of values in ``value_range`` (``None``: no known range).
 
     The cap :math:`n_B` of the effective size is the worst case (Kish's size with clusters) for
     a degenerate tail; for 0/1 values with spread (:func:`_two_point`) the observed variance is
