@@ -60,7 +60,7 @@ Methods (``method=``)
     values in [0, 1]) pivot, on the raw scale: not the interval mapped back through the arcsine,
     whose curvature is the model's own mean-variance relation, which the difference of two paired
     models does not share (its variance depends on where the two disagree); with it MOVER covered
-    98.2% for U-shaped pass@8 at N = 30 in the full study (98.3-98.9% averaged over three more
+    98.2% for U-shaped pass@8 at N = 30 in the full study (98.4-98.9% averaged over three more
     seeds). 0/1 values take their Wilson interval (Newcombe's
     method), and the degenerate-tail fallback applies per model as in ``"studentized"``. Each
     model's limits carry that model's skewness (a strong model's pass@8 piles up at 1 and its few
