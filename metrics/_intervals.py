@@ -1585,7 +1585,7 @@ def _warn_degenerate(results: list[dict[str, Any]], what: str) -> None:
     if at_end:
         warnings.warn(
             f"every per-problem {what} is at the same end of its range{columns(at_end)} (e.g. every problem "
-            "solved): the standard error is 0, so the interval is the score (Wilson) interval of that many "
+            "solved): the standard error is 0, so the interval rests on the score (Wilson) interval of that many "
             "problems all at that end, which is what so few problems can rule out (details['bound_methods']).",
             DegenerateIntervalWarning,
             stacklevel=3,
