@@ -161,15 +161,19 @@ def _sample_positions(mask: NDArray[np.bool_], describe: Any = None) -> str:
     return f"{idx.size} sample{'s' if idx.size != 1 else ''} ({shown}{more})"
 
 
+def _nullable_column(value: Any, name: str, n_rows: int) -> tuple[np.ndarray, NDArray[np.bool_]]:
+    """``(data, missing)`` of a per-sample column with one entry per sample (nulls marked missing)."""
+    arr = _as_1d(value, name)
+    if arr.shape[0] != n_rows:
+        raise ValueError(f"`{name}` has {arr.shape[0]} entries but `correct` has {n_rows} (one per sample).")
+    return np.ma.getdata(arr), _missing_mask(arr)
+
+
 def _nullable_bool(value: Any, name: str, n_rows: int) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """``(values, known)`` of a nullable per-sample boolean column (None: all unknown)."""
     if value is None:
         return np.zeros(n_rows, dtype=bool), np.zeros(n_rows, dtype=bool)
-    arr = _as_1d(value, name)
-    if arr.shape[0] != n_rows:
-        raise ValueError(f"`{name}` has {arr.shape[0]} entries but `correct` has {n_rows} (one per sample).")
-    missing = _missing_mask(arr)
-    data = np.ma.getdata(arr)
+    data, missing = _nullable_column(value, name, n_rows)
     known = ~missing
     if data.dtype.kind == "b":
         return data.astype(bool), known
@@ -198,11 +202,7 @@ def _nullable_tokens(value: Any, name: str, n_rows: int) -> tuple[NDArray[np.flo
     """``(values, known)`` of a nullable per-sample non-negative integer token count."""
     if value is None:
         return np.zeros(n_rows), np.zeros(n_rows, dtype=bool)
-    arr = _as_1d(value, name)
-    if arr.shape[0] != n_rows:
-        raise ValueError(f"`{name}` has {arr.shape[0]} entries but `correct` has {n_rows} (one per sample).")
-    missing = _missing_mask(arr)
-    data = np.ma.getdata(arr)
+    data, missing = _nullable_column(value, name, n_rows)
     known = ~missing
     if data.dtype.kind == "O":
         ok = np.fromiter(
