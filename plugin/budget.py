@@ -3,7 +3,7 @@
 ``kpass budget FILES... --budgets 2048,4096,8192`` prints fin@k, pass@k and pass@k | fin per model,
 task and budget with intervals. ``kpass decompose FILES... --base A --model B --budgets ...``
 prints, per task and budget, the two models' pass@1 and fin@1, the change split into finishing F,
-reliability P and reach (METRICS.md section 6), robust reach, lone wins, matched reliability and
+reliability P and reach (docs/spec.md section 6), robust reach, lone wins, matched reliability and
 the attribution spread, each with a paired cluster-bootstrap interval. ``--plot PATH`` draws
 pass@1 and fin@1 against the budget, or a stacked bar of F, P and reach per budget.
 
@@ -83,7 +83,7 @@ def add_budget_commands(subparsers: Any) -> None:
         "budget",
         help="fin@k, pass@k and pass@k | fin at token budgets",
         description="fin@k(B), pass@k(B) and pass@k(B | fin) per model, task and budget, with intervals "
-                    "(METRICS.md section 6). One long run gives every smaller budget by truncation.",
+                    "(docs/spec.md section 6). One long run gives every smaller budget by truncation.",
     )
     _add_common(budget)
     budget.add_argument("--budgets", type=budget_list, default=[None],
@@ -105,7 +105,7 @@ def add_budget_commands(subparsers: Any) -> None:
         help="split a pass@1 change into finishing, reliability and reach",
         description="delta pass@1(B) = F + P + reach for a model against its base on the same problems, "
                     "per budget, with robust reach, lone wins, matched reliability and paired "
-                    "cluster-bootstrap intervals (METRICS.md section 6).",
+                    "cluster-bootstrap intervals (docs/spec.md section 6).",
     )
     _add_common(decompose)
     decompose.add_argument("--base", required=True, metavar="MODEL", help="the base model")

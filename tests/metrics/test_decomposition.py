@@ -1,4 +1,4 @@
-"""delta pass@1 = F + P + reach (kpass.metrics._decomposition), METRICS.md section 6."""
+"""delta pass@1 = F + P + reach (kpass.metrics._decomposition), docs/spec.md section 6."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.filterwarnings(
 
 
 def _reference(nb, fb, cb, nm, fm, cm, matched=Fraction(7, 8), robust=Fraction(1, 2)):
-    """METRICS.md section 6 written literally, in exact rational arithmetic."""
+    """docs/spec.md section 6 written literally, in exact rational arithmetic."""
     N = len(nb)
     pb = [Fraction(c, n) for c, n in zip(cb, nb)]
     pm = [Fraction(c, n) for c, n in zip(cm, nm)]
