@@ -1,7 +1,7 @@
 """The sample table: one row per sample, columnar numpy, categorical columns as integer codes.
 
 Every reader and adapter produces a :class:`SampleTable`; every report starts from one. The
-schema (see ``docs/ARCHITECTURE.md`` and the README):
+schema (``docs/sample-table.md`` documents it for users):
 
 ==============  ====================  ========  ==================================================
 column          type                  required  meaning
