@@ -44,7 +44,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from ._result import DegenerateIntervalWarning, PowerInputs
+from ._result import PowerInputs
+from ._warnings import DegenerateIntervalWarning
 from ._validation import check_counts, describe_offenders
 
 __all__ = [

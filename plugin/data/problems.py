@@ -49,10 +49,6 @@ class ProblemSet:
         """The problems where ``mask`` is true (same budget)."""
         return ProblemSet(self.table, self.problems[np.asarray(mask, dtype=bool)], budget=self.budget)
 
-    def with_budget(self, budget: int | None) -> "ProblemSet":
-        """The same problems read at another output-token budget."""
-        return ProblemSet(self.table, self.problems, budget=budget)
-
     # ------------------------------------------------------------------ counts
 
     @property
@@ -134,11 +130,6 @@ class ProblemSet:
     def problem_ids(self) -> list[str]:
         """Problem ids, shape (N,)."""
         return self.table.category_values("problem_id")[self.table.problem_index.problem_codes[self.problems]].tolist()
-
-    @property
-    def task_ids(self) -> list[str]:
-        """Task of each problem."""
-        return self.table.category_values("task")[self.table.problem_index.task_codes[self.problems]].tolist()
 
     def rows(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Table rows of these problems sorted by (problem, sample_index), and offsets (N+1,)."""

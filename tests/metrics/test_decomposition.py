@@ -25,7 +25,7 @@ from kpass.metrics._decomposition import _S, _per_problem_matrix, _statistic
 pytestmark = pytest.mark.filterwarnings(
     "ignore::kpass.metrics.DegenerateIntervalWarning",
     "ignore::kpass.metrics.UndefinedDecompositionWarning",
-    "ignore::kpass.metrics._result.IntervalMethodWarning",  # the linear terms on tiny generated data
+    "ignore::kpass.metrics._warnings.IntervalMethodWarning",  # the linear terms on tiny generated data
 )
 
 

@@ -22,13 +22,13 @@ from kpass.metrics import (
     wilson_interval,
 )
 from kpass.metrics import _intervals, _power, _result, _warnings
-from kpass.metrics._result import IntervalMethodWarning
+from kpass.metrics._warnings import IntervalMethodWarning
 
 ST13_Z = 1.959963984540  # docs/spec.md ST13
 
 # hypothesis draws many tiny cluster sets and piles of equal values; the tests of those warnings
 # (few clusters, score fallback) record them explicitly with pytest.warns / catch_warnings
-pytestmark = pytest.mark.filterwarnings("ignore::kpass.metrics._result.IntervalMethodWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::kpass.metrics._warnings.IntervalMethodWarning")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -926,7 +926,7 @@ def test_every_kpass_warning_is_a_kpass_warning_and_none_is_a_runtime_warning():
         category = getattr(km, name)
         assert issubclass(category, km.KpassWarning) and issubclass(category, UserWarning), name
         assert not issubclass(category, RuntimeWarning), name  # a RuntimeWarning filter must not swallow them
-    assert _result.IntervalMethodWarning is km.IntervalMethodWarning  # the old import path still works
+    assert _warnings.IntervalMethodWarning is km.IntervalMethodWarning  # defined once, in _warnings
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")
