@@ -3,7 +3,7 @@
 ``kpass budget FILES... --budgets 2048,4096,8192`` prints fin@k, pass@k and pass@k | fin per model,
 task and budget with intervals. ``kpass decompose FILES... --base A --model B --budgets ...``
 prints, per task and budget, the two models' pass@1 and fin@1, the change split into finishing F,
-reliability P and reach (METRICS.md section 6), robust reach, lone wins, matched reliability and
+reliability P and reach (docs/spec.md section 6), robust reach, lone wins, matched reliability and
 the attribution spread, each with a paired cluster-bootstrap interval. ``--plot PATH`` draws
 pass@1 and fin@1 against the budget, or a stacked bar of F, P and reach per budget.
 
@@ -99,11 +99,11 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 #: ``(help, description)`` of ``kpass budget`` and ``kpass decompose``.
 BUDGET_HELP = ("fin@k, pass@k and pass@k | fin at token budgets",
                "fin@k(B), pass@k(B) and pass@k(B | fin) per model, task and budget, with intervals "
-               "(METRICS.md section 6). One long run gives every smaller budget by truncation.")
+               "(docs/spec.md section 6). One long run gives every smaller budget by truncation.")
 DECOMPOSE_HELP = ("split a pass@1 change into finishing, reliability and reach",
                   "delta pass@1(B) = F + P + reach for a model against its base on the same problems, "
                   "per budget, with robust reach, lone wins, matched reliability and paired "
-                  "cluster-bootstrap intervals (METRICS.md section 6).")
+                  "cluster-bootstrap intervals (docs/spec.md section 6).")
 
 
 def add_budget_arguments(budget: argparse.ArgumentParser) -> None:

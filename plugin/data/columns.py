@@ -89,13 +89,13 @@ def _unique_notes(notes: Iterable[str]) -> tuple[str, ...]:
 
 
 def _check_correct_implies_finished(correct: NDArray[np.bool_], finished: NDArray[np.int8], ctx: _Context) -> None:
-    """A correct sample has emitted its final answer, so it finished (METRICS.md section 6)."""
+    """A correct sample has emitted its final answer, so it finished (docs/spec.md section 6)."""
     contradiction = correct & (finished == 0)
     if contradiction.any():
         row = int(np.flatnonzero(contradiction)[0])
         raise ctx.error(
             "this sample is judged correct but `finished` is false; a sample finishes when its final answer "
-            "is emitted within its token budget (METRICS.md section 6), so a correct answer means it finished. "
+            "is emitted within its token budget (docs/spec.md section 6), so a correct answer means it finished. "
             "Fix `finished` (or `correct`): kept as it is, pass@1 and pass@1(B) = fin@1(B) * pass@1(B | fin) "
             "would disagree", row, "finished")
 

@@ -32,7 +32,7 @@ class ProblemSet:
         Indices into ``table.problem_index``.
     budget : int or None
         Output-token budget: when set, :attr:`n_correct` and :meth:`n_finished` count samples
-        correct (finished) within their first ``budget`` output tokens (METRICS.md section 6).
+        correct (finished) within their first ``budget`` output tokens (docs/spec.md section 6).
     """
 
     def __init__(self, table: "SampleTable", problems: NDArray[np.int64], *, budget: int | None = None) -> None:

@@ -1,7 +1,7 @@
 """The sample table: one row per sample, columnar numpy, categorical columns as integer codes.
 
 Every reader and adapter produces a :class:`SampleTable`; every report starts from one. The
-schema (see ``docs/ARCHITECTURE.md`` and the README):
+schema (documented once, for users, in ``docs/sample-table.md``):
 
 ==============  ====================  ========  ==================================================
 column          type                  required  meaning
@@ -27,7 +27,7 @@ source, the line and the field):
 - the required columns are present and never null; ``correct`` is boolean (``true``/``false``,
   ``1``/``0``, also as strings); numbers are finite (NaN is an error, never a silent null);
 - a sample judged ``correct`` has ``finished`` true (or null): it emitted its final answer within
-  its budget (METRICS.md section 6); ``correct=true, finished=false`` is a contradiction that would
+  its budget (docs/spec.md section 6); ``correct=true, finished=false`` is a contradiction that would
   make pass@1 and pass@1(B) disagree;
 - ``(model, task, problem_id, sample_index)`` is unique (a duplicate names both lines);
 - a problem's samples under one model are indexed ``0..n-1`` without gaps. This is how a problem

@@ -1,6 +1,6 @@
 """Tokenizers for token budgets: where, in output tokens, a sample's final answer was complete.
 
-One long run yields every smaller budget (METRICS.md section 6): a sample finished within ``B``
+One long run yields every smaller budget (docs/spec.md section 6): a sample finished within ``B``
 iff its final answer was complete within its first ``B`` output tokens. When the framework's log
 does not say at which token the answer was complete, kpass tokenizes the output text and finds it.
 
