@@ -1,0 +1,1 @@
+"""Reading sample logs and reducing them to per-problem statistics (sample table, readers, engines)."""
