@@ -65,8 +65,25 @@ def _umask() -> int:
 
 
 def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", metavar="FILE", help="sample files (JSONL, CSV, Parquet, or a plugin's format)")
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help="sample files (JSONL, CSV, Parquet, or a plugin's format), globs (runs/*.jsonl) or "
+                             "directories (hive-partitioned datasets)")
     parser.add_argument("--reader", metavar="NAME", help="read every file with this reader (see `kpass plugins`)")
+    add_engine_arguments(parser)
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--engine``, ``--memory-limit`` and ``--temp-dir`` (every command that reads samples)."""
+    from .data.engines import ENGINES
+
+    parser.add_argument("--engine", choices=ENGINES, default=None,
+                        help="what reduces the samples to per-problem statistics: duckdb (default for JSONL, CSV "
+                             "and Parquet: streaming, out of core), spark (Apache Spark, needs pyspark and Java 17) "
+                             "or numpy (in memory; also what plugin formats and sample-level metrics use)")
+    parser.add_argument("--memory-limit", metavar="SIZE",
+                        help="DuckDB memory limit, e.g. 4GB (default: $KPASS_MEMORY_LIMIT or 2GB); past it DuckDB "
+                             "spills to --temp-dir")
+    parser.add_argument("--temp-dir", metavar="DIR", help="where DuckDB spills (default: the system temporary directory)")
 
 
 def _add_metric_arguments(parser: argparse.ArgumentParser, default: str = "pass@1", paired: bool = False) -> None:
@@ -100,13 +117,36 @@ def _add_output_arguments(parser: argparse.ArgumentParser, plot: bool = True) ->
     parser.add_argument("--no-progress", action="store_true", help="never draw a progress bar")
 
 
-def _read(args: argparse.Namespace):
-    from .progress import ProgressBar
-    from .readers import read_samples
+def _read(args: argparse.Namespace, specs: Sequence[Any] | None = None, *, by: Sequence[str] = (),
+          cluster_by: str | None = None, files: Sequence[str] | None = None):
+    """The samples of ``args.files`` for ``specs``: a SampleTable (numpy engine) or the
+    engine's per-problem statistics (see :func:`kpass.data.engines.load_samples`).
 
+    Without ``specs`` (the command needs the samples themselves) or with a metric family that
+    declares no per-problem statistics, the default engine is numpy; ``--engine duckdb`` or
+    ``spark`` then is a usage error naming the metric.
+    """
+    from .data.engines import EngineOptions, load_samples
+    from .data.reduction import Needs
+    from .progress import ProgressBar
+
+    engine = getattr(args, "engine", None)
+    needs = None
+    if specs is not None and engine != "numpy":
+        try:
+            needs = Needs.for_specs(specs, by=by, cluster_by=cluster_by)
+        except UsageError:
+            if engine is not None:
+                raise
+    elif specs is None and engine not in (None, "numpy"):
+        raise UsageError(f"kpass {args.command} needs the samples themselves; use --engine numpy")
     bar = ProgressBar("reading", enabled=False if args.no_progress else None)
+    options = EngineOptions(memory_limit=getattr(args, "memory_limit", None),
+                            temp_directory=getattr(args, "temp_dir", None),
+                            progress=lambda percent: bar.update(int(percent), 100, label="reducing (%)"))
     try:
-        return read_samples(args.files, reader=args.reader,
+        return load_samples(args.files if files is None else files, needs, engine=engine if needs else "numpy",
+                            reader=args.reader, options=options,
                             progress=lambda path, done: bar.update(done, label=f"reading {os.path.basename(path)} (lines)"))
     finally:
         bar.close()
@@ -158,7 +198,7 @@ def _run_report(args: argparse.Namespace) -> int:
         _check_plot_path(args.plot)
     specs = _specs(args)
     check_interval_method(args.method, paired=False, clustered=args.cluster_by is not None)  # before reading
-    table = _read(args)
+    table = _read(args, specs, by=args.by, cluster_by=args.cluster_by)
     with ProgressBar("computing", enabled=False if args.no_progress else None) as bar:
         report = compute_report(table, specs, by=args.by, cluster_by=args.cluster_by, method=args.method,
                                 confidence_level=args.confidence, seed=args.seed, n_resamples=args.n_resamples,
@@ -189,7 +229,6 @@ def _compare_arguments(parser: argparse.ArgumentParser) -> None:
 def _run_compare(args: argparse.Namespace) -> int:
     from .formatting import format_comparison
     from .progress import ProgressBar
-    from .readers import read_samples
     from .report import check_interval_method, compute_comparison
     from .table import SampleTable
 
@@ -201,16 +240,17 @@ def _run_compare(args: argparse.Namespace) -> int:
     if baseline is None:
         if len(args.files) != 2:
             raise UsageError("give --baseline MODEL (or exactly two files, one model each)")
-        tables = [read_samples([path], reader=args.reader) for path in args.files]
+        read = dict(by=(*args.by, "model"), cluster_by=args.cluster_by)
+        tables = [_read(args, specs, files=[path], **read) for path in args.files]
         first_models = tables[0].categories("model")
         second_models = tables[1].categories("model")
         if len(first_models) != 1 or len(second_models) != 1 or first_models == second_models:
             raise UsageError(f"with two files and no --baseline each file must hold one model, and they must differ; "
                              f"got {first_models} and {second_models}. Give --baseline MODEL")
         baseline = first_models[0]
-        table = SampleTable.concat(tables)
+        table = SampleTable.concat(tables) if isinstance(tables[0], SampleTable) else _read(args, specs, **read)
     else:
-        table = _read(args)
+        table = _read(args, specs, by=(*args.by, "model"), cluster_by=args.cluster_by)
     if baseline not in table.categories("model"):
         raise UsageError(f"--baseline {baseline!r} is not a model in the input; models: "
                          f"{', '.join(table.categories('model'))}")
@@ -234,6 +274,7 @@ def _power_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="*", metavar="PILOT",
                         help="pilot sample files with two models on the same problems (or give the variances)")
     parser.add_argument("--reader", metavar="NAME", help="reader for the pilot files")
+    add_engine_arguments(parser)
     parser.add_argument("--baseline", "-b", metavar="MODEL", help="model B of the pilot (default: the first model)")
     parser.add_argument("--model", metavar="MODEL", help="model A of the pilot (default: the other model)")
     parser.add_argument("--task", metavar="TASK",

@@ -20,11 +20,13 @@ import numpy as np
 from kpass import metrics as core
 
 from .errors import DataError
+from .report import replaying_violations
 from .table import SampleTable
 
 __all__ = ["compute_power", "format_power", "power_inputs_from_table"]
 
 
+@replaying_violations
 def power_inputs_from_table(table: SampleTable, *, model: str, baseline: str, task: str | None = None):
     """Pilot inputs of the power formula for ``model`` (A) against ``baseline`` (B).
 
@@ -103,9 +105,10 @@ def compute_power(args: argparse.Namespace) -> dict[str, Any]:
     notes: list[str] = []
     result: dict[str, Any] = {}
     if args.files:
-        from .readers import read_samples
+        from .cli import _read
+        from .specs import parse_metric_specs
 
-        table = read_samples(args.files, reader=args.reader)
+        table = _read(args, parse_metric_specs("pass@1"), by=("model", "task"))
         models = table.categories("model")
         baseline = args.baseline or models[0]
         others = [m for m in models if m != baseline]

@@ -97,35 +97,32 @@ class _Raw:
         #: columns whose presence in the input is counted (optional schema columns, fields asked for)
         self.presence = list(_OPTIONAL) + [f for f in needs.fields if f not in SCHEMA_COLUMNS]
         self.flags = [f"has__{number}" for number, _ in enumerate(self.presence)] + ["unknown_keys"]
-        self.names = [name for column in self.columns for name in (column, column + "__kind")] + [
+        self.names = ["kpass_order"] + [name for column in self.columns for name in (column, column + "__kind")] + [
             "cot_verdicts__list", "cot_verdicts__kind"] + self.flags
 
     def has(self, present: Sequence[str]) -> list[str]:
         return [f"{'TRUE' if c in present else 'FALSE'} AS has__{number}" for number, c in enumerate(self.presence)]
 
 
-def _partition_value(files: Sequence[InputFile], column: str) -> str | None:
-    """SQL giving the hive partition value of ``column`` for each file (by ``filename``), or None."""
-    pairs = [(item.path, dict(item.partitions)[column]) for item in files if column in dict(item.partitions)]
-    if not pairs:
-        return None
-    return "CASE filename " + " ".join(f"WHEN {_literal(path)} THEN {_literal(value)}" for path, value in pairs) + " END"
+_FILE_SHIFT = 1 << 40  # order key of a row: file number * 2**40 + its ordinal in the file
 
 
-def _with_partitions(text: str, kind: str, files: Sequence[InputFile], column: str) -> tuple[str, str]:
-    value = _partition_value(files, column)
+def _with_partition(text: str, kind: str, item: InputFile, column: str) -> tuple[str, str]:
+    """A hive partition value overrides the file's own column (as the numpy path merges them)."""
+    value = dict(item.partitions).get(column)
     if value is None:
         return text, kind
-    return (f"COALESCE({value}, {text})", f"CASE WHEN ({value}) IS NOT NULL THEN 'string' ELSE {kind} END")
+    return _literal(value), "'string'"
 
 
-def _jsonl_raw(files: Sequence[InputFile], raw: _Raw) -> str:
+def _jsonl_raw(item: InputFile, number: int, raw: _Raw) -> str:
     structure = json.dumps({name: "JSON" for name in [*raw.columns, "cot_verdicts"]})
-    known = [*SCHEMA_COLUMNS, *raw.columns, *{key for item in files for key, _ in item.partitions}]
-    select = ["filename"]
+    partitions = dict(item.partitions)
+    known = [*SCHEMA_COLUMNS, *raw.columns, *partitions]
+    select = [f"{number * _FILE_SHIFT} + ordinality AS kpass_order"]
     for column in raw.columns:
         value = f"struct_extract(s, {_literal(column)})"
-        text, kind = _with_partitions(f"({value} ->> '$')", _json_kind(value), files, column)
+        text, kind = _with_partition(f"({value} ->> '$')", _json_kind(value), item, column)
         select += [f"{text} AS {DUCKDB.ident(column)}", f"{kind} AS {DUCKDB.ident(column + '__kind')}"]
     verdicts = "struct_extract(s, 'cot_verdicts')"
     text_items, text_kind = _verdicts_from_text(f"({verdicts} ->> '$')")
@@ -134,15 +131,13 @@ def _jsonl_raw(files: Sequence[InputFile], raw: _Raw) -> str:
     select.append(f"CASE WHEN {verdicts} IS NULL OR json_type({verdicts}) = 'NULL' THEN 'null' "
                   f"WHEN json_type({verdicts}) = 'ARRAY' THEN 'list' WHEN json_type({verdicts}) = 'VARCHAR' "
                   f"THEN {text_kind} ELSE 'other' END AS cot_verdicts__kind")
-    partition_columns = {key for item in files for key, _ in item.partitions}
-    select += [f"{'TRUE' if c in partition_columns else f'list_contains(k, {_literal(c)})'} AS has__{number}"
-               for number, c in enumerate(raw.presence)]
+    select += [f"{'TRUE' if c in partitions else f'list_contains(k, {_literal(c)})'} AS has__{n}"
+               for n, c in enumerate(raw.presence)]
     select.append(f"len(list_filter(k, lambda key: NOT list_contains({_list_literal(known)}, key))) > 0 "
                   "AS unknown_keys")
-    paths = _list_literal([item.path for item in files])
-    return (f"SELECT {', '.join(select)} FROM (SELECT filename, from_json(json, {_literal(structure)}) AS s, "
+    return (f"SELECT {', '.join(select)} FROM (SELECT ordinality, from_json(json, {_literal(structure)}) AS s, "
             f"CASE WHEN json_type(json) = 'OBJECT' THEN json_keys(json) ELSE [] END AS k "
-            f"FROM read_json_objects({paths}, format = 'newline_delimited', filename = true))")
+            f"FROM read_json_objects({_literal(item.path)}, format = 'newline_delimited') WITH ORDINALITY)")
 
 
 def csv_header(path: str) -> list[str] | None:
@@ -160,15 +155,15 @@ def csv_header(path: str) -> list[str] | None:
     return [cell.strip() for cell in header]
 
 
-def _csv_raw(item: InputFile, header: list[str], raw: _Raw) -> str:
+def _csv_raw(item: InputFile, number: int, header: list[str], raw: _Raw) -> str:
     columns = "{" + ", ".join(f"{_literal(name)}: 'VARCHAR'" for name in header) + "}"
-    select = ["filename"]
+    select = [f"{number * _FILE_SHIFT} + ordinality AS kpass_order"]
     for column in raw.columns:
         if column in header:
             cell = DUCKDB.ident(column)
-            text, kind = _with_partitions(cell, f"CASE WHEN {cell} IS NULL THEN 'null' ELSE 'string' END", [item], column)
+            text, kind = _with_partition(cell, f"CASE WHEN {cell} IS NULL THEN 'null' ELSE 'string' END", item, column)
         else:
-            text, kind = _with_partitions("CAST(NULL AS VARCHAR)", "'null'", [item], column)
+            text, kind = _with_partition("CAST(NULL AS VARCHAR)", "'null'", item, column)
         select += [f"{text} AS {DUCKDB.ident(column)}", f"{kind} AS {DUCKDB.ident(column + '__kind')}"]
     if "cot_verdicts" in header:
         items, kind = _verdicts_from_text(DUCKDB.ident("cot_verdicts"))
@@ -178,8 +173,8 @@ def _csv_raw(item: InputFile, header: list[str], raw: _Raw) -> str:
     select += raw.has([*header, *(key for key, _ in item.partitions)])
     select.append("FALSE AS unknown_keys")
     return (f"SELECT {', '.join(select)} FROM read_csv({_literal(item.path)}, header = true, auto_detect = false, "
-            f"delim = ',', quote = '\"', escape = '\"', columns = {columns}, filename = true, "
-            "strict_mode = true, null_padding = false)")
+            f"delim = ',', quote = '\"', escape = '\"', columns = {columns}, "
+            "strict_mode = true, null_padding = false) WITH ORDINALITY")
 
 
 def _parquet_kind(column: str, kind: str) -> tuple[str, str]:
@@ -201,17 +196,18 @@ def _parquet_kind(column: str, kind: str) -> tuple[str, str]:
     return f"CAST({c} AS VARCHAR)", f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'other' END"
 
 
-def _parquet_raw(con: Any, files: Sequence[InputFile], raw: _Raw) -> str:
-    paths = _list_literal([item.path for item in files])
-    source = f"read_parquet({paths}, union_by_name = true, filename = true)"
-    types = {row[0]: row[1] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
-    select = ["filename"]
+def _parquet_raw(con: Any, item: InputFile, number: int, raw: _Raw) -> tuple[str, list[str]]:
+    """The raw relation of one Parquet file and its column names."""
+    source = f"read_parquet({_literal(item.path)}, file_row_number = true)"
+    types = {row[0]: row[1] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
+             if row[0] != "file_row_number"}
+    select = [f"{number * _FILE_SHIFT} + file_row_number AS kpass_order"]
     for column in raw.columns:
         if column in types:
             text, kind = _parquet_kind(column, types[column])
         else:
             text, kind = "CAST(NULL AS VARCHAR)", "'null'"
-        text, kind = _with_partitions(text, kind, files, column)
+        text, kind = _with_partition(text, kind, item, column)
         select += [f"{text} AS {DUCKDB.ident(column)}", f"{kind} AS {DUCKDB.ident(column + '__kind')}"]
     if "cot_verdicts" in types:
         c = DUCKDB.ident("cot_verdicts")
@@ -295,27 +291,28 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
     con = connect(options)
     try:
         jsonl = [item for item in files if item.format == "jsonl"]
-        if jsonl:
-            parts.append(_jsonl_raw(jsonl, raw))
-        for item in (item for item in files if item.format == "csv"):
-            header = csv_header(item.path)
-            if header is None or len(set(header)) != len(header):
-                raise Violation([], "unreadable or duplicate CSV header")
-            extras += [name for name in header if name not in SCHEMA_COLUMNS]
-            parts.append(_csv_raw(item, header, raw))
-        parquet = [item for item in files if item.format == "parquet"]
-        if parquet:
-            try:
-                parts.append(_parquet_raw(con, parquet, raw))
-            except duckdb.Error as exc:
-                raise Violation([], f"DuckDB cannot read the Parquet files: {exc}") from exc
-            extras += [name for name in raw.parquet_columns if name not in SCHEMA_COLUMNS]  # type: ignore[attr-defined]
+        for number, item in enumerate(files):
+            if item.format == "jsonl":
+                parts.append(_jsonl_raw(item, number, raw))
+            elif item.format == "csv":
+                header = csv_header(item.path)
+                if header is None or len(set(header)) != len(header):
+                    raise Violation([], "unreadable or duplicate CSV header")
+                extras += [name for name in header if name not in SCHEMA_COLUMNS]
+                parts.append(_csv_raw(item, number, header, raw))
+            else:
+                try:
+                    part, columns = _parquet_raw(con, item, number, raw)
+                except duckdb.Error as exc:
+                    raise Violation([], f"DuckDB cannot read the Parquet file: {exc}") from exc
+                extras += [name for name in columns if name not in SCHEMA_COLUMNS]
+                parts.append(part)
         extras += [key for item in files for key, _ in item.partitions if key not in SCHEMA_COLUMNS]
         names = ", ".join(DUCKDB.ident(name) for name in raw.names)
         union = " UNION ALL ".join(f"SELECT {names} FROM ({part})" for part in parts)
         typed = typed_sql(f"({union}) raw", [*raw.columns, "cot_verdicts"], needs.fields, DUCKDB,
-                          pass_through=raw.flags)
-        reduced = reduction_sql(typed, needs, flags=raw.flags)
+                          pass_through=["kpass_order", *raw.flags])
+        reduced = reduction_sql(typed, needs, flags=raw.flags, first_seen="kpass_order")
         try:
             _run(con, f"CREATE TEMP TABLE kpass_reduced AS {reduced}", options)
         except duckdb.Error as exc:  # malformed JSON, ragged CSV, ...: the numpy readers say where
@@ -325,11 +322,15 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
         if len(problems["n_samples"]) == 0:
             raise Violation([], "no samples")
         if int(np.asarray(problems["any_unknown_keys"], dtype=np.int64).sum()):
-            known = [*SCHEMA_COLUMNS, *raw.columns, *{key for item in files for key, _ in item.partitions}]
+            known = [*SCHEMA_COLUMNS, *raw.columns]
+            scans = " UNION ALL ".join(
+                f"SELECT {number * _FILE_SHIFT} + ordinality AS o, json FROM read_json_objects({_literal(item.path)}, "
+                "format = 'newline_delimited') WITH ORDINALITY" for number, item in enumerate(files)
+                if item.format == "jsonl")
             extras += [row[0] for row in con.execute(
-                f"SELECT DISTINCT unnest(list_filter(json_keys(json), lambda key: NOT list_contains("
-                f"{_list_literal(known)}, key))) FROM read_json_objects({_list_literal([i.path for i in jsonl])}, "
-                "format = 'newline_delimited') WHERE json_type(json) = 'OBJECT' ORDER BY 1").fetchall()]
+                f"SELECT key, MIN(o) FROM (SELECT o, unnest(list_filter(json_keys(json), lambda key: NOT "
+                f"list_contains({_list_literal(known)}, key))) AS key FROM ({scans}) WHERE json_type(json) = 'OBJECT') "
+                "GROUP BY key ORDER BY 2").fetchall()]
         seen = [c for number, c in enumerate(raw.presence) if int(np.asarray(problems[f"any_has__{number}"]).sum())]
         extras = list(dict.fromkeys([*(c for c in seen if c not in SCHEMA_COLUMNS), *extras]))
         if any(_close_schema_name(name) for name in extras):

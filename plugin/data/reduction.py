@@ -258,7 +258,8 @@ def typed_sql(raw: str, present: Sequence[str], fields: Sequence[str], d: Dialec
         value = _category_sql(field, False, d)[0] if field in present else "CAST(NULL AS STRING)"
         select.append(f"{value} AS f{number}")
     if "finished" in present:  # a correct sample has finished (METRICS.md section 6)
-        bad.append(f"(({_bool_sql('correct', False, d)[0]}) AND ({_bool_sql('finished', True, d)[0]}) = FALSE)")
+        finished = _bool_sql("finished", True, d)[0]
+        bad.append(f"(({_bool_sql('correct', False, d)[0]}) AND ({finished}) IS NOT NULL AND NOT ({finished}))")
     select += [d.ident(name) for name in pass_through]
     row_bad = " OR ".join(f"COALESCE({rule}, TRUE)" for rule in bad) or "FALSE"
     return f"SELECT {', '.join(select)}, ({row_bad}) AS row_bad FROM {raw}"
@@ -283,7 +284,7 @@ def budget_rule_sql(budget: int) -> str:
             f"OR (answer_token IS NULL AND finished = FALSE AND (output_tokens IS NULL OR output_tokens < {int(budget)})))")
 
 
-def reduction_sql(typed: str, needs: Needs, *, flags: Sequence[str] = ()) -> str:
+def reduction_sql(typed: str, needs: Needs, *, flags: Sequence[str] = (), first_seen: str | None = None) -> str:
     """The GROUP BY of ``typed`` (from :func:`typed_sql`) into one row per problem and, for
     cons@k, one row per (problem, answer), in one scan (``GROUPING SETS``).
 
@@ -292,7 +293,9 @@ def reduction_sql(typed: str, needs: Needs, *, flags: Sequence[str] = ()) -> str
     exactly when ``min_index = 0``, ``max_index = n - 1`` and ``n_indices = n``), ``n_bad`` (rows
     breaking a per-row rule), ``any_<flag>`` for each boolean column in ``flags`` and what
     ``needs`` asks for. Rows with ``is_problem = 0`` are answer classes: ``answer, n_gold,
-    n_wrong`` (see :func:`classes_sql`).
+    n_wrong`` (see :func:`classes_sql`). With ``first_seen`` (a column ordering the rows as
+    the input has them), ``first_seen`` is its minimum per problem: categories then come in
+    order of first appearance, as in :class:`~kpass.SampleTable`.
     """
     select = [
         "model", "task", "problem_id", "COUNT(*) AS n_samples", f"{_count('correct')} AS n_correct",
@@ -300,6 +303,8 @@ def reduction_sql(typed: str, needs: Needs, *, flags: Sequence[str] = ()) -> str
         "COUNT(DISTINCT sample_index) AS n_indices", f"{_count('row_bad')} AS n_bad",
     ]
     select += [f"{_count(flag)} AS any_{flag}" for flag in flags]
+    if first_seen is not None:
+        select.append(f"MIN({first_seen}) AS first_seen")
     if needs.finished:
         select += [f"{_count('finished')} AS n_finished", f"{_count('finished IS NULL')} AS n_finished_null"]
     if needs.answer_classes:
@@ -357,6 +362,24 @@ class Violation(Exception):
         super().__init__(rule)
         self.keys = keys
         self.rule = rule
+
+
+def _codes_by_first_appearance(values: NDArray[np.object_], first_seen: NDArray[np.float64],
+                                ) -> tuple[NDArray[np.int64], list[str]]:
+    """Codes (``-1`` null) and categories of per-problem values, categories ordered by the first
+    row that has them (``first_seen`` of each problem), as :class:`~kpass.SampleTable` orders them."""
+    null = np.equal(values, None) if values.size else np.zeros(0, dtype=bool)
+    text = np.where(null, "", values).astype(str)
+    uniques, inverse = np.unique(text[~null], return_inverse=True)
+    inverse = inverse.reshape(-1)
+    first = np.full(len(uniques), np.inf)
+    np.minimum.at(first, inverse, first_seen[~null])
+    ranked = np.argsort(first, kind="stable")
+    rank = np.empty_like(ranked)
+    rank[ranked] = np.arange(len(ranked))
+    codes = np.full(len(values), -1, dtype=np.int64)
+    codes[~null] = rank[inverse]
+    return codes, uniques[ranked].tolist()
 
 
 class NothingLocated(Exception):
@@ -419,16 +442,18 @@ class ProblemStatistics:
                  fields: Mapping[str, NDArray[np.object_]] | None = None, sources: Sequence[str] = (),
                  columns_present: Sequence[str] = (), extra_columns: Sequence[str] = (), notes: Iterable[str] = (),
                  engine: str = "numpy", locate: Callable[[list[tuple[str, str]] | None], "SampleTable"] | None = None,
-                 ) -> None:
+                 first_seen: NDArray | None = None) -> None:
         model, task, problem = (np.asarray(keys[name], dtype=object) for name in ("model", "task", "problem_id"))
-        order = np.lexsort((problem.astype(str), task.astype(str), model.astype(str))) if len(model) else \
-            np.zeros(0, dtype=np.int64)
-        self._order_in = order
+        n = len(model)
+        first = np.arange(n, dtype=np.float64) if first_seen is None else np.asarray(first_seen, dtype=np.float64)
         self._categories: dict[str, list[str]] = {}
-        self._codes: dict[str, NDArray[np.int64]] = {}
+        codes: dict[str, NDArray[np.int64]] = {}
         for name, values in (("model", model), ("task", task), ("problem_id", problem),
                              *((name, np.asarray(v, dtype=object)) for name, v in (fields or {}).items())):
-            self._set_categorical(name, values[order])
+            codes[name], self._categories[name] = _codes_by_first_appearance(values, first)
+        order = np.lexsort((codes["problem_id"], codes["task"], codes["model"])) if n else np.zeros(0, np.int64)
+        self._order_in = order
+        self._codes = {name: values[order] for name, values in codes.items()}
         self.n_samples = np.asarray(n_samples, dtype=np.int64)[order]
         self.n_correct = np.asarray(n_correct, dtype=np.int64)[order]
         self.n_finished: NDArray[np.int64] | None = None
@@ -449,15 +474,6 @@ class ProblemStatistics:
         arange = np.arange(n, dtype=np.int64)
         self.problem_index = _StatisticsIndex(arange, arange, self.n_samples, self.n_correct, self._codes["model"],
                                               self._codes["task"], self._codes["problem_id"])
-
-    def _set_categorical(self, name: str, values: NDArray[np.object_]) -> None:
-        null = np.array([v is None for v in values.tolist()], dtype=bool) if values.size else np.zeros(0, bool)
-        text = np.where(null, "", values).astype(str)
-        uniques, codes = np.unique(text[~null], return_inverse=True)
-        out = np.full(len(values), -1, dtype=np.int64)
-        out[~null] = codes.reshape(-1)
-        self._codes[name] = out
-        self._categories[name] = uniques.tolist()
 
     def put(self, values: Any, *, dtype: Any = np.int64) -> NDArray:
         """A per-problem array given in the order of the constructor's ``keys``, in this order."""
@@ -508,6 +524,10 @@ class ProblemStatistics:
         if row is not None:
             raise Violation(None, "an error at a sample")
         return {"source": _describe_sources(self.sources), "line": None}
+
+    def location(self, row: int) -> tuple[str, int]:
+        """Never known here: raises :class:`Violation`, so the line is located by reading again."""
+        raise Violation(None, "an error at a sample")
 
     def describe_problem(self, row: int) -> str:
         return ", ".join(repr(self._categories[name][int(self._codes[name][row])])
@@ -574,7 +594,8 @@ class ProblemStatistics:
             fields[field] = values
         stats = cls(keys=decode, n_samples=index.n_samples, n_correct=index.n_correct, fields=fields,
                     sources=table.sources, columns_present=table.columns, extra_columns=table.extra_columns,
-                    notes=table.notes, engine="numpy", locate=lambda keys: table)
+                    notes=table.notes, engine="numpy", locate=lambda keys: table,
+                    first_seen=index.order[index.starts])
         everything = ProblemSet(table, np.arange(index.n_problems, dtype=np.int64))
         if needs.finished:
             stats.n_finished = stats.put(everything.n_finished())
@@ -660,7 +681,7 @@ def statistics_from_rows(problems: Mapping[str, NDArray], classes: Mapping[str, 
         fields[field] = np.where(nulls == n, None, low_f)
     stats = ProblemStatistics(keys=keys, n_samples=n, n_correct=problems["n_correct"], fields=fields, sources=sources,
                               columns_present=columns_present, extra_columns=extra_columns, engine=engine,
-                              locate=locate)
+                              locate=locate, first_seen=problems.get("first_seen"))
     for name, mask in flags.items():
         stats.flags[name] = stats.put(mask, dtype=bool)
     if needs.finished:
