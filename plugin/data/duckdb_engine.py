@@ -188,7 +188,7 @@ def _parquet_kind(column: str, kind: str) -> tuple[str, str]:
         return f"CAST({c} AS VARCHAR)", f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'int' END"
     if upper in ("FLOAT", "DOUBLE", "REAL") or upper.startswith("DECIMAL"):
         number = f"CAST({c} AS DOUBLE)"
-        text = (f"CASE WHEN {number} = FLOOR({number}) AND ABS({number}) < 9.2e18 "
+        text = (f"CASE WHEN ABS({number}) < 9.2e18 AND {number} % 1 = 0 "
                 f"THEN CAST(CAST({number} AS BIGINT) AS VARCHAR) ELSE CAST({number} AS VARCHAR) END")
         return text, f"CASE WHEN {c} IS NULL OR isnan({number}) THEN 'null' ELSE 'float' END"
     if upper == "VARCHAR":

@@ -174,8 +174,9 @@ def _int_sql(name: str, nullable: bool, d: Dialect) -> tuple[str, str]:
     t, k = _text(name, d)
     s = f"TRIM({t})"
     number = f"TRY_CAST({t} AS DOUBLE)"
-    integral_float = f"({number} = FLOOR({number}) AND {number} >= 0 AND {number} < {_INT64_BOUND!r})"
-    digits = f"({d.full_match(s, '[0-9]+')} AND TRY_CAST({s} AS BIGINT) IS NOT NULL)"
+    integral_float = f"({number} >= 0 AND {number} < {_INT64_BOUND!r} AND {number} % 1 = 0)"
+    digits = (f"({d.full_match(s, '[0-9]+')} AND LENGTH(TRIM(LEADING '0' FROM {s})) <= 18 "
+              f"AND TRY_CAST({s} AS BIGINT) IS NOT NULL)")
     value = (f"CASE WHEN {k} = 'int' THEN TRY_CAST({t} AS BIGINT) "
              f"WHEN {k} = 'float' AND {integral_float} THEN CAST({number} AS BIGINT) "
              f"WHEN {k} IN ('string', 'text') AND {digits} THEN TRY_CAST({s} AS BIGINT) "
@@ -201,11 +202,11 @@ def _verdict_sql(d: Dialect) -> tuple[str, str, str, str]:
     k = d.ident("cot_verdicts__kind")
 
     def count(body: str) -> str:
-        return f"COALESCE({d.list_length}(filter({items}, {d.lambda_('v', body)})), 0)"
+        return f"CASE WHEN {items} IS NULL THEN 0 ELSE {d.list_length}(filter({items}, {d.lambda_('v', body)})) END"
 
     yes = count("LOWER(v) IN ('true', '1')")
     no = count("LOWER(v) IN ('false', '0')")
-    real = f"COALESCE({d.list_length}({items}), 0)"
+    real = f"CASE WHEN {items} IS NULL THEN 0 ELSE {d.list_length}({items}) END"
     unknown = count("v IS NOT NULL AND LOWER(v) NOT IN ('true', 'false', '1', '0')")
     bad = f"({k} = 'other' OR ({k} = 'list' AND {unknown} > 0))"
     return yes, no, real, bad
