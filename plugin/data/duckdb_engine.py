@@ -56,9 +56,8 @@ def connect(options: EngineOptions):
     if options.threads:
         config["threads"] = int(options.threads)
     con = duckdb.connect(config=config)
-    if options.progress is not None:
-        con.execute("SET enable_progress_bar = true")
-        con.execute("SET enable_progress_bar_print = false")
+    con.execute("SET enable_progress_bar = true")  # kpass draws the bar (options.progress), never DuckDB
+    con.execute("SET enable_progress_bar_print = false")
     return con
 
 
