@@ -1,1 +1,2 @@
-"""Reading sample logs and reducing them to per-problem statistics (sample table, readers, engines)."""
+"""Sample data: the sample table, the readers that build it, per-problem views and tokenizers, and
+the engines that reduce sample logs to per-problem statistics."""

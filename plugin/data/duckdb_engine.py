@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
-from ..table import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
+from kpass.errors import DataError
+from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
 from .engines import EngineOptions, InputFile
 from .reduction import (DUCKDB, Needs, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
                         statistics_from_rows, typed_sql)
@@ -141,7 +141,7 @@ def _jsonl_raw(item: InputFile, number: int, raw: _Raw) -> str:
 
 def csv_header(path: str) -> list[str] | None:
     """The stripped names of a CSV file's header (None: empty file or unreadable header)."""
-    from ..readers import _open_text
+    from kpass.data.readers import _open_text
     import pathlib
 
     try:

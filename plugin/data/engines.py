@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import DataError, UsageError
+from kpass.errors import DataError, UsageError
 from .reduction import Needs, NothingLocated, ProblemStatistics, Violation, raise_violation
 
 if TYPE_CHECKING:  # pragma: no cover
     import pluggy
 
-    from ..table import SampleTable
+    from kpass.data.table import SampleTable
 
 __all__ = ["DEFAULT_ENGINE", "ENGINES", "EngineOptions", "InputFile", "expand_inputs", "load_samples",
            "locate_rows", "reduce_samples"]
@@ -137,7 +137,8 @@ def expand_inputs(paths: Sequence[str | os.PathLike]) -> list[InputFile] | None:
 
 def _claimed_by_builtin(files: Sequence[InputFile], reader: str | None, plugin_manager: Any) -> bool:
     """Whether every file goes to a built-in JSONL/CSV/Parquet reader (not a plugin's)."""
-    from ..readers import CsvReader, JsonlReader, ParquetReader, choose_reader
+    from kpass.data.readers import CsvReader, JsonlReader, ParquetReader
+    from kpass.host.lookups import choose_reader
 
     if reader is not None and reader not in ("jsonl", "csv", "parquet"):
         return False
@@ -176,7 +177,7 @@ def load_samples(paths: Sequence[str | os.PathLike], needs: Needs | None, *, eng
     DataError
         Invalid data (file, line, field), exactly as the numpy readers say it.
     """
-    from ..readers import read_samples
+    from kpass.host.lookups import read_samples
 
     engine = check_engine(engine)
     files = expand_inputs(paths)
@@ -248,7 +249,7 @@ def locate_rows(files: Sequence[InputFile], keys: list[tuple[str, str]] | None) 
 
     Memory: one chunk of rows at a time (JSONL, Parquet) plus the rows kept.
     """
-    from ..table import SampleTable
+    from kpass.data.table import SampleTable
 
     wanted = None if keys is None else {(str(task), str(problem)) for task, problem in keys}
     tables = []
@@ -280,7 +281,7 @@ def _keep(part: "SampleTable", wanted: set[tuple[str, str]]) -> "SampleTable | N
 
 def _subset(table: "SampleTable", rows: np.ndarray) -> "SampleTable":
     """Rows of a converted table (keys not yet checked), with their sources and lines."""
-    from ..table import SampleTable
+    from kpass.data.table import SampleTable
 
     out = SampleTable()
     out.sources = list(table.sources)
@@ -306,8 +307,8 @@ def _subset(table: "SampleTable", rows: np.ndarray) -> "SampleTable":
 
 def _converted_chunks(item: InputFile):
     """Typed, per-row-checked chunks of one file (keys not checked), as the numpy readers make them."""
-    from ..readers import CsvReader, JsonlReader, ParquetReader, _open_text
-    from ..table import SampleTable
+    from kpass.data.readers import CsvReader, JsonlReader, ParquetReader, _open_text
+    from kpass.data.table import SampleTable
 
     source = item.path
     extra = dict(item.partitions)
@@ -330,7 +331,7 @@ def _converted_chunks(item: InputFile):
 
 
 def _with_partitions(table: "SampleTable", extra: dict[str, str]) -> "SampleTable":
-    from ..table import SampleTable
+    from kpass.data.table import SampleTable
 
     records = table.to_records()
     lines = table._lines.tolist()

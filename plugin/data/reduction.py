@@ -44,11 +44,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import DataError, UsageError
+from kpass.errors import DataError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..specs import MetricSpec
-    from ..table import SampleTable
+    from kpass.host.specs import MetricSpec
+    from kpass.data.table import SampleTable
 
 __all__ = ["COT_RULES", "Dialect", "Needs", "NothingLocated", "ProblemStatistics", "Violation", "raise_violation", "reduction_sql", "typed_sql"]
 
@@ -224,7 +224,7 @@ def typed_sql(raw: str, present: Sequence[str], fields: Sequence[str], d: Dialec
     ``pass_through`` columns of ``raw`` (an engine's bookkeeping: which keys a JSON line has)
     are kept as they are.
     """
-    from ..table import CATEGORICAL_COLUMNS, REQUIRED_COLUMNS
+    from kpass.data.columns import CATEGORICAL_COLUMNS, REQUIRED_COLUMNS
 
     select: list[str] = []
     bad: list[str] = []
@@ -520,7 +520,7 @@ class ProblemStatistics:
         """``source=``/``line=`` for an error about the whole input. An error at a row (a problem
         here) raises :class:`Violation` instead: its line is located by reading the input again
         (:func:`raise_violation`), never guessed."""
-        from ..table import _describe_sources
+        from kpass.data.columns import _describe_sources
 
         if row is not None:
             raise Violation(None, "an error at a sample")
@@ -580,8 +580,8 @@ class ProblemStatistics:
         DataError
             As the report would for the same table and needs.
         """
-        from ..problems import ProblemSet
-        from ..report import _problem_attribute
+        from kpass.data.problems import ProblemSet
+        from kpass.reports.report import _problem_attribute
 
         index = table.problem_index
         decode = {name: table.category_values(name)[codes] for name, codes in
@@ -602,7 +602,7 @@ class ProblemStatistics:
             stats.n_finished = stats.put(everything.n_finished())
             stats.n_finished_null = np.zeros(len(stats), dtype=np.int64)
         if needs.answer_classes:
-            from ..builtin import answer_class_counts
+            from kpass.host.builtin import answer_class_counts
 
             counts, invalid = answer_class_counts(everything)
             stats.class_counts = counts[stats._order_in]

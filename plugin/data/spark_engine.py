@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
-from ..table import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
+from kpass.errors import DataError
+from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
 from .engines import EngineOptions, InputFile
 from .reduction import (SPARK, Needs, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
                         statistics_from_rows, typed_sql)
@@ -311,7 +311,7 @@ def _collect_rows(frame: Any, keys: list[tuple[str, str]] | None, source: str):
     all; ``[]``: all, converted to find a per-row error), numbered by their position."""
     from pyspark.sql import functions as F
 
-    from ..table import SampleTable
+    from kpass.data.table import SampleTable
 
     numbered = frame.rdd.zipWithIndex().map(lambda pair: (*pair[0], pair[1] + 1)).toDF([*frame.columns, "kpass_line"])
     if keys:
