@@ -219,10 +219,9 @@ def _parquet_raw(con: Any, item: InputFile, number: int, raw: _Raw) -> tuple[str
             select += [f"{items} AS cot_verdicts__list", f"{kind} AS cot_verdicts__kind"]
     else:
         select += ["CAST(NULL AS VARCHAR[]) AS cot_verdicts__list", "'null' AS cot_verdicts__kind"]
-    select += raw.has([*types, *(key for item in files for key, _ in item.partitions)])
+    select += raw.has([*types, *dict(item.partitions)])
     select.append("FALSE AS unknown_keys")
-    raw.parquet_columns = list(types)  # type: ignore[attr-defined]
-    return f"SELECT {', '.join(select)} FROM {source}"
+    return f"SELECT {', '.join(select)} FROM {source}", list(types)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -581,14 +581,14 @@ class ProblemStatistics:
             As the report would for the same table and needs.
         """
         from kpass.data.problems import ProblemSet
-        from kpass.reports.report import _problem_attribute
+        from kpass.reports.report import problem_attribute
 
         index = table.problem_index
         decode = {name: table.category_values(name)[codes] for name, codes in
                   (("model", index.model_codes), ("task", index.task_codes), ("problem_id", index.problem_codes))}
         fields = {}
         for field in needs.fields:
-            codes = _problem_attribute(table, field, "--by", allow_null=True)
+            codes = problem_attribute(table, field, "--by", allow_null=True)
             values = np.empty(len(codes), dtype=object)
             values[:] = None
             values[codes >= 0] = table.category_values(field)[codes[codes >= 0]]
@@ -611,7 +611,7 @@ class ProblemStatistics:
             for rule in COT_RULES:
                 stats.cot_correct[rule] = stats.put(everything.cot_correct(rule))
         for budget in needs.budgets:
-            at = everything.with_budget(budget)
+            at = ProblemSet(table, everything.problems, budget=budget)
             stats.budget_correct[budget] = stats.put(at.n_correct)
             stats.budget_finished[budget] = stats.put(at.n_finished())
         return stats
