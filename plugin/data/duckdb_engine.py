@@ -23,7 +23,7 @@ import numpy as np
 from kpass.errors import DataError
 from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
 from .engines import EngineOptions, InputFile
-from .reduction import (DUCKDB, Needs, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
+from .reduction import (DUCKDB, Needs, RawColumns, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
                         statistics_from_rows, typed_sql)
 
 __all__ = ["reduce_with_duckdb"]
@@ -88,21 +88,7 @@ def _verdicts_from_text(text: str) -> tuple[str, str]:
     return items, kind
 
 
-class _Raw:
-    """Columns every raw relation has, in one order (so the formats can be stacked)."""
-
-    def __init__(self, needs: Needs) -> None:
-        self.columns = list(_SCALAR_COLUMNS) + [f for f in needs.fields if f not in _SCALAR_COLUMNS]
-        #: columns whose presence in the input is counted (optional schema columns, fields asked for)
-        self.presence = list(_OPTIONAL) + [f for f in needs.fields if f not in SCHEMA_COLUMNS]
-        self.flags = [f"has__{number}" for number, _ in enumerate(self.presence)] + ["unknown_keys"]
-        self.names = ["kpass_order"] + [name for column in self.columns for name in (column, column + "__kind")] + [
-            "cot_verdicts__list", "cot_verdicts__kind"] + self.flags
-
-    def has(self, present: Sequence[str]) -> list[str]:
-        return [f"{'TRUE' if c in present else 'FALSE'} AS has__{number}" for number, c in enumerate(self.presence)]
-
-
+_Raw = RawColumns
 _FILE_SHIFT = 1 << 40  # order key of a row: file number * 2**40 + its ordinal in the file
 
 

@@ -147,6 +147,28 @@ SPARK = Dialect("spark", lambda name: "`" + name.replace("`", "``") + "`",
                 lambda var, body: f"{var} -> {body}", "size")
 
 
+class RawColumns:
+    """The columns every engine's raw relation has, in one order (so that files of every format
+    can be stacked with UNION ALL): ``kpass_order`` (rows in input order), text and kind of every
+    scalar column and field asked for, the verdict list, and per-row presence flags."""
+
+    def __init__(self, needs: Needs) -> None:
+        from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS
+
+        scalar = [name for name in SCHEMA_COLUMNS if name not in ("metadata", "cot_verdicts")]
+        optional = [name for name in SCHEMA_COLUMNS if name not in REQUIRED_COLUMNS]
+        self.columns = scalar + [f for f in needs.fields if f not in scalar]
+        #: columns whose presence in the input is counted (optional schema columns, fields asked for)
+        self.presence = optional + [f for f in needs.fields if f not in SCHEMA_COLUMNS]
+        self.flags = [f"has__{number}" for number, _ in enumerate(self.presence)] + ["unknown_keys"]
+        self.names = ["kpass_order"] + [name for column in self.columns for name in (column, column + "__kind")] + [
+            "cot_verdicts__list", "cot_verdicts__kind"] + self.flags
+
+    def has(self, present: Sequence[str]) -> list[str]:
+        """Presence flags of a file whose columns are known up front (CSV header, Parquet schema)."""
+        return [f"{'TRUE' if c in present else 'FALSE'} AS has__{number}" for number, c in enumerate(self.presence)]
+
+
 def _text(name: str, d: Dialect) -> tuple[str, str]:
     return d.ident(name), d.ident(name + "__kind")
 
@@ -228,27 +250,17 @@ def typed_sql(raw: str, present: Sequence[str], fields: Sequence[str], d: Dialec
 
     select: list[str] = []
     bad: list[str] = []
-    for name in ("model", "task", "problem_id", "answer"):
-        if name in present:
-            value, wrong = _category_sql(name, name in REQUIRED_COLUMNS, d)
+    kinds = [(("model", "task", "problem_id", "answer"), _category_sql, "STRING"),
+             (BOOLEAN_COLUMNS, _bool_sql, "BOOLEAN"), (INTEGER_COLUMNS, _int_sql, "BIGINT")]
+    for names, rule, sql_type in kinds:
+        for name in names:
+            if name not in present:
+                select.append(f"CAST(NULL AS {sql_type}) AS {name}")
+                continue
+            required = name in REQUIRED_COLUMNS
+            value, wrong = rule(name, required, d) if rule is _category_sql else rule(name, not required, d)
             select.append(f"{value} AS {name}")
             bad.append(wrong)
-        else:
-            select.append(f"CAST(NULL AS STRING) AS {name}")
-    for name in BOOLEAN_COLUMNS:
-        if name in present:
-            value, wrong = _bool_sql(name, name != "correct", d)
-            select.append(f"{value} AS {name}")
-            bad.append(wrong)
-        else:
-            select.append(f"CAST(NULL AS BOOLEAN) AS {name}")
-    for name in INTEGER_COLUMNS:
-        if name in present:
-            value, wrong = _int_sql(name, name != "sample_index", d)
-            select.append(f"{value} AS {name}")
-            bad.append(wrong)
-        else:
-            select.append(f"CAST(NULL AS BIGINT) AS {name}")
     if "cot_verdicts" in present:
         yes, no, real, wrong = _verdict_sql(d)
         select += [f"{yes} AS cot_yes", f"{no} AS cot_no", f"{real} AS cot_real"]
@@ -388,23 +400,6 @@ class NothingLocated(Exception):
     and the numpy check disagree)."""
 
 
-@dataclasses.dataclass(frozen=True)
-class _StatisticsIndex:
-    """The ``problem_index`` of a :class:`ProblemStatistics` (each problem is one "row")."""
-
-    order: NDArray[np.int64]
-    starts: NDArray[np.int64]
-    n_samples: NDArray[np.int64]
-    n_correct: NDArray[np.int64]
-    model_codes: NDArray[np.int64]
-    task_codes: NDArray[np.int64]
-    problem_codes: NDArray[np.int64]
-
-    @property
-    def n_problems(self) -> int:
-        return len(self.starts)
-
-
 class ProblemStatistics:
     """Per-problem sufficient statistics of a sample log: the input of every metric.
 
@@ -473,7 +468,9 @@ class ProblemStatistics:
         self._locate = locate
         n = len(self.n_samples)
         arange = np.arange(n, dtype=np.int64)
-        self.problem_index = _StatisticsIndex(arange, arange, self.n_samples, self.n_correct, self._codes["model"],
+        from kpass.data.table import _ProblemIndex  # each problem is one "row" here
+
+        self.problem_index = _ProblemIndex(arange, arange, self.n_samples, self.n_correct, self._codes["model"],
                                               self._codes["task"], self._codes["problem_id"])
 
     def put(self, values: Any, *, dtype: Any = np.int64) -> NDArray:

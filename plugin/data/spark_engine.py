@@ -19,7 +19,7 @@ import numpy as np
 from kpass.errors import DataError
 from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
 from .engines import EngineOptions, InputFile
-from .reduction import (SPARK, Needs, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
+from .reduction import (SPARK, Needs, RawColumns, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
                         statistics_from_rows, typed_sql)
 
 __all__ = ["local_session", "reduce_dataframe", "reduce_files_with_spark"]
@@ -60,15 +60,7 @@ def _session(options: EngineOptions):
     return SparkSession.getActiveSession() or local_session()
 
 
-class _Raw:
-    """The columns every raw relation has (so files can be stacked), as in the DuckDB engine."""
-
-    def __init__(self, needs: Needs) -> None:
-        self.columns = list(_SCALAR_COLUMNS) + [f for f in needs.fields if f not in _SCALAR_COLUMNS]
-        self.presence = list(_OPTIONAL) + [f for f in needs.fields if f not in SCHEMA_COLUMNS]
-        self.flags = [f"has__{number}" for number, _ in enumerate(self.presence)] + ["unknown_keys"]
-        self.names = ["kpass_order"] + [n for c in self.columns for n in (c, c + "__kind")] + [
-            "cot_verdicts__list", "cot_verdicts__kind"] + self.flags
+_Raw = RawColumns
 
 
 def _variant_kind(value: str) -> str:
