@@ -85,17 +85,15 @@ def test_three_engines_give_the_same_statistics_and_reports(tmp_path, fmt, spark
     else:
         paths = [_write(tmp_path, records, fmt)]
     numpy_table = load_samples(paths, NEEDS, engine="numpy")
-    reference = ProblemStatistics.from_table(numpy_table, NEEDS)
-    options = EngineOptions(spark=spark_session)
     by = ("model", "subject")
+    needs = Needs.for_specs(kpass.parse_metric_specs(METRICS), by=by, cluster_by="task")
+    assert needs.finished and needs.answer_classes and needs.cot and needs.budgets == (10, 11)
+    reference = ProblemStatistics.from_table(numpy_table, needs)
     expected = kpass.compute_report(numpy_table, METRICS, by=by, cluster_by="task")
     for engine in ("duckdb", "spark"):
-        statistics = reduce_samples(paths, NEEDS, engine=engine, options=options)
+        statistics = reduce_samples(paths, needs, engine=engine, options=EngineOptions(spark=spark_session))
         assert statistics.differences(reference) == [], engine
-        needs = Needs.for_specs(kpass.parse_metric_specs(METRICS), by=by, cluster_by="task")
-        report = kpass.compute_report(reduce_samples(paths, needs, engine=engine, options=options), METRICS,
-                                      by=by, cluster_by="task")
-        _reports_equal(report, expected)
+        _reports_equal(kpass.compute_report(statistics, METRICS, by=by, cluster_by="task"), expected)
     assert reference.class_counts.shape[1] >= 2 and reference.cot_correct["all"].sum() > 0
 
 
@@ -156,9 +154,11 @@ def _error(function):
     return str(caught.value)
 
 
+@pytest.mark.parametrize("engine", ["duckdb", "spark"])
 @pytest.mark.parametrize("case", _cases(), ids=lambda case: case[0])
-def test_every_validation_error_is_the_same_on_every_engine(tmp_path, case, spark_session):
+def test_every_validation_error_is_the_same_on_every_engine(tmp_path, case, engine, request):
     name, records, fmt, metrics, by, cluster_by = case
+    spark_session = request.getfixturevalue("spark_session") if engine == "spark" else None
     if fmt == "raw":
         path = tmp_path / "samples.jsonl"
         path.write_text("".join(line + "\n" for line in records))
@@ -168,11 +168,10 @@ def test_every_validation_error_is_the_same_on_every_engine(tmp_path, case, spar
     expected = _error(lambda: kpass.compute_report(kpass.read_samples(path), specs, by=by, cluster_by=cluster_by))
     assert str(path) in expected, expected  # every error names the file
     needs = Needs.for_specs(specs, by=by, cluster_by=cluster_by)
-    for engine in ("duckdb", "spark"):
-        got = _error(lambda: kpass.compute_report(
-            reduce_samples([path], needs, engine=engine, options=EngineOptions(spark=spark_session)), specs, by=by,
-            cluster_by=cluster_by))
-        assert got == expected, (engine, name)
+    got = _error(lambda: kpass.compute_report(
+        reduce_samples([path], needs, engine=engine, options=EngineOptions(spark=spark_session)), specs, by=by,
+        cluster_by=cluster_by))
+    assert got == expected, (engine, name)
 
 
 def test_two_files_duplicate_names_both(tmp_path, spark_session):
