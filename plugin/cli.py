@@ -67,6 +67,13 @@ def _umask() -> int:
 def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="sample files (JSONL, CSV, Parquet, or a plugin's format)")
     parser.add_argument("--reader", metavar="NAME", help="read every file with this reader (see `kpass plugins`)")
+    parser.add_argument("--answer-extractor", metavar="SPEC",
+                        help="re-extract every sample's answer (what cons@k votes over) from its generation text: "
+                             "a registered extractor (boxed, lm_eval_aime, lm_eval_math, lm_eval_minerva_math, "
+                             "lm_eval_gsm8k, ...) or regex:PATTERN")
+    parser.add_argument("--include-path", action="append", metavar="DIR",
+                        help="directory of local lm-eval task YAMLs, to score their logs with the tasks' own "
+                             "process_results (repeatable)")
 
 
 def _add_metric_arguments(parser: argparse.ArgumentParser, default: str = "pass@1", paired: bool = False) -> None:
@@ -106,10 +113,32 @@ def _read(args: argparse.Namespace):
 
     bar = ProgressBar("reading", enabled=False if args.no_progress else None)
     try:
-        return read_samples(args.files, reader=args.reader,
-                            progress=lambda path, done: bar.update(done, label=f"reading {os.path.basename(path)} (lines)"))
+        table = read_samples(args.files, reader=args.reader, reader_options=_reader_options(args),
+                             progress=lambda path, done: bar.update(done, label=f"reading {os.path.basename(path)} (lines)"))
     finally:
         bar.close()
+    return _extract_answers(args, table)
+
+
+def _reader_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {"include_path": args.include_path} if getattr(args, "include_path", None) else {}
+
+
+def _extract_answers(args: argparse.Namespace, table: Any) -> Any:
+    spec = getattr(args, "answer_extractor", None)
+    if spec is None:
+        return table
+    from .host.extractors import apply_answer_extractor
+
+    return apply_answer_extractor(table, spec)
+
+
+def _check_answer_extractor(args: argparse.Namespace) -> None:
+    """An unknown extractor or a bad regex is a usage error before any file is read."""
+    if getattr(args, "answer_extractor", None) is not None:
+        from .host.extractors import resolve_answer_extractor
+
+        resolve_answer_extractor(args.answer_extractor)
 
 
 def _specs(args: argparse.Namespace, default: str = "pass@1"):
@@ -158,6 +187,7 @@ def _run_report(args: argparse.Namespace) -> int:
         _check_plot_path(args.plot)
     specs = _specs(args)
     check_interval_method(args.method, paired=False, clustered=args.cluster_by is not None)  # before reading
+    _check_answer_extractor(args)
     table = _read(args)
     with ProgressBar("computing", enabled=False if args.no_progress else None) as bar:
         report = compute_report(table, specs, by=args.by, cluster_by=args.cluster_by, method=args.method,
@@ -201,7 +231,8 @@ def _run_compare(args: argparse.Namespace) -> int:
     if baseline is None:
         if len(args.files) != 2:
             raise UsageError("give --baseline MODEL (or exactly two files, one model each)")
-        tables = [read_samples([path], reader=args.reader) for path in args.files]
+        tables = [_extract_answers(args, read_samples([path], reader=args.reader, reader_options=_reader_options(args)))
+                  for path in args.files]
         first_models = tables[0].categories("model")
         second_models = tables[1].categories("model")
         if len(first_models) != 1 or len(second_models) != 1 or first_models == second_models:

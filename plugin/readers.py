@@ -23,7 +23,7 @@ import io
 import json
 import os
 import pathlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
@@ -327,7 +327,8 @@ def choose_reader(path: str | os.PathLike, *, reader: str | None = None,
 
 def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, reader: str | None = None,
                  plugin_manager: "pluggy.PluginManager | None" = None,
-                 progress: Callable[[str, int], None] | None = None) -> SampleTable:
+                 progress: Callable[[str, int], None] | None = None,
+                 reader_options: Mapping[str, Any] | None = None) -> SampleTable:
     """Read sample files with the registered readers and concatenate them into one table.
 
     Parameters
@@ -340,6 +341,9 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
         Host to take the readers from (default: :func:`kpass.get_plugin_manager`).
     progress : callable ``(path, units_done)``, optional
         Called while reading (the CLI draws a progress bar with it).
+    reader_options : mapping, optional
+        Keyword options handed to every reader whose ``read`` accepts them (e.g. the lm-eval
+        reader's ``include_path``); a reader that takes none of them reads as usual.
 
     Raises
     ------
@@ -369,9 +373,11 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
         else:
             name, chosen = choose_reader(path, reader=reader, plugin_manager=plugin_manager)
         callback = None if progress is None else (lambda units, _path=str(path): progress(_path, units))
+        keywords = {key: value for key, value in (reader_options or {}).items() if _takes_keyword(chosen, key)}
+        if callback is not None and _takes_keyword(chosen, "progress"):
+            keywords["progress"] = callback
         try:
-            table = chosen.read(path, progress=callback) if callback is not None and _takes_progress(chosen) \
-                else chosen.read(path)
+            table = chosen.read(path, **keywords)
         except DataError:
             raise
         except (ValueError, TypeError, KeyError, OSError) as exc:
@@ -382,11 +388,11 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
     return SampleTable.concat(tables)
 
 
-def _takes_progress(reader: Any) -> bool:
+def _takes_keyword(reader: Any, name: str) -> bool:
     import inspect
 
     try:
-        return "progress" in inspect.signature(reader.read).parameters
+        return name in inspect.signature(reader.read).parameters
     except (TypeError, ValueError):
         return False
 

@@ -20,6 +20,7 @@ from kpass.adapters.lm_eval_reader import LmEvalSamplesReader, read_lm_eval_outp
 
 DATE = "2026-11-29T11-21-55.902322"
 REGEX = {"function": "regex", "regex_pattern": r"The answer is (\-?[0-9]+)"}
+LOOSE_REGEX = {"function": "regex", "regex_pattern": r"answer is (\-?[0-9]+)"}  # another extraction: another pipeline
 CONFIG = {
     "task": "arith",
     "output_type": "generate_until",
@@ -27,7 +28,8 @@ CONFIG = {
     "metric_list": [{"metric": "exact_match", "aggregation": "mean", "higher_is_better": True,
                      "ignore_case": True}],
     "filter_list": [{"name": "strict-match", "filter": [REGEX, {"function": "take_first"}]},
-                    {"name": "maj@4", "filter": [REGEX, {"function": "majority_vote"}, {"function": "take_first"}]}],
+                    {"name": "maj@4", "filter": [LOOSE_REGEX, {"function": "majority_vote"},
+                                                 {"function": "take_first"}]}],
 }
 DOCS = [  # (doc, target, K generations)
     ({"id": "q0", "topic": "add"}, "33", [" The answer is 33.", " The answer is 32.", " Hmm.", " The answer is 33."]),
@@ -251,7 +253,7 @@ def test_a_task_scored_only_by_kpass_metrics_is_judged_like_them(tmp_path):
 
 
 def test_not_lm_eval_output(tmp_path):
-    with pytest.raises(kpass.DataError, match="no lm-eval results_\\*.json file in this directory"):
+    with pytest.raises(kpass.DataError, match=r"no lm-eval results file \(results_<date>.json or <name>_<date>.json\) in this directory"):
         read_lm_eval_output(tmp_path)
     other = tmp_path / "x.csv"
     other.write_text("a,b\n")
@@ -259,7 +261,7 @@ def test_not_lm_eval_output(tmp_path):
         read_lm_eval_output(other)
     lonely = tmp_path / f"samples_t_{DATE}.jsonl"
     lonely.write_text("{}\n")
-    with pytest.raises(kpass.DataError, match=f"the results file of this run \\(results_{DATE}.json\\) is missing"):
+    with pytest.raises(kpass.DataError, match=f"the results file of this run \\(results_{DATE}.json, or <name>_{DATE}.json\\) is missing"):
         read_lm_eval_output(lonely)
 
 

@@ -1,0 +1,1 @@
+"""The plugin host: hook specifications, the plugin manager, the built-ins and registry look-ups."""
