@@ -442,7 +442,9 @@ def sample_columns(
 ) -> tuple[dict[str, list[Any]], list[int]]:
     """Columns of the sample table for one task and pipeline, and each row's source line.
 
-    Each document contributes K rows (``sample_index`` 0..K-1, ``problem_id = str(doc_id)``).
+    Each document contributes K rows (``sample_index`` 0..K-1, ``problem_id = str(doc_id)``), tagged
+    ``pipeline_of = task`` so that rows pooled over tasks count each document once
+    (:func:`kpass.reports.sample_checks.pooled_pipeline_rows`).
     With ``doc_fields``, short scalar document fields are kept as ``doc.<field>`` columns so that
     ``kpass report --cluster-by doc.<field>`` and ``--by doc.<field>`` can use them; ``cluster_by``
     (a document field; default: the pipeline's ``kpass_cluster`` field) fills the ``cluster`` column.
@@ -468,7 +470,7 @@ def sample_columns(
     if cluster_by is None:
         cluster_by = pipeline.cluster_field
     columns: dict[str, list[Any]] = {name: [] for name in (
-        "model", "task", "problem_id", "sample_index", "correct", "answer", "gold")}
+        "model", "task", "problem_id", "sample_index", "correct", "answer", "gold", "pipeline_of")}
     if cluster_by is not None:
         columns["cluster"] = []
     if extractor is not None:
@@ -489,6 +491,7 @@ def sample_columns(
             raise ValueError(f"document {doc_id}: {n} answers but {len(doc_verdicts)} verdicts.")
         columns["model"].extend([model] * n)
         columns["task"].extend([key] * n)
+        columns["pipeline_of"].extend([task] * n)
         columns["problem_id"].extend([str(doc_id)] * n)
         columns["sample_index"].extend(range(n))
         columns["correct"].extend(bool(v) for v in doc_verdicts)

@@ -1,0 +1,1 @@
+"""Reports: the report, leaderboard, budget and power analyses, and the notes they share."""
