@@ -30,7 +30,8 @@ Anything else has no known extractor: cons@k is refused until one is named
 Post-hoc scoring (:func:`resolve_process_results`): the logged ``process_results`` source is never
 executed. It is resolved to installed code, in this order: a known family above; the task's YAML
 (``metadata.config_source`` when it lies in the installed lm-eval or under an ``include_path``);
-the task loaded by name through ``lm_eval.tasks.TaskManager(include_path=...)``. The function found
+a YAML of that task name under the ``include_path`` directories or the installed lm-eval's tasks
+(the files lm-eval's ``TaskManager`` would index, found by a text scan). The function found
 must have exactly the logged source, else the error says which code differs and how to point kpass
 at the right one.
 """
@@ -248,11 +249,20 @@ def _process_results_of_yaml(path: Path) -> Any:
     return load_yaml(path, resolve_func=True).get("process_results")
 
 
-@functools.lru_cache(maxsize=8)
-def _task_manager(include_path: tuple[str, ...]) -> Any:
-    from lm_eval.tasks import TaskManager
-
-    return TaskManager(include_path=list(include_path) or None)
+def _task_yamls(task: str, roots: Sequence[Path]) -> list[Path]:
+    """YAML files under ``roots`` that define ``task: <task>``, found by reading their text (lm-eval's
+    ``TaskManager`` parses every YAML it ships, ~20 s; a text scan finds the same files in about one)."""
+    pattern = re.compile(rf"^task:\s*['\"]?{re.escape(task)}['\"]?\s*$", re.MULTILINE)
+    found = []
+    for root in roots:
+        for path in sorted(root.rglob("*.yaml")):
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if pattern.search(text):
+                found.append(path.resolve())
+    return found
 
 
 def resolve_process_results(task: str, config: Mapping[str, Any], *,
@@ -266,7 +276,7 @@ def resolve_process_results(task: str, config: Mapping[str, Any], *,
     config : Mapping
         Its config from ``results["configs"]`` (``process_results`` holds the source text).
     include_path : sequence of path
-        Directories of local task YAMLs (``--include-path``), searched as lm-eval's ``--include_path``.
+        Directories of local task YAMLs (``--include-path``), searched before the installed tasks.
 
     Returns
     -------
@@ -298,13 +308,7 @@ def resolve_process_results(task: str, config: Mapping[str, Any], *,
     hint = ("point kpass at the directory of the task's YAML with --include-path DIR (kpass report) or "
             "read_lm_eval_output(..., include_path=[DIR])")
     differing: list[str] = []
-    try:
-        entry = _task_manager(tuple(str(root) for root in roots)).task_index.get(task)
-    except Exception as error:  # noqa: BLE001 - a broken YAML under include_path: say which
-        raise ProcessResultsError(f"task {task!r}: lm-eval's TaskManager could not index the task YAMLs "
-                                  f"({type(error).__name__}: {error}); {hint}") from error
-    if entry is not None and getattr(entry, "yaml_path", None) is not None:
-        candidates.append(Path(entry.yaml_path).resolve())
+    candidates.extend(_task_yamls(task, [*roots, _installed_tasks_dir()]))
     for path in dict.fromkeys(candidates):
         try:
             function = _process_results_of_yaml(path)

@@ -73,7 +73,9 @@ class JsonlReader(_SuffixReader):
 
     def can_read(self, path: str | os.PathLike) -> bool:
         """Suffix ``.jsonl``/``.ndjson`` and a first record that is not some other tool's log
-        (it has ``problem_id``, or cannot be told apart: empty or broken files are ours to report)."""
+        (it has ``problem_id``, or cannot be told apart: empty or broken files are ours to report).
+        A file that opens an indented JSON array (a line ``[``; lm-eval before 0.4.3 wrote its
+        samples so) is not JSON Lines and is left to the reader that knows it."""
         path = pathlib.Path(path)
         if not self.matches_suffix(path):
             return False
@@ -81,6 +83,8 @@ class JsonlReader(_SuffixReader):
             with _open_text(path) as handle:
                 for line in handle:
                     if line.strip():
+                        if line.strip() == "[":  # one indented JSON array (old lm-eval logs), not JSON Lines
+                            return False
                         record = json.loads(line)
                         return not isinstance(record, dict) or "problem_id" in record
         except (OSError, UnicodeDecodeError, ValueError, EOFError):

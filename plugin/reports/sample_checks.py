@@ -3,8 +3,8 @@
 * **The seed trap** (:func:`identical_samples_notes`). K samples of a problem that are K copies of
   one generation (temperature 0; an API that sends one ``seed`` with every repeat to a server that
   honours it, lm-eval's default) make pass@k equal pass@1 and cons@k meaningless, without any
-  error. A table whose samples carry their generation text (``metadata["output"]``: the lm-eval
-  reader, ``kpass-lm-eval``'s sample table, readers that keep outputs) gets a note for every
+  error. A table whose samples carry their generation text (``metadata["output"]``, or
+  ``metadata["completion"]``: the lm-eval and Inspect readers, ``kpass-lm-eval``'s sample table) gets a note for every
   ``(model, task)`` where most problems with two or more samples have all-identical texts.
 * **Pipelines pooled once** (:func:`pooled_pipeline_rows`). One lm-eval task scored through
   several filter pipelines (``strict-match``, ``flexible-extract``) appears as several tasks over
@@ -36,7 +36,8 @@ def _output_codes(table: SampleTable) -> NDArray[np.int64] | None:
     """One integer per row naming its generation text (-1: none), or None without texts."""
     if not table.has_column("metadata"):
         return None
-    texts = [entry.get("output") if isinstance(entry, dict) else None for entry in table.raw_column("metadata")]
+    texts = [entry.get("output", entry.get("completion")) if isinstance(entry, dict) else None
+             for entry in table.raw_column("metadata")]
     present = np.fromiter((isinstance(text, str) for text in texts), dtype=bool, count=len(texts))
     if not present.any():
         return None
