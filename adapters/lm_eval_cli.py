@@ -18,10 +18,19 @@ chosen generation tasks (all ``generate_until`` tasks, or those named by ``--kpa
   (``take_first``, ``majority_vote``) to all K responses and judges every answer with the task's
   own ``process_results`` (first binary metric, or ``--kpass-metric``);
 * API models (``local-completions``, ``openai-*``... anything built on lm-eval's ``TemplateAPI``)
-  send the request ``"seed"`` of repeat r as ``seed + r`` (for every task of the run): repeat 0 keeps lm-eval's seed (so the
-  first sample is the one a plain run gets) and the K repeats differ on servers that honour seeds
-  (vLLM), instead of returning K copies of one sample. Batches never mix repeats, so one seed per
-  batch stays correct with ``batch_size > 1``;
+  send repeat r of a request with the seed :func:`repeat_seed` (``numpy.random.SeedSequence`` of
+  the seed, the task and r; for every task of the run): repeat 0 keeps lm-eval's seed (so the
+  first sample is the one a plain run gets), the K repeats differ on servers that honour seeds
+  (vLLM) instead of being K copies of one sample, and runs with different seeds share no sample
+  seed. Batches never mix repeats, so one seed per batch stays correct with ``batch_size > 1``;
+* before the first request, every ``--kpass*`` flag is checked against the tasks: ``--kpass-filter``
+  (``F`` or ``TASK:F``) and ``--kpass-metric`` name existing pipelines and metrics, ``k`` fits in
+  ``--kpass-samples``, and cons@k has an answer extractor for every pipeline (the task family's,
+  :mod:`kpass.adapters.lm_eval_answers`, or ``--kpass-answer``); pipelines identical once their
+  selection steps are removed are scored once; lm-eval groups get a row of their own (problems
+  pooled over the subtasks, the subtask as the cluster);
+* a printed note says when lm-eval's own metrics (``maj@k``, ``take_first_k``) change because the
+  repeats now differ;
 * ``--use_cache`` is refused for tasks that do not sample (``do_sample`` not true): lm-eval's cache
   would hand the same generation to all K repeats; ``--cache_requests true`` is refused because
   lm-eval's request-cache key ignores ``repeats`` (use ``refresh``);
@@ -780,7 +789,7 @@ def _write_files(state: _RunState, tracker: Any) -> list[Path]:
 
     directory = _output_dir(tracker)
     directory.mkdir(parents=True, exist_ok=True)
-    from kpass.cli import write_atomically
+    from kpass import write_atomically
 
     report_path = directory / f"kpass_{tracker.date_id}.json"
     written = []
@@ -807,7 +816,7 @@ def run(argv: Sequence[str]) -> int:
     from lm_eval.__main__ import cli_evaluate
 
     from kpass import parse_metric_specs
-    from kpass.formatting import format_report
+    from kpass import format_report
 
     specs = []
     if options.metrics is not None:

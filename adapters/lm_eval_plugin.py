@@ -9,7 +9,7 @@ extractors import lm-eval only when they run.
 
 from __future__ import annotations
 
-from kpass.hookspecs import hookimpl
+from kpass import hookimpl
 
 from . import lm_eval_answers
 from .lm_eval_reader import LmEvalSamplesReader

@@ -29,12 +29,12 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DataError, UsageError
+from kpass.errors import DataError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pluggy
 
-    from ..table import SampleTable
+    from kpass.data.table import SampleTable
 
 __all__ = [
     "ANSWER_EXTRACTOR_OPTIONS",
@@ -141,7 +141,7 @@ def resolve_answer_extractor(spec: str, *, plugin_manager: pluggy.PluginManager 
     UsageError
         An unknown name (the message lists the registered ones) or a bad argument.
     """
-    from ..manager import get_registry
+    from kpass.host.manager import get_registry
 
     if not isinstance(spec, str) or not spec.strip():
         raise UsageError(f"an answer extractor spec is a name or name:argument; got {spec!r}.")

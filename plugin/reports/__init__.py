@@ -1,1 +1,1 @@
-"""Reports: the report, leaderboard, budget and power analyses, and the notes they share."""
+"""Reports built from a sample table: report and comparison, leaderboard, token budgets, power."""

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..table import SampleTable
+    from kpass.data.table import SampleTable
 
 __all__ = ["IDENTICAL_SHARE_THRESHOLD", "PIPELINE_OF_COLUMN", "identical_samples_notes", "pooled_pipeline_rows"]
 
