@@ -144,9 +144,11 @@ def test_k_samples_differ_because_the_seed_varies_per_repeat(plain_run, kpass_ru
     assert len(first_pipeline) == N_PROBLEMS
     assert all(len(s["resps"][0]) == K for s in first_pipeline)
     assert _identical_share(samples) < 0.5
-    # the server saw seed 1234 + r for repeat r of every prompt (sampled tasks), one seed in the plain run
+    # the server saw repeat r of every prompt with its own seed (repeat 0: lm-eval's), one seed in the plain run
+    from kpass.adapters.lm_eval_cli import repeat_seed
+
     kpass_seeds = {frozenset(seeds) for seeds in _prompt_seeds(kpass_run).values()}
-    assert frozenset(range(LM_EVAL_SEED, LM_EVAL_SEED + K)) in kpass_seeds
+    assert frozenset(repeat_seed(LM_EVAL_SEED, "arith_gen", r) for r in range(K)) in kpass_seeds
     assert {frozenset(seeds) for seeds in _prompt_seeds(plain_run).values()} == {frozenset({LM_EVAL_SEED})}
     # the trap kpass removes: a task with `repeats: 8` under plain lm_eval gets 8 copies of one sample
     assert _identical_share(plain_run.samples("arith_kpass_metrics")) == 1.0
