@@ -22,7 +22,6 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -41,42 +40,19 @@ LM_EVAL_SEED = 1234  # TemplateAPI's default request seed
 ANSWER = re.compile(r"The answer is (\-?[0-9]+)")
 
 
-def _load_fake_server():
-    spec = importlib.util.spec_from_file_location("kpass_tests_fake_openai_server", HERE / "fake_openai_server.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+def _load_runs_module():
+    spec = importlib.util.spec_from_file_location("kpass_tests_lm_eval_runs", HERE / "lm_eval_runs.py")
+    module = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
+    if spec.name not in sys.modules:
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
     return module
 
 
-fake_server = _load_fake_server()
-
-
-@dataclass
-class Run:
-    returncode: int
-    stdout: str
-    stderr: str
-    output: Path
-    requests: list
-
-    @property
-    def model_dir(self) -> Path:
-        return self.output / "fake"
-
-    def results(self) -> dict:
-        (path,) = self.model_dir.glob("results_*.json")
-        return json.loads(path.read_text())
-
-    def samples(self, task: str) -> list[dict]:
-        (path,) = self.model_dir.glob(f"samples_{task}_*.jsonl")
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def _console_script(name: str) -> str:
-    path = Path(sys.executable).parent / name
-    assert path.exists(), f"console script {name} is not installed next to {sys.executable}"
-    return str(path)
+runs_module = _load_runs_module()
+fake_server = runs_module.load_fake_server()
+Run = runs_module.Run
+_console_script = runs_module.console_script
 
 
 @pytest.fixture(scope="module")
@@ -153,6 +129,9 @@ def test_k_samples_differ_because_the_seed_varies_per_repeat(plain_run, kpass_ru
     # the trap kpass removes: a task with `repeats: 8` under plain lm_eval gets 8 copies of one sample
     assert _identical_share(plain_run.samples("arith_kpass_metrics")) == 1.0
     assert _identical_share(kpass_run.samples("arith_kpass_metrics")) < 0.5
+    # ... and the task's own kpass metrics say so in lm-eval's results (the seed trap under plain lm_eval)
+    assert plain_run.results()["results"]["arith_kpass_metrics"]["kpass_identical_samples,all"] > 0.5
+    assert kpass_run.results()["results"]["arith_kpass_metrics"]["kpass_identical_samples,all"] < 0.5
 
 
 def _flag_rows(run: Run) -> dict[tuple[str, str], dict]:

@@ -27,7 +27,6 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -55,15 +54,18 @@ TABLE_TASK = {"aime24": "aime24", "minerva_math_algebra": "minerva_math_algebra"
               "gsm8k_cot_self_consistency": "gsm8k_cot_self_consistency/score-first"}
 
 
-def _load_fake_server():
-    spec = importlib.util.spec_from_file_location("kpass_tests_fake_openai_server", HERE / "fake_openai_server.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+def _load_runs_module():
+    spec = importlib.util.spec_from_file_location("kpass_tests_lm_eval_runs", HERE / "lm_eval_runs.py")
+    module = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
+    if spec.name not in sys.modules:
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
     return module
 
 
-fake_server = _load_fake_server()
+runs_module = _load_runs_module()
+fake_server = runs_module.load_fake_server()
+_console_script = runs_module.console_script
 
 
 def _solve(a: int, op: str, b: int) -> int:
@@ -117,32 +119,12 @@ def write_tasks(root: Path) -> Path:
     return tasks
 
 
-@dataclass
-class Run:
-    returncode: int
-    stdout: str
-    stderr: str
-    output: Path
-
-    @property
-    def model_dir(self) -> Path:
-        return self.output / "fake"
-
-    def results(self) -> dict:
-        (path,) = self.model_dir.glob("results_*.json")
-        return json.loads(path.read_text())
-
+class Run(runs_module.Run):
     def samples(self, task: str) -> list[dict]:
-        (path,) = self.model_dir.glob(f"samples_{task}_*.jsonl")
-        lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        """The lines of the task's first filter pipeline (one per document), in doc_id order."""
+        lines = super().samples(task)
         first_filter = lines[0]["filter"]
         return sorted((line for line in lines if line["filter"] == first_filter), key=lambda line: line["doc_id"])
-
-
-def _console_script(name: str) -> str:
-    path = Path(sys.executable).parent / name
-    assert path.exists(), f"console script {name} is not installed next to {sys.executable}"
-    return str(path)
 
 
 @pytest.fixture(scope="module")
