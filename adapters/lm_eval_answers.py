@@ -39,7 +39,6 @@ at the right one.
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 import re
 import string
@@ -76,7 +75,16 @@ class ProcessResultsError(ValueError):
 
 @functools.lru_cache(maxsize=None)
 def _module(name: str) -> Any:
-    return importlib.import_module(name)
+    """The installed lm-eval task-utils module ``name`` (imported on first use: minerva's needs lm-eval[math])."""
+    if name == "lm_eval.tasks.aime.utils":
+        import lm_eval.tasks.aime.utils as module
+    elif name == "lm_eval.tasks.hendrycks_math.utils":
+        import lm_eval.tasks.hendrycks_math.utils as module
+    elif name == "lm_eval.tasks.minerva_math.utils":
+        import lm_eval.tasks.minerva_math.utils as module
+    else:
+        raise ImportError(f"no lm-eval task family module {name!r}")
+    return module
 
 
 def _dollar_span(text: str) -> str | None:
@@ -175,7 +183,7 @@ def _text_extractor(name: str) -> Callable[[str | None], Callable[[str], str | N
 
     def factory(argument: str | None) -> Callable[[str], str | None]:
         if argument:
-            from kpass.errors import UsageError
+            from kpass import UsageError
 
             raise UsageError(f"answer extractor {name!r} takes no argument; got '{name}:{argument}'.")
         return lambda text: function(text) if isinstance(text, str) else None

@@ -332,7 +332,7 @@ def _plan_pipelines(state: _RunState, name: str, task: Any, keep: set[str] | Non
     needs_answers = [spec.name for spec in state.specs if "answer" in spec.requires]
     missing = [p.name for p in pipelines if extractors[p.name][0] is None]
     if needs_answers and missing:
-        from kpass.host.extractors import ANSWER_EXTRACTOR_OPTIONS
+        from kpass import ANSWER_EXTRACTOR_OPTIONS
 
         raise KpassUsageError(
             f"{', '.join(needs_answers)} vote over each sample's final answer, and no answer extractor is known for task "
@@ -826,8 +826,7 @@ def run(argv: Sequence[str]) -> int:
             raise KpassUsageError(f"--kpass {options.metrics!r}: {error}") from None
     state = _RunState(options=options, specs=specs)
     if options.answer is not None:
-        from kpass.errors import UsageError
-        from kpass.host.extractors import resolve_answer_extractor
+        from kpass import UsageError, resolve_answer_extractor
 
         try:
             state.answer = resolve_answer_extractor(options.answer)

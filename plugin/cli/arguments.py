@@ -74,7 +74,7 @@ def read_tables(args: argparse.Namespace, files: list[str] | None = None) -> Sam
 
     An unknown extractor or a bad regex is a :class:`~kpass.UsageError` before any file is read.
     """
-    from kpass.host.extractors import apply_answer_extractor, resolve_answer_extractor
+    from kpass.host.lookups import apply_answer_extractor, resolve_answer_extractor
 
     spec = getattr(args, "answer_extractor", None)
     if spec is not None:

@@ -17,9 +17,10 @@ generic ones; the lm-eval adapter registers ``lm_eval_aime``, ``lm_eval_math``,
 
 The column :data:`EXTRACTOR_COLUMN` of a sample table names the extractor that produced each
 sample's ``answer``; a null value there means *no extractor is known* for the sample's task, and
-cons@k refuses it (:func:`kpass.builtin.answer_class_counts`) instead of voting over raw text.
-:func:`apply_answer_extractor` re-extracts a table's answers from the generation texts kept in
-``metadata["output"]`` (``kpass report --answer-extractor SPEC``).
+cons@k refuses it (:func:`kpass.host.builtin.answer_class_counts`) instead of voting over raw text.
+The registry look-ups live in :mod:`kpass.host.lookups`: :func:`~kpass.host.lookups.resolve_answer_extractor`
+and :func:`~kpass.host.lookups.apply_answer_extractor`, which re-extracts a table's answers from the
+generation texts kept in ``metadata["output"]`` (``kpass report --answer-extractor SPEC``).
 """
 
 from __future__ import annotations
@@ -27,23 +28,15 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
-from kpass.errors import DataError, UsageError
-
-if TYPE_CHECKING:  # pragma: no cover
-    import pluggy
-
-    from kpass.data.table import SampleTable
+from kpass.errors import UsageError
 
 __all__ = [
     "ANSWER_EXTRACTOR_OPTIONS",
     "EXTRACTOR_COLUMN",
     "AnswerExtractor",
-    "apply_answer_extractor",
     "last_boxed_content",
     "register_answer_extractors",
-    "resolve_answer_extractor",
 ]
 
 #: Extra column naming the extractor behind each sample's ``answer`` (null: none known).
@@ -131,64 +124,3 @@ def register_answer_extractors(register: Callable[..., None]) -> None:
     """The built-in generic extractors (``boxed``, ``regex``), for :mod:`kpass.builtin`."""
     register("boxed", _boxed_factory)
     register("regex", _regex_factory)
-
-
-def resolve_answer_extractor(spec: str, *, plugin_manager: pluggy.PluginManager | None = None) -> AnswerExtractor:
-    """The extractor a spec names (``"boxed"``, ``"regex:PATTERN"``, a plugin's name).
-
-    Raises
-    ------
-    UsageError
-        An unknown name (the message lists the registered ones) or a bad argument.
-    """
-    from kpass.host.manager import get_registry
-
-    if not isinstance(spec, str) or not spec.strip():
-        raise UsageError(f"an answer extractor spec is a name or name:argument; got {spec!r}.")
-    name, _, argument = spec.partition(":")
-    name = name.strip()
-    extractors = get_registry(plugin_manager).extractors
-    if name not in extractors:
-        raise UsageError(f"unknown answer extractor {name!r}; registered: {', '.join(sorted(extractors)) or 'none'} "
-                         "(regex takes a pattern: regex:PATTERN).")
-    return AnswerExtractor(spec, extractors[name](argument or None))
-
-
-def apply_answer_extractor(table: SampleTable, spec: str, *,
-                           plugin_manager: pluggy.PluginManager | None = None) -> SampleTable:
-    """Re-extract every sample's ``answer`` from its generation text with the extractor ``spec``.
-
-    The text is ``metadata["output"]`` (the lm-eval reader, ``kpass-lm-eval``'s sample table and
-    the Inspect reader keep it). A sample judged correct gets the ``gold`` answer when the table has
-    one (so spellings the judge accepts form one class, the gold class); the others get the
-    extracted answer, None when nothing is found (it abstains). :data:`EXTRACTOR_COLUMN` is set
-    to ``spec``.
-
-    Raises
-    ------
-    UsageError
-        An unknown extractor or bad argument (:func:`resolve_answer_extractor`).
-    DataError
-        The table keeps no generation text, or a sample has none (named by file and line).
-    """
-    extractor = resolve_answer_extractor(spec, plugin_manager=plugin_manager)
-    if not table.has_column("metadata"):
-        raise DataError(f"--answer-extractor {spec}: the samples keep no generation text (metadata.output) to "
-                        "extract answers from", **table.error_location(), field="metadata")
-    metadata = table.raw_column("metadata")
-    correct = table.raw_column("correct")
-    gold = table.column("gold") if table.has_column("gold") else None
-    cache: dict[str, str | None] = {}
-    answers: list[Any] = []
-    for row, (entry, verdict) in enumerate(zip(metadata.tolist(), correct.tolist(), strict=True)):
-        text = entry.get("output") if isinstance(entry, dict) else None
-        if not isinstance(text, str):
-            raise DataError(f"--answer-extractor {spec}: this sample keeps no generation text (metadata.output)",
-                            **table.error_location(row), field="metadata")
-        if verdict and gold is not None and gold[row] is not None:
-            answers.append(gold[row])
-            continue
-        if text not in cache:
-            cache[text] = extractor.extract(text)
-        answers.append(cache[text])
-    return table.with_categorical_columns({"answer": answers, EXTRACTOR_COLUMN: [spec] * len(table)})

@@ -14,11 +14,15 @@ from typing import Any
 import pluggy
 
 from kpass.data.table import SampleTable
-from kpass.errors import DataError
+from kpass.errors import DataError, UsageError
+from kpass.host.extractors import EXTRACTOR_COLUMN, AnswerExtractor
 from kpass.host.manager import get_registry
 from kpass.host.specs import MetricSpec
 
-__all__ = ["choose_reader", "get_tokenizer", "parse_metric_specs", "read_samples"]
+__all__ = [
+    "apply_answer_extractor", "choose_reader", "get_tokenizer", "parse_metric_specs", "read_samples",
+    "resolve_answer_extractor",
+]
 
 
 def parse_metric_specs(specs: str | Sequence[str], *,
@@ -150,3 +154,62 @@ def get_tokenizer(spec: str, *, plugin_manager: pluggy.PluginManager | None = No
         that cannot build it (missing file, encoding not installed locally).
     """
     return get_registry(plugin_manager).tokenizer(spec)
+
+
+def resolve_answer_extractor(spec: str, *, plugin_manager: pluggy.PluginManager | None = None) -> AnswerExtractor:
+    """The extractor a spec names (``"boxed"``, ``"regex:PATTERN"``, a plugin's name).
+
+    Raises
+    ------
+    UsageError
+        An unknown name (the message lists the registered ones) or a bad argument.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise UsageError(f"an answer extractor spec is a name or name:argument; got {spec!r}.")
+    name, _, argument = spec.partition(":")
+    name = name.strip()
+    extractors = get_registry(plugin_manager).extractors
+    if name not in extractors:
+        raise UsageError(f"unknown answer extractor {name!r}; registered: {', '.join(sorted(extractors)) or 'none'} "
+                         "(regex takes a pattern: regex:PATTERN).")
+    return AnswerExtractor(spec, extractors[name](argument or None))
+
+
+def apply_answer_extractor(table: SampleTable, spec: str, *,
+                           plugin_manager: pluggy.PluginManager | None = None) -> SampleTable:
+    """Re-extract every sample's ``answer`` from its generation text with the extractor ``spec``.
+
+    The text is ``metadata["output"]`` (the lm-eval reader, ``kpass-lm-eval``'s sample table and
+    the Inspect reader keep it). A sample judged correct gets the ``gold`` answer when the table has
+    one (so spellings the judge accepts form one class, the gold class); the others get the
+    extracted answer, None when nothing is found (it abstains). :data:`EXTRACTOR_COLUMN` is set
+    to ``spec``.
+
+    Raises
+    ------
+    UsageError
+        An unknown extractor or bad argument (:func:`resolve_answer_extractor`).
+    DataError
+        The table keeps no generation text, or a sample has none (named by file and line).
+    """
+    extractor = resolve_answer_extractor(spec, plugin_manager=plugin_manager)
+    if not table.has_column("metadata"):
+        raise DataError(f"--answer-extractor {spec}: the samples keep no generation text (metadata.output) to "
+                        "extract answers from", **table.error_location(), field="metadata")
+    metadata = table.raw_column("metadata")
+    correct = table.raw_column("correct")
+    gold = table.column("gold") if table.has_column("gold") else None
+    cache: dict[str, str | None] = {}
+    answers: list[Any] = []
+    for row, (entry, verdict) in enumerate(zip(metadata.tolist(), correct.tolist(), strict=True)):
+        text = entry.get("output") if isinstance(entry, dict) else None
+        if not isinstance(text, str):
+            raise DataError(f"--answer-extractor {spec}: this sample keeps no generation text (metadata.output)",
+                            **table.error_location(row), field="metadata")
+        if verdict and gold is not None and gold[row] is not None:
+            answers.append(gold[row])
+            continue
+        if text not in cache:
+            cache[text] = extractor.extract(text)
+        answers.append(cache[text])
+    return table.with_categorical_columns({"answer": answers, EXTRACTOR_COLUMN: [spec] * len(table)})

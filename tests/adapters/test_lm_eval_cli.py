@@ -294,7 +294,7 @@ def test_flags_are_checked_before_the_first_request(server, options, specs, mess
 
 
 def test_per_task_filters_answer_extractors_and_the_moved_maj_note(server):
-    from kpass.host.extractors import resolve_answer_extractor
+    from kpass import resolve_answer_extractor
 
     sc = _task(repeats=4, do_sample=True, filter_list=[
         {"name": "score-first", "filter": [REGEX_STEP, {"function": "take_first"}]},

@@ -393,7 +393,7 @@ def test_cons_at_k_is_refused_where_no_answer_extractor_is_known(tmp_path):
     assert kpass.compute_report(table, "pass@1", seed=0).rows[0].estimate == 0.5
     with pytest.raises(kpass.DataError, match=r"no answer extractor is known for task 'plain'.*--answer-extractor"):
         kpass.compute_report(table, "cons@4", seed=0)
-    from kpass.host.extractors import apply_answer_extractor
+    from kpass import apply_answer_extractor
 
     extracted = apply_answer_extractor(table, r"regex:(-?[0-9]+)")
     assert [r["answer"] for r in extracted.to_records()] == ["33", "32", "32", "33"]

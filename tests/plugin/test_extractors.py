@@ -5,12 +5,8 @@ from __future__ import annotations
 import pytest
 
 import kpass
-from kpass.host.extractors import (
-    EXTRACTOR_COLUMN,
-    apply_answer_extractor,
-    last_boxed_content,
-    resolve_answer_extractor,
-)
+from kpass.host.extractors import EXTRACTOR_COLUMN, last_boxed_content
+from kpass.host.lookups import apply_answer_extractor, resolve_answer_extractor
 from kpass.reports.sample_checks import identical_samples_notes
 
 
