@@ -14,7 +14,6 @@ same at temperature 0) and ``arith_kpass_metrics`` (``repeats: 8`` and kpass met
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
@@ -40,16 +39,9 @@ LM_EVAL_SEED = 1234  # TemplateAPI's default request seed
 ANSWER = re.compile(r"The answer is (\-?[0-9]+)")
 
 
-def _load_runs_module():
-    spec = importlib.util.spec_from_file_location("kpass_tests_lm_eval_runs", HERE / "lm_eval_runs.py")
-    module = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
-    if spec.name not in sys.modules:
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-    return module
-
-
-runs_module = _load_runs_module()
+if str(HERE) not in sys.path:  # the shared helpers of the end-to-end modules (tests/ is not a package)
+    sys.path.insert(0, str(HERE))
+import lm_eval_runs as runs_module  # noqa: E402
 fake_server = runs_module.load_fake_server()
 Run = runs_module.Run
 _console_script = runs_module.console_script

@@ -19,7 +19,6 @@ independently of kpass's code.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -54,16 +53,9 @@ TABLE_TASK = {"aime24": "aime24", "minerva_math_algebra": "minerva_math_algebra"
               "gsm8k_cot_self_consistency": "gsm8k_cot_self_consistency/score-first"}
 
 
-def _load_runs_module():
-    spec = importlib.util.spec_from_file_location("kpass_tests_lm_eval_runs", HERE / "lm_eval_runs.py")
-    module = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
-    if spec.name not in sys.modules:
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-    return module
-
-
-runs_module = _load_runs_module()
+if str(HERE) not in sys.path:  # the shared helpers of the end-to-end modules (tests/ is not a package)
+    sys.path.insert(0, str(HERE))
+import lm_eval_runs as runs_module  # noqa: E402
 fake_server = runs_module.load_fake_server()
 _console_script = runs_module.console_script
 
