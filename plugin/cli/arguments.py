@@ -25,11 +25,18 @@ __all__ = [
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
-    """``FILE...``, ``--reader`` and the engine options."""
+    """``FILE...``, ``--reader``, ``--answer-extractor``, ``--include-path`` and the engine options."""
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help="sample files (JSONL, CSV, Parquet, or a plugin's format), globs (runs/*.jsonl) or "
                              "directories (hive-partitioned datasets)")
     parser.add_argument("--reader", metavar="NAME", help="read every file with this reader (see `kpass plugins`)")
+    parser.add_argument("--answer-extractor", metavar="SPEC",
+                        help="re-extract every sample's answer (what cons@k votes over) from its generation text: "
+                             "a registered extractor (boxed, lm_eval_aime, lm_eval_math, lm_eval_minerva_math, "
+                             "lm_eval_gsm8k, ...) or regex:PATTERN")
+    parser.add_argument("--include-path", action="append", metavar="DIR",
+                        help="directory of local lm-eval task YAMLs, to score their logs with the tasks' own "
+                             "process_results (repeatable)")
     add_engine_arguments(parser)
 
 
@@ -88,12 +95,23 @@ def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = N
 
     Without ``specs`` (the command needs the samples themselves) or with a metric family that
     declares no per-problem statistics, the default engine is numpy; ``--engine duckdb`` or
-    ``spark`` then is a usage error naming the metric.
+    ``spark`` then is a usage error naming the metric. ``--answer-extractor`` re-extracts every
+    answer from its text, so it needs the samples too (numpy engine); an unknown extractor or a bad
+    regex is a :class:`~kpass.UsageError` before any file is read.
     """
     from kpass.data.engines import EngineOptions, load_samples
     from kpass.data.reduction import Needs
+    from kpass.host.lookups import apply_answer_extractor, resolve_answer_extractor
 
     engine = getattr(args, "engine", None)
+    extractor = getattr(args, "answer_extractor", None)
+    include_path = getattr(args, "include_path", None)
+    if extractor is not None:
+        resolve_answer_extractor(extractor)
+        if engine not in (None, "numpy"):
+            raise UsageError(f"--answer-extractor re-reads every sample's text; use --engine numpy, not {engine}")
+        specs = None
+        engine = "numpy"
     needs = None
     if specs is not None and engine != "numpy":
         try:
@@ -108,11 +126,13 @@ def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = N
                             temp_directory=getattr(args, "temp_dir", None),
                             progress=lambda percent: bar.update(int(percent), 100, label="reducing (%)"))
     try:
-        return load_samples(args.files if files is None else files, needs, engine=engine if needs else "numpy",
-                            reader=args.reader, options=options,
-                            progress=lambda path, done: bar.update(done, label=f"reading {os.path.basename(path)} (lines)"))
+        samples = load_samples(args.files if files is None else files, needs, engine=engine if needs else "numpy",
+                               reader=args.reader, options=options,
+                               reader_options={"include_path": include_path} if include_path else None,
+                               progress=lambda path, done: bar.update(done, label=f"reading {os.path.basename(path)} (lines)"))
     finally:
         bar.close()
+    return samples if extractor is None else apply_answer_extractor(samples, extractor)
 
 
 def metric_specs(args: argparse.Namespace, default: str = "pass@1") -> list[MetricSpec]:

@@ -22,7 +22,7 @@ import dataclasses
 import glob
 import os
 import pathlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -163,7 +163,8 @@ def check_engine(engine: str | None) -> str:
 def load_samples(paths: Sequence[str | os.PathLike], needs: Needs | None, *, engine: str | None = None,
                  reader: str | None = None, plugin_manager: "pluggy.PluginManager | None" = None,
                  options: EngineOptions = EngineOptions(),
-                 progress: Callable[[str, int], None] | None = None) -> "SampleTable | ProblemStatistics":
+                 progress: Callable[[str, int], None] | None = None,
+                 reader_options: Mapping[str, Any] | None = None) -> "SampleTable | ProblemStatistics":
     """Read samples for a computation: a :class:`~kpass.SampleTable` with the numpy engine (or
     when a plugin's format is among the inputs, or ``needs`` is None: the computation needs the
     samples), else the engine's :class:`~kpass.data.reduction.ProblemStatistics`.
@@ -185,13 +186,14 @@ def load_samples(paths: Sequence[str | os.PathLike], needs: Needs | None, *, eng
         if engine == "spark":
             raise UsageError("the spark engine reads JSONL, CSV and Parquet sample tables; these inputs need a "
                              "plugin reader: use --engine numpy")
-        return read_samples(paths, reader=reader, plugin_manager=plugin_manager, progress=progress)
+        return read_samples(paths, reader=reader, plugin_manager=plugin_manager, progress=progress,
+                            reader_options=reader_options)
     builtin = _claimed_by_builtin(files, reader, plugin_manager)
     if engine == "numpy" or needs is None or not builtin:
         if builtin and any(item.partitions for item in files):
             return locate_rows(files, None)
         return read_samples([item.path for item in files], reader=reader, plugin_manager=plugin_manager,
-                            progress=progress)
+                            progress=progress, reader_options=reader_options)
     return reduce_samples(files, needs, engine=engine, options=options)
 
 

@@ -78,6 +78,8 @@ class JsonlReader(_SuffixReader):
             with _open_text(path) as handle:
                 for line in handle:
                     if line.strip():
+                        if line.strip() == "[":  # one indented JSON array (old lm-eval logs), not JSON Lines
+                            return False
                         record = json.loads(line)
                         return not isinstance(record, dict) or "problem_id" in record
         except (OSError, UnicodeDecodeError, ValueError, EOFError):

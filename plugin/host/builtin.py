@@ -20,7 +20,7 @@ from kpass.host.specs import MetricFamily, MetricSpec
 
 __all__ = [
     "ConsAtK", "CoTPassAtK", "FinAtK", "GPassAtK", "MGPassAtK", "PassAtK", "PassHatK",
-    "register_metrics", "register_readers", "register_tokenizers",
+    "register_answer_extractors", "register_metrics", "register_readers", "register_tokenizers",
 ]
 
 
@@ -145,6 +145,7 @@ def answer_class_counts(problems: ProblemSet) -> tuple[NDArray[np.int64], NDArra
             "cons@k needs the `answer` column (the extracted final answer of every sample): binary "
             "correct/incorrect data cannot determine cons@k, because which wrong answers agree decides the vote",
             **problems.table.error_location(), field="answer")
+    _refuse_unknown_extractor(problems)
     answers, offsets = problems.sample_column("answer")
     correct, _ = problems.sample_column("correct")
     n_problems = len(problems)
@@ -155,6 +156,24 @@ def answer_class_counts(problems: ProblemSet) -> tuple[NDArray[np.int64], NDArra
         bad = np.zeros(answers.shape[0], dtype=bool)
         bad[exc.samples] = True
         problems.raise_at(bad, "answer", exc.reason)
+
+
+def _refuse_unknown_extractor(problems: ProblemSet) -> None:
+    """A sample whose task has no known answer extractor (``answer_extractor`` null) cannot vote:
+    its answer would be a raw generation, and raw generations worded differently never agree."""
+    from kpass.host.extractors import ANSWER_EXTRACTOR_OPTIONS, EXTRACTOR_COLUMN
+
+    if not problems.table.has_column(EXTRACTOR_COLUMN):
+        return
+    codes, _ = problems.sample_column(EXTRACTOR_COLUMN)
+    unknown = codes < 0
+    if unknown.any():
+        rows, _ = problems.rows()
+        task = problems.table.column("task")[rows[int(np.flatnonzero(unknown)[0])]]
+        problems.raise_at(unknown, EXTRACTOR_COLUMN,
+                          f"cons@k needs each sample's final answer, and no answer extractor is known for task "
+                          f"{task!r} (a vote over raw generations would be wrong); name one with "
+                          f"{ANSWER_EXTRACTOR_OPTIONS}")
 
 
 _FAMILIES = {
@@ -179,6 +198,13 @@ def register_readers(register):
     register("jsonl", JsonlReader())
     register("csv", CsvReader())
     register("parquet", ParquetReader())
+
+
+@hookimpl
+def register_answer_extractors(register):
+    from kpass.host import extractors
+
+    extractors.register_answer_extractors(register)
 
 
 @hookimpl

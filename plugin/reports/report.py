@@ -511,11 +511,16 @@ def _mixed_n_notes(table: SampleTable, groups: list[Group], group_of_problem: ND
 
 
 def _table_notes(table: SampleTable) -> list[str]:
-    """The reader's notes on the table (:attr:`SampleTable.notes`), then the host's."""
+    """The reader's notes on the table (:attr:`SampleTable.notes`), then the host's (extra columns
+    kpass does not interpret; the seed trap, :func:`kpass.reports.sample_checks.identical_samples_notes`)."""
+    from kpass.host.extractors import EXTRACTOR_COLUMN
+    from kpass.reports.sample_checks import PIPELINE_OF_COLUMN, identical_samples_notes
+
     notes = list(table.notes)
-    if table.extra_columns:
-        notes.append(f"columns outside the schema kept as metadata (not interpreted): {', '.join(table.extra_columns)}")
-    return notes
+    uninterpreted = [name for name in table.extra_columns if name not in (EXTRACTOR_COLUMN, PIPELINE_OF_COLUMN)]
+    if uninterpreted:
+        notes.append(f"columns outside the schema kept as metadata (not interpreted): {', '.join(uninterpreted)}")
+    return notes + identical_samples_notes(table)
 
 
 def _nan_to_none(value: float) -> float | None:
@@ -610,6 +615,9 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
     check_one_model_per_group(table, group_of_problem, groups, by)
     clusters = None if cluster_by is None else problem_attribute(table, cluster_by, "--cluster-by")
     with_task = "task" not in by
+    from kpass.reports.sample_checks import pooled_pipeline_rows
+
+    keep, pooled_notes = pooled_pipeline_rows(table, by)
     rows: list[ReportRow] = []
     exclusions: list[Exclusion] = []
     per_problem = {}
@@ -620,6 +628,8 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
     warning_notes: list[str] = []
     for g, group in enumerate(groups):
         problems = order[boundaries[g]:boundaries[g + 1]]
+        if keep is not None:  # pooled over tasks: each document once, through its task's first pipeline
+            problems = problems[keep[problems]]
         labels = _problem_labels(table, problems, with_task)
         label = " / ".join(value for _, value in group)
         for spec in specs:
@@ -652,7 +662,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
             done += 1
             if progress is not None:
                 progress(done, total)
-    notes = _table_notes(table) + _mixed_n_notes(table, groups, group_of_problem) + warning_notes
+    notes = _table_notes(table) + pooled_notes + _mixed_n_notes(table, groups, group_of_problem) + warning_notes
     return Report(rows, exclusions, notes, specs, by, cluster_by, options["confidence_level"], per_problem)
 
 
