@@ -263,27 +263,15 @@ def _generation(sample: Mapping[str, Any], model: str) -> tuple[str | None, Mapp
     return choices[0].get("stop_reason"), {key: text}, tokens
 
 
-def _kpass_cluster_key(spec: Mapping[str, Any]) -> str | None:
-    """The ``cluster=`` option of the first kpass metric the log header declares, if any."""
-    found: list[str] = []
+def _kpass_cluster_key(spec: Any) -> str | None:
+    """The ``cluster=`` option of the first kpass metric the log's eval spec declares, if any."""
+    from .inspect_records import field_of, kpass_metric_definitions
 
-    def visit(metrics: Any) -> None:
-        if isinstance(metrics, Mapping):
-            if isinstance(metrics.get("name"), str):
-                cluster = (metrics.get("options") or {}).get("cluster")
-                if metrics["name"].startswith("kpass/") and isinstance(cluster, str) and cluster:
-                    found.append(cluster)
-            else:
-                for group in metrics.values():
-                    visit(group)
-        elif isinstance(metrics, (list, tuple)):
-            for item in metrics:
-                visit(item)
-
-    visit(spec.get("metrics"))
-    for scorer in spec.get("scorers") or []:
-        visit((scorer or {}).get("metrics"))
-    return found[0] if found else None
+    for definition in kpass_metric_definitions(spec):
+        cluster = (field_of(definition, "options") or {}).get("cluster")
+        if isinstance(cluster, str) and cluster:
+            return cluster
+    return None
 
 
 def _threshold_from_environment() -> float | None:

@@ -78,6 +78,7 @@ __all__ = [
     "assign_sample_indices",
     "clean_answer",
     "correct_from_value",
+    "field_of",
     "finished_flag",
     "kpass_metric_definitions",
     "sample_record",
@@ -183,7 +184,7 @@ def kpass_metric_definitions(spec: Any) -> list[Any]:
 
     Parameters
     ----------
-    spec : EvalSpec, Task or similar
+    spec : EvalSpec, Task, the ``eval`` dict of a log's JSON, or similar
         Anything with ``metrics`` (task-level metrics) and ``scorers`` (each with its own
         ``metrics``): a log header's ``eval``, the ``spec`` of a task-start hook, the task an
         early-stopping manager receives. Metrics may be nested in lists and dicts of lists.
@@ -191,14 +192,18 @@ def kpass_metric_definitions(spec: Any) -> list[Any]:
     Returns
     -------
     list
-        The metric definitions (objects with ``name`` and ``options``, e.g. Inspect's
-        ``MetricSpec``) whose name starts with ``kpass/``, in declaration order (task metrics
+        The metric definitions (objects or dicts with ``name`` and ``options``, e.g. Inspect's
+        ``MetricSpec``; read their fields with :func:`field_of`) whose name starts with ``kpass/``, in declaration order (task metrics
         first).
     """
     found: list[Any] = []
 
     def visit(metrics: Any) -> None:
         if metrics is None:
+            return
+        if isinstance(metrics, Mapping) and isinstance(metrics.get("name"), str):
+            if metrics["name"].startswith("kpass/"):  # a definition as a log's JSON holds it
+                found.append(metrics)
             return
         if isinstance(metrics, Mapping):
             for group in metrics.values():
@@ -210,10 +215,17 @@ def kpass_metric_definitions(spec: Any) -> list[Any]:
             elif str(getattr(item, "name", "")).startswith("kpass/"):
                 found.append(item)
 
-    visit(getattr(spec, "metrics", None))
-    for scorer in getattr(spec, "scorers", None) or []:
-        visit(getattr(scorer, "metrics", None))
+    visit(field_of(spec, "metrics"))
+    for scorer in field_of(spec, "scorers") or []:
+        visit(field_of(scorer, "metrics"))
     return found
+
+
+def field_of(obj: Any, name: str) -> Any:
+    """``obj.name``, or ``obj[name]`` for the dicts of a log's JSON (None when absent)."""
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
 
 
 def finished_flag(stop_reason: str | None, correct: bool, answer: str | None = None) -> bool | None:
