@@ -138,7 +138,7 @@ def _data_error(message: str, path: str, field: str | None = None):
 
 
 def _schema_columns() -> tuple[str, ...]:
-    from kpass.table import SCHEMA_COLUMNS
+    from kpass.data.table import SCHEMA_COLUMNS
 
     return tuple(SCHEMA_COLUMNS)
 
