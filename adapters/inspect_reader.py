@@ -126,9 +126,16 @@ class InspectLogReader:
         from kpass import SampleTable
 
         notes: list[str] = []
+        details: dict[str, Any] = {}
         records = records_from_log(path, notes=notes, score_threshold=self.score_threshold,
-                                   run_label=run_label)
-        return SampleTable.from_records(records, source=str(path), notes=notes)
+                                   run_label=run_label, details=details)
+        table = SampleTable.from_records(records, source=str(path), notes=notes)
+        key = details.get("recorded_cluster")
+        if key:
+            # the log's kpass metrics clustered by this sample-metadata key: its own column when
+            # it has one (`subject`), else the `cluster` column holding the same values
+            table.recorded_cluster_by = key if table.has_column(key) else "cluster"
+        return table
 
 
 def _data_error(message: str, path: str, field: str | None = None):
@@ -294,7 +301,8 @@ def _describe_pairs(pairs: list[tuple[Any, int]], limit: int = 5) -> str:
 
 def records_from_log(path: str | Path, *, notes: list[str] | None = None,
                      score_threshold: float | None = None,
-                     run_label: str | None = None) -> list[dict[str, Any]]:
+                     run_label: str | None = None,
+                     details: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Sample-table records (one per scored sample and epoch) of one Inspect log.
 
     The log's JSON is read directly (see the module docstring): an ``.eval`` archive one sample
@@ -316,6 +324,9 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
         ``KPASS_INSPECT_SCORE_THRESHOLD``, else none, and a fractional score is an error.
     run_label : str, optional
         Appended to the model as ``"<model> [<run_label>]"``.
+    details : dict, optional
+        Receives ``"recorded_cluster"``: the ``cluster=`` key of the log's kpass metrics (None
+        when they recorded none).
 
     Returns
     -------
@@ -355,6 +366,8 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
     status = header.get("status")
     shown_model = f"{model} [{run_label}]" if run_label else model
     cluster = _kpass_cluster_key(spec)
+    if details is not None:
+        details["recorded_cluster"] = cluster
 
     # one pass over the samples, keeping only what kpass needs of each
     kept: list[dict[str, Any]] = []

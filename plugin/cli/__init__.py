@@ -150,6 +150,7 @@ def _report_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_report(args: argparse.Namespace) -> int:
+    from kpass.data.readers import use_recorded_cluster
     from kpass.render.formatting import format_report
     from kpass.cli.progress import ProgressBar
     from kpass.reports.report import check_interval_method, compute_report
@@ -159,6 +160,7 @@ def _run_report(args: argparse.Namespace) -> int:
     specs = _specs(args)
     check_interval_method(args.method, paired=False, clustered=args.cluster_by is not None)  # before reading
     table = _read(args)
+    use_recorded_cluster(args, table)
     with ProgressBar("computing", enabled=False if args.no_progress else None) as bar:
         report = compute_report(table, specs, by=args.by, cluster_by=args.cluster_by, method=args.method,
                                 confidence_level=args.confidence, seed=args.seed, n_resamples=args.n_resamples,
@@ -187,6 +189,7 @@ def _compare_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_compare(args: argparse.Namespace) -> int:
+    from kpass.data.readers import use_recorded_cluster
     from kpass.render.formatting import format_comparison
     from kpass.cli.progress import ProgressBar
     from kpass.data.readers import read_samples
@@ -204,6 +207,12 @@ def _run_compare(args: argparse.Namespace) -> int:
         tables = [read_samples([path], reader=args.reader) for path in args.files]
         first_models = tables[0].categories("model")
         second_models = tables[1].categories("model")
+        if len(first_models) == 1 and first_models == second_models:
+            # two runs of one model: read together, a reader that tells runs apart (Inspect logs)
+            # labels each run's model, and the first file's run is the baseline
+            both = read_samples(args.files, reader=args.reader)
+            if len(both.categories("model")) == 2:
+                tables, first_models, second_models = [both], both.categories("model")[:1], both.categories("model")[1:]
         if len(first_models) != 1 or len(second_models) != 1 or first_models == second_models:
             raise UsageError(f"with two files and no --baseline each file must hold one model, and they must differ; "
                              f"got {first_models} and {second_models}. Give --baseline MODEL")
@@ -211,6 +220,7 @@ def _run_compare(args: argparse.Namespace) -> int:
         table = SampleTable.concat(tables)
     else:
         table = _read(args)
+    use_recorded_cluster(args, table)
     if baseline not in table.categories("model"):
         raise UsageError(f"--baseline {baseline!r} is not a model in the input; models: "
                          f"{', '.join(table.categories('model'))}")

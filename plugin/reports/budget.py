@@ -137,9 +137,10 @@ class _Samples:
     """Per-row arrays of a sample table, with token positions filled by a tokenizer if asked."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        from kpass.data.readers import read_samples
+        from kpass.data.readers import read_samples, use_recorded_cluster
 
         self.table = table = read_samples(args.files, reader=args.reader)
+        use_recorded_cluster(args, table)
         self.source = table.error_location()["source"]
         n_rows = len(table)
 

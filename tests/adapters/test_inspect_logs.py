@@ -315,3 +315,70 @@ def test_with_kpass_metrics_on_the_real_inspect_evals_gsm8k_task(monkeypatch, tm
     calls.clear()
     plain_log = inspect_eval(plain, model=model, epochs=2, display="none", log_dir=str(tmp_path))[0]
     assert "pass@1" not in {name for score in plain_log.results.scores for name in score.metrics}
+
+
+# ------------------------------------------------- 5. the cluster the log recorded; 7. runs
+
+
+def test_report_uses_the_cluster_the_log_recorded_and_says_so(logs, capsys):
+    log = str(logs["trunc_kpass"])
+    code = main(["report", log, "-m", "pass@1", "--format", "json", "--no-progress"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    (row,) = out["rows"]
+    assert row["n_clusters"] == len(fx.SUBJECTS)
+    assert any("clustered by 'subject', the cluster the log's kpass metrics recorded" in n for n in out["notes"])
+    # the same interval as the log's own clustered kpass metric (same method, seed and resamples)
+    logged = _metrics(logs["trunc_kpass"])
+    assert (row["low"], row["high"]) == pytest.approx((logged["pass@1_lower"], logged["pass@1_upper"]), abs=1e-12)
+    # --cluster-by overrides it
+    code = main(["report", log, "-m", "pass@1", "--format", "json", "--no-progress", "--cluster-by", "problem_id"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["rows"][0]["n_clusters"] == fx.N_PROBLEMS
+    assert not any("the log's kpass metrics recorded" in n for n in out["notes"])
+    # a plain log recorded no cluster
+    assert kpass.read_samples([logs["trunc_plain"]]).recorded_cluster_by is None
+
+
+def _rerun(logs, tmp_path) -> Path:
+    """A second run of trunc_plain (another eval id), in which the first 30 samples are correct."""
+    log = read_eval_log(str(logs["trunc_plain"]))
+    log.eval.eval_id = "rerunAAAAAAAAAAAAAAAAA"
+    for sample in log.samples[:30]:
+        sample.scores["match"].value = "C"
+    path = tmp_path / "rerun.eval"
+    write_eval_log(log, str(path))
+    return path
+
+
+def test_two_runs_of_one_model_and_task_are_reported_side_by_side_and_compared(logs, tmp_path, capsys):
+    first, rerun = logs["trunc_plain"], _rerun(logs, tmp_path)
+    table = kpass.read_samples([first, rerun])
+    labels = [f"mockllm/model [{first.name}]", "mockllm/model [rerun.eval]"]
+    assert table.categories("model") == labels
+    assert set(table.column("run")) == {first.name, "rerun.eval"}
+    assert any("2 runs of model 'mockllm/model' on task 'trunc_plain'" in note for note in table.notes)
+    report = kpass.compute_report(table, "pass@1")
+    assert report.row("pass@1", model=labels[0], task="trunc_plain").estimate == pytest.approx(PASS)
+    # the two files, no --baseline: the first run is the baseline, paired on the shared problems
+    code = main(["compare", str(first), str(rerun), "-m", "pass@1", "--format", "json", "--no-progress",
+                 "--n-resamples", "200"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    (row,) = out["rows"]
+    assert row["baseline"] == labels[0] and row["model"] == labels[1] and row["n_problems"] == fx.N_PROBLEMS
+    assert row["estimate"] > 0
+
+
+def test_the_same_run_twice_is_an_error_before_any_sample_is_read(logs, tmp_path, monkeypatch):
+    from kpass.adapters import inspect_reader
+
+    copy = tmp_path / "copy.eval"
+    shutil.copy(logs["trunc_plain"], copy)
+
+    def never(*args, **kwargs):
+        raise AssertionError("samples were read")
+
+    monkeypatch.setattr(inspect_reader, "records_from_log", never)
+    with pytest.raises(DataError, match=rf"copy.eval: is the same run \(eval id \w+\) as .*{logs['trunc_plain'].name}"):
+        kpass.read_samples([logs["trunc_plain"], copy])
