@@ -145,7 +145,7 @@ def _data_error(message: str, path: str, field: str | None = None):
 
 
 def _schema_columns() -> tuple[str, ...]:
-    from kpass.data.table import SCHEMA_COLUMNS
+    from kpass import SCHEMA_COLUMNS
 
     return tuple(SCHEMA_COLUMNS)
 

@@ -36,7 +36,7 @@ a list, an unrecognised string) is an error naming the sample, rather than Inspe
 
 Finished (one rule on every path)
 ---------------------------------
-``finished`` says whether an epoch emitted its final answer before its token limit (METRICS.md
+``finished`` says whether an epoch emitted its final answer before its token limit (docs/spec.md
 section 6). :func:`finished_flag` decides it, with the same precedence for
 :func:`~kpass.adapters.inspect_scorers.kpass_scorer`, the log reader (logs made with or without
 kpass) and the Inspect metrics:

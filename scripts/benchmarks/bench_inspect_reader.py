@@ -13,7 +13,7 @@ every output with ``ModelUsage``), whose samples are copied to 300 ids x 16 epoc
 with Inspect's ``write_eval_log`` (zstd members, as Inspect 0.3.285 writes them). Each reader
 reports its wall time (kpass: best of 3; Inspect: one read) and kpass its tracemalloc peak; the acceptance bound is kpass >= 5x
 faster than ``read_eval_log``. The records are checked against ``read_eval_log``'s samples.
-Run with ``make bench`` (or ``python tests/benchmarks/bench_inspect_reader.py``).
+Run with ``make bench`` (or ``python scripts/benchmarks/bench_inspect_reader.py``).
 """
 
 from __future__ import annotations
