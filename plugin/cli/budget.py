@@ -161,6 +161,7 @@ def _samples(args: argparse.Namespace) -> BudgetSamples:
         except (ValueError, TypeError, ImportError) as exc:
             raise UsageError(str(exc)) from exc
     table = read_tables(args)  # token positions and tokenizers need the samples: the numpy engine
+    lookups.use_recorded_cluster(args, table)
     return BudgetSamples(table, tokenizer=tokenizer, text_field=args.text_field,
                          answer_pattern=args.answer_pattern, cluster_by=args.cluster_by)
 

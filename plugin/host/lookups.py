@@ -107,7 +107,7 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
     if not paths:
         raise ValueError("`paths` is empty: give at least one sample file.")
     registry = get_registry(plugin_manager)
-    tables = []
+    chosen_readers = []
     for path in paths:
         if not os.path.exists(path):
             raise FileNotFoundError(f"no such file: {path}")
@@ -121,10 +121,16 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
                                 source=str(path)) from exc
         else:
             name, chosen = registry.reader_for(path, reader)
+        chosen_readers.append((path, name, chosen))
+    run_labels, run_notes = _run_labels(chosen_readers)  # from the headers, before reading any samples
+    tables = []
+    for path, name, chosen in chosen_readers:
         callback = None if progress is None else (lambda units, _path=str(path): progress(_path, units))
-        keywords = {key: value for key, value in (reader_options or {}).items() if _takes_keyword(chosen, key)}
-        if callback is not None and _takes_keyword(chosen, "progress"):
+        keywords = {key: value for key, value in (reader_options or {}).items() if _takes_parameter(chosen, key)}
+        if callback is not None and _takes_parameter(chosen, "progress"):
             keywords["progress"] = callback
+        if str(path) in run_labels:
+            keywords["run_label"] = run_labels[str(path)]
         try:
             table = chosen.read(path, **keywords)
         except DataError:
@@ -134,12 +140,64 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
         if not isinstance(table, SampleTable):
             raise TypeError(f"reader '{name}' returned {type(table).__name__}, not a kpass.SampleTable.")
         tables.append(table)
-    return SampleTable.concat(tables)
+    return SampleTable._concat(list(tables), notes=run_notes) if run_notes else SampleTable.concat(tables)
 
 
-def _takes_keyword(reader: Any, name: str) -> bool:
+def use_recorded_cluster(args: Any, table: Any) -> None:
+    """Without ``--cluster-by``, cluster by the field the data recorded (an Inspect log's kpass
+    metrics' ``cluster=``), and say so in the table's notes."""
+    recorded = getattr(table, "recorded_cluster_by", None)
+    if args.cluster_by is None and recorded:
+        args.cluster_by = recorded
+        table.notes = (*table.notes, f"clustered by '{recorded}', the cluster the log's kpass metrics recorded "
+                                     "(give --cluster-by FIELD to choose another)")
+
+
+def _run_labels(chosen_readers: list[tuple[Any, str, Any]]) -> tuple[dict[str, str], list[str]]:
+    """Runs of one model and task among the files, told apart before any sample is read.
+
+    A reader may offer ``identity(path) -> {"model", "task", "eval_id", "run"}`` read from the
+    file's header alone (the Inspect reader does) and accept ``read(path, run_label=...)``. Two
+    files of one model and task are then two runs: each is read with its ``run`` as label (the
+    reader shows the model as ``"<model> [<run>]"``), so that they are reported side by side and
+    ``kpass compare`` pairs them on the problems they share. The same run given twice (one
+    ``eval_id``) is an error naming both files, raised before reading either.
+    """
+    seen: dict[tuple[Any, Any], list[tuple[str, dict[str, Any]]]] = {}
+    for path, _name, chosen in chosen_readers:
+        identity_of = getattr(chosen, "identity", None)
+        if identity_of is None or not _takes_parameter(chosen, "run_label"):
+            continue
+        identity = identity_of(path)
+        if not identity:
+            continue
+        seen.setdefault((identity.get("model"), identity.get("task")), []).append((str(path), identity))
+    labels: dict[str, str] = {}
+    notes: list[str] = []
+    for (model, task), runs in seen.items():
+        if len(runs) < 2:
+            continue
+        by_eval: dict[Any, str] = {}
+        for path, identity in runs:
+            eval_id = identity.get("eval_id")
+            if eval_id is not None and eval_id in by_eval:
+                raise DataError(f"is the same run (eval id {eval_id}) as {by_eval[eval_id]}; give each log once",
+                                source=path)
+            by_eval[eval_id] = path
+        names = [identity.get("run") or os.path.basename(path) for path, identity in runs]
+        if len(set(names)) < len(names):
+            names = [path for path, _ in runs]
+        for (path, _), label in zip(runs, names):
+            labels[path] = label
+        notes.append(f"{len(runs)} runs of model {model!r} on task {task!r} ({', '.join(names)}): each run's "
+                     f"model is shown as '{model} [<run>]'; compare them with kpass compare --baseline "
+                     f"'{model} [{names[0]}]'")
+    return labels, notes
+
+
+def _takes_parameter(reader: Any, parameter: str) -> bool:
     try:
-        return name in inspect.signature(reader.read).parameters
+        return parameter in inspect.signature(reader.read).parameters
     except (TypeError, ValueError):
         return False
 
