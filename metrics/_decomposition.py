@@ -399,6 +399,13 @@ def _as_fraction(value: Any, name: str) -> Fraction:
     return frac
 
 
+def robust_wins(n_correct: NDArray[np.int64], n_samples: NDArray[np.int64], fraction: Fraction) -> NDArray[np.bool_]:
+    """The robust-reach rule, exactly: correct in at least ``fraction`` of the samples,
+    ``c * q >= p * n`` for ``fraction = p/q`` (also used by
+    :func:`kpass.metrics.pass_at_k_crossover` for lone wins)."""
+    return n_correct * fraction.denominator >= fraction.numerator * n_samples
+
+
 def _counts_2d(n_samples, n_finished, n_correct, who: str):
     n = np.asarray(n_samples)
     f = np.asarray(n_finished)
@@ -452,8 +459,8 @@ def _per_problem_matrix(nb, fb, cb, nm, fm, cm, matched_fraction: Fraction, robu
     in_r = (fb == nb2) & (cb == 0)
     in_m = (fm == nm2) & (cm == 0)
     in_s = ~(in_r | in_m)
-    robust_r = in_r & (cm * robust_fraction.denominator >= robust_fraction.numerator * nm2)
-    robust_m = in_m & (cb * robust_fraction.denominator >= robust_fraction.numerator * nb2)
+    robust_r = in_r & robust_wins(cm, nm2, robust_fraction)
+    robust_m = in_m & robust_wins(cb, nb2, robust_fraction)
     lone_m = (cm >= 1) & (cb == 0)
     lone_b = (cb >= 1) & (cm == 0)
     matched = (fb * matched_fraction.denominator >= matched_fraction.numerator * nb2) & (

@@ -308,6 +308,15 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Cal
 }
 
 
+def _register_analyses() -> None:
+    from . import cli_crossover
+
+    SUBCOMMANDS["crossover"] = (cli_crossover.HELP, cli_crossover.add_arguments, cli_crossover.run)
+
+
+_register_analyses()
+
+
 #: Modules that add their own subcommands: ``function(subparsers)`` adds parsers and sets
 #: ``func`` (``(args) -> exit code``) through ``set_defaults``. Missing modules are skipped.
 EXTENSION_COMMANDS: list[tuple[str, str]] = [

@@ -1,0 +1,1 @@
+"""Reports: report, leaderboard, budget, power and the analyses (crossover, frontier, selection bias)."""
