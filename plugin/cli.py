@@ -146,6 +146,7 @@ def _report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--by", type=fields, default=("model", "task"), metavar="FIELDS",
                         help="comma-separated grouping fields (default: model,task; with several models, "
                              "model must be one of them)")
+    add_selected_argument(parser)
     _add_output_arguments(parser)
 
 
@@ -163,6 +164,7 @@ def _run_report(args: argparse.Namespace) -> int:
         report = compute_report(table, specs, by=args.by, cluster_by=args.cluster_by, method=args.method,
                                 confidence_level=args.confidence, seed=args.seed, n_resamples=args.n_resamples,
                                 progress=bar.update)
+    _add_selection_bias(table, report, args)
     text = format_report(report, args.format)
     _plot(args, report)
     _emit(args, text)
@@ -309,9 +311,10 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Cal
 
 
 def _register_analyses() -> None:
-    from . import cli_crossover
+    from . import cli_crossover, cli_frontier
 
     SUBCOMMANDS["crossover"] = (cli_crossover.HELP, cli_crossover.add_arguments, cli_crossover.run)
+    SUBCOMMANDS["frontier"] = (cli_frontier.HELP, cli_frontier.add_arguments, cli_frontier.run)
 
 
 _register_analyses()
@@ -353,6 +356,21 @@ def build_parser() -> argparse.ArgumentParser:
         add_arguments(sub.add_parser(name, help=help_text, description=help_text))
     _add_extension_commands(sub)
     return parser
+
+
+def add_selected_argument(parser: argparse.ArgumentParser) -> None:
+    """``--selected-on-this-set MODEL`` (repeatable), shared by ``report`` and ``leaderboard``."""
+    parser.add_argument("--selected-on-this-set", dest="selected_on_this_set", action="append", default=[],
+                        metavar="MODEL", help="MODEL was chosen on these problems (e.g. the best checkpoint): "
+                                              "show its score with the expected selection bias removed")
+
+
+def _add_selection_bias(table: Any, report: Any, args: argparse.Namespace) -> None:
+    from .reports.selection import selection_bias_of_report
+
+    entries, notes = selection_bias_of_report(table, report, selected=args.selected_on_this_set, seed=args.seed)
+    report.selection_bias = entries
+    report.notes.extend(notes)
 
 
 def add_intersect_argument(parser: argparse.ArgumentParser, help_text: str) -> None:

@@ -1258,7 +1258,8 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
                       cluster_by: str | None = None, method: str | None = None,
                       confidence_level: float = 0.95, seed: int | np.random.Generator | None = DEFAULT_SEED,
                       n_resamples: int = DEFAULT_N_RESAMPLES, curves: bool = True,
-                      budgets: Sequence[int] | None = None, plugin_manager: Any = None) -> Leaderboard:
+                      budgets: Sequence[int] | None = None, plugin_manager: Any = None,
+                      selected_on_this_set: Sequence[str] = ()) -> Leaderboard:
     """Build a leaderboard from a sample table holding several models.
 
     Every cell (estimate, interval, standard error, problem counts) comes from
@@ -1303,6 +1304,10 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
         model's run decides).
     plugin_manager : pluggy.PluginManager, optional
         Host whose metric families are used.
+    selected_on_this_set : sequence of str, default: ()
+        Models chosen on these problems: their scores are shown with the expected selection
+        bias removed (``selection_bias`` in the JSON; every column also gets the expected
+        inflation of its best model, :func:`kpass.reports.selection.selection_bias`).
 
     Returns
     -------
@@ -1366,6 +1371,17 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
             n_resamples=n_resamples or DEFAULT_N_RESAMPLES, rng=seed,
             higher_is_better=column["higher_is_better"])
         matrices[column["key"]] = (present, matrix, clusters)
+
+    from kpass.reports.selection import check_selected, selection_bias
+
+    selection_entries, selection_notes = selection_bias(
+        [(key, column["task"], column["metric"], present, matrix, clusters)
+         for column in columns for key in [column["key"]] if key in matrices
+         for present, matrix, clusters in [matrices[key]]],
+        selected=check_selected(selected_on_this_set, models),
+        estimates={key: row.estimate for key, row in rows.items() if row.estimate is not None},
+        seed=seed if isinstance(seed, int) else 0)
+    notes += selection_notes
 
     sort_column = next(c for c in columns if c["key"] == sort_key)
 
@@ -1454,6 +1470,7 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
                               "pairs": "baseline" if baseline else pairs,
                               "adjustment": "holm", "size": sum(c["p_value"] is not None
                                                                for c in comparisons)},
+        "selection_bias": selection_entries,
         "curves": curve_data,
         "budget_curves": budget_data,
         "exclusions": exclusions,
@@ -1489,7 +1506,7 @@ def add_leaderboard_command(subparsers: Any) -> None:
     subparsers : argparse._SubParsersAction
         The ``kpass`` command's subparsers; the new parser sets ``func`` to :func:`run_leaderboard`.
     """
-    from kpass.cli import _add_input_arguments, _add_metric_arguments
+    from kpass.cli import _add_input_arguments, _add_metric_arguments, add_selected_argument
 
     description = (
         "One row per model with every metric's estimate and interval, rank intervals from the "
@@ -1525,6 +1542,7 @@ def add_leaderboard_command(subparsers: Any) -> None:
     parser.add_argument("--no-curves", action="store_true",
                         help="skip the pass@k and budget curves (JSON and HTML)")
     parser.add_argument("--no-progress", action="store_true", help="never draw a progress bar")
+    add_selected_argument(parser)
     parser.set_defaults(func=run_leaderboard)
 
 
@@ -1560,7 +1578,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
         table, specs, sort=args.sort, baseline=args.baseline, pairs=args.pairs,
         cluster_by=args.cluster_by, method=args.method, confidence_level=args.confidence,
         seed=args.seed, n_resamples=args.n_resamples, curves=not args.no_curves,
-        budgets=args.budgets)
+        budgets=args.budgets, selected_on_this_set=args.selected_on_this_set)
     extended = None
     if existing is not None:
         extended = leaderboard.extend(existing, args.key)

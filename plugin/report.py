@@ -157,6 +157,9 @@ class Report:
     confidence_level : float
     per_problem : dict
         ``(group, metric) -> (problem_ids, values)`` of the problems each estimate averages.
+    selection_bias : list of dict
+        With several models: the expected inflation of the best one per (task, metric)
+        (:func:`kpass.reports.selection.selection_bias_of_report`, added by ``kpass report``).
     """
 
     rows: list[ReportRow]
@@ -168,6 +171,7 @@ class Report:
     confidence_level: float
     per_problem: dict[tuple[Group, str], tuple[tuple[str, ...], NDArray[np.float64]]] = dataclasses.field(
         default_factory=dict, repr=False)
+    selection_bias: list[dict[str, Any]] = dataclasses.field(default_factory=list, repr=False)
 
     def row(self, metric: str, **group: str) -> ReportRow:
         """The row of ``metric`` whose group matches ``group`` (e.g. ``model="m"``)."""
@@ -184,6 +188,7 @@ class Report:
             "rows": [row.as_dict() for row in self.rows],
             "exclusions": [exclusion.as_dict() for exclusion in self.exclusions],
             "notes": list(self.notes),
+            **({"selection_bias": list(self.selection_bias)} if self.selection_bias else {}),
         }
 
 
