@@ -272,8 +272,9 @@ def _posterior_pass(theta, components, n, c, k):
     return np.clip(1.0 - fail, 0.0, 1.0)
 
 
-def _bounds(components: int) -> list[tuple[float, float]]:
-    return [_LOGIT_BOUNDS] + [_LOG_BOUNDS] * (2 * components) + [(-10.0, 10.0)] * (components - 1)
+def _bounds(components: int, zero_inflated: bool = True) -> list[tuple[float, float]]:
+    zero = _LOGIT_BOUNDS if zero_inflated else (_LOGIT_BOUNDS[0], _LOGIT_BOUNDS[0])
+    return [zero] + [_LOG_BOUNDS] * (2 * components) + [(-10.0, 10.0)] * (components - 1)
 
 
 def _starts(n, c, weight, components) -> list[NDArray[np.float64]]:
@@ -299,19 +300,20 @@ def _starts(n, c, weight, components) -> list[NDArray[np.float64]]:
     return out
 
 
-def _fit_theta(n, c, weight, components, starts):
+def _fit_theta(n, c, weight, components, starts, zero_inflated: bool = True):
     best = None
+    bounds = _bounds(components, zero_inflated)
     for start in starts:
-        start = np.clip(start, [lo for lo, _ in _bounds(components)], [hi for _, hi in _bounds(components)])
+        start = np.clip(start, [lo for lo, _ in bounds], [hi for _, hi in bounds])
         result = minimize(_scalar_objective, start, args=(components, n, c, weight), method="L-BFGS-B",
-                          jac=True, bounds=_bounds(components))
+                          jac=True, bounds=bounds)
         if np.isfinite(result.fun) and (best is None or result.fun < best.fun):
             best = result
     return best
 
 
 def fit_difficulty(n_samples: ArrayLike, n_correct: ArrayLike, *, components: int | None = None,
-                   weights: ArrayLike | None = None) -> DifficultyFit:
+                   weights: ArrayLike | None = None, zero_inflated: bool = True) -> DifficultyFit:
     r"""Maximum-likelihood zero-inflated beta-binomial mixture of per-problem counts.
 
     .. math:: \max_{\pi_0, w, a, b} \sum_j \log\Big(\pi_0 [c_j = 0] + (1-\pi_0)\sum_m w_m
@@ -325,6 +327,9 @@ def fit_difficulty(n_samples: ArrayLike, n_correct: ArrayLike, *, components: in
         Beta components of the solvable part; default: the one with the smaller BIC.
     weights : array_like of float, shape (N,), optional
         Multiplicity of each problem (a bootstrap resample).
+    zero_inflated : bool, default: True
+        ``False`` fits the plain beta-binomial mixture (:math:`\pi_0` held at ~0, ``expit(-14)``),
+        for comparison: it is biased upwards when some problems are unsolvable.
 
     Returns
     -------
@@ -359,14 +364,14 @@ def fit_difficulty(n_samples: ArrayLike, n_correct: ArrayLike, *, components: in
         raise ValueError(f"`components` must be 1 or 2; got {components!r}.")
     fits = []
     for m in choices:
-        result = _fit_theta(pn, pc, pattern_weight, m, _starts(pn, pc, pattern_weight, m))
-        fits.append(_make_fit(result.x, m, -result.fun, float(pattern_weight.sum())))
+        result = _fit_theta(pn, pc, pattern_weight, m, _starts(pn, pc, pattern_weight, m), zero_inflated)
+        fits.append(_make_fit(result.x, m, -result.fun, float(pattern_weight.sum()), zero_inflated))
     return min(fits, key=lambda fit: fit.bic)
 
 
-def _make_fit(theta, components, log_likelihood, n_total) -> DifficultyFit:
+def _make_fit(theta, components, log_likelihood, n_total, zero_inflated=True) -> DifficultyFit:
     log_zero, _, log_w, a, b = _unpack(theta, components)
-    n_parameters = 3 * components
+    n_parameters = 3 * components - (0 if zero_inflated else 1)
     return DifficultyFit(zero_mass=float(np.exp(log_zero)), weights=np.exp(log_w), alpha=a, beta=b,
                          log_likelihood=float(log_likelihood), n_parameters=n_parameters,
                          bic=float(-2.0 * log_likelihood + n_parameters * math.log(n_total)),

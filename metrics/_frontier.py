@@ -56,9 +56,10 @@ def pareto_frontier(compute: ArrayLike, score: ArrayLike) -> NDArray[np.bool_]:
     xs, ys = x[order], y[order]
     best_before = np.maximum.accumulate(np.concatenate([[-np.inf], ys[:-1]]))
     # a point is dominated by an earlier one (less or equal compute) with a higher or equal score,
-    # unless that one is the same point
+    # unless that one is a copy of the same point
     same_as_previous = np.concatenate([[False], (xs[1:] == xs[:-1]) & (ys[1:] == ys[:-1])])
-    on = (ys > best_before) | (same_as_previous & (ys >= best_before))
+    first_of_run = np.maximum.accumulate(np.where(same_as_previous, 0, np.arange(xs.size)))
+    on = (ys > best_before)[first_of_run]          # a repeated point shares the first copy's status
     out = np.empty(x.size, dtype=bool)
     out[order] = on
     return out

@@ -1,6 +1,7 @@
 """Selection bias (the winner's curse) for reports and leaderboards of several models.
 
-When a report or leaderboard holds m models on the same problems, the best measured one is
+When a report or leaderboard holds m >= 3 models on the same problems (m >= 2 with
+``--selected-on-this-set``), the best measured one is
 expected to be inflated by :func:`kpass.metrics.selection_inflation` (``E[max]`` of the models'
 correlated noise, assuming they are equally good: the bound a reader should subtract). A model
 the user says was chosen on this set (``--selected-on-this-set MODEL``) gets its score with that
@@ -16,7 +17,11 @@ from kpass import metrics as core
 
 from ..errors import UsageError
 
-__all__ = ["check_selected", "selection_bias", "selection_bias_of_report"]
+__all__ = ["AUTOMATIC_FROM", "check_selected", "selection_bias", "selection_bias_of_report"]
+
+#: Columns with at least this many models always get the estimate; with fewer (two models, which
+#: ``kpass compare`` compares directly) only when a model was selected on this set.
+AUTOMATIC_FROM = 3
 
 
 def check_selected(selected: Sequence[str], models: Sequence[str]) -> list[str]:
@@ -40,7 +45,7 @@ def selection_bias(columns: Sequence[tuple[str, str, str, Sequence[str], Any, An
     """
     entries, notes = [], []
     for key, task, metric, models, matrix, clusters in columns:
-        if len(models) < 2 or matrix.shape[1] < 2:
+        if len(models) < (2 if selected else AUTOMATIC_FROM) or matrix.shape[1] < 2:
             continue
         try:
             result = core.selection_inflation(matrix.T, clusters=clusters, rng=seed)
