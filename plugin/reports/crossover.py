@@ -138,7 +138,7 @@ def _shown_ks(result: core.CrossoverResult) -> list[int]:
 
 
 def _percent(value: float) -> str:
-    return "-" if math.isnan(value) else f"{100 * value:.0f}%"
+    return "-" if math.isnan(value) else f"{100 * value + 0.0:.0f}%"  # + 0.0: never "-0%"
 
 
 def format_crossover(report: CrossoverReport, fmt: str = "table") -> str:
@@ -162,9 +162,11 @@ def format_crossover(report: CrossoverReport, fmt: str = "table") -> str:
                 lines.append(f"  {words}: not within k <= {k_max} ({level} interval: k in "
                              f"[{_k(crossing.low, k_max)}, {_k(crossing.high, k_max)}]; "
                              f"{crossing.share_without:.0%} of resamples never cross)")
+            elif crossing.k == 1:
+                lines.append(f"  {words.replace(' falls below ', ' is below ')} already at k = 1; {level} interval: "
+                             f"k in [{_k(crossing.low, k_max)}, {_k(crossing.high, k_max)}]")
             else:
-                between = (f", between k = {crossing.k - 1} and {crossing.k} (linear: {crossing.k_interpolated:.2f})"
-                           if crossing.k_interpolated is not None else "")
+                between = f", between k = {crossing.k - 1} and {crossing.k} (linear: {crossing.k_interpolated:.2f})"
                 lines.append(f"  {words} at k = {crossing.k}{between}; {level} interval: k in "
                              f"[{_k(crossing.low, k_max)}, {_k(crossing.high, k_max)}]")
         cov = r.coverage
