@@ -604,7 +604,7 @@ def run(argv: Sequence[str]) -> int:
     from lm_eval.__main__ import cli_evaluate
 
     from kpass import parse_metric_specs
-    from kpass.formatting import format_report
+    from kpass.render.formatting import format_report
 
     specs = []
     if options.metrics is not None:

@@ -1,1 +1,2 @@
-"""Reports: report, leaderboard, budget, power and the analyses (crossover, frontier, selection bias)."""
+"""Reports built from a sample table: report and comparison, leaderboard, token budgets, power, and
+the analyses (crossover, equal-compute frontier, selection bias)."""

@@ -7,8 +7,8 @@ import dataclasses
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import DataError, UsageError
-from ..table import SampleTable
+from kpass.errors import DataError, UsageError
+from kpass.data.table import SampleTable
 
 __all__ = ["PairedCounts", "check_models", "paired_counts"]
 

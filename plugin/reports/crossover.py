@@ -10,20 +10,19 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from kpass import metrics as core
 
-from ..errors import DataError
-from ..formatting import FORMATS, _aligned, _csv, _markdown
-from ..report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, _problem_attribute, _table_notes
-from ..table import SampleTable
-from ._pairs import paired_counts, unmatched_notes
+from kpass.errors import DataError
+from kpass.render.formatting import FORMATS, _aligned, _csv, _markdown
+from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, _problem_attribute, _table_notes
+from kpass.data.table import SampleTable
+from kpass.reports._pairs import paired_counts, unmatched_notes
 
-__all__ = ["CrossoverReport", "compute_crossover", "format_crossover", "plot_crossover"]
+__all__ = ["CrossoverReport", "compute_crossover", "format_crossover"]
 
 
 @dataclasses.dataclass
@@ -192,48 +191,3 @@ def format_crossover(report: CrossoverReport, fmt: str = "table") -> str:
         bullet = "- " if fmt == "markdown" else "  "
         text += "\nNotes:\n" + "\n".join(bullet + note for note in report.notes) + "\n"
     return text
-
-
-def plot_crossover(report: CrossoverReport, path: Any) -> None:
-    """Both pass@k curves with their bands, the crossover (and its interval) marked; one panel per task."""
-    from ..plot import _figure, _save
-
-    tasks: Sequence[str] = list(report.results)
-    figure, axes = _figure(len(tasks), 2)
-    level = f"{report.confidence_level:.0%}"
-    for row, task in enumerate(tasks):
-        r = report.results[task]
-        ax, gap_ax = axes[row][0], axes[row][1]
-        for name, curve, low, high in ((report.base, r.base, r.base_low, r.base_high),
-                                       (report.model, r.model, r.model_low, r.model_high)):
-            line, = ax.plot(r.ks, curve, marker="o" if r.ks.size <= 32 else None, markersize=3, label=name)
-            ax.fill_between(r.ks, low, high, alpha=0.2, color=line.get_color())
-        crossing = r.below
-        for target in (ax, gap_ax):
-            if crossing.k is not None:
-                at = crossing.k_interpolated if crossing.k_interpolated is not None else crossing.k
-                target.axvline(at, color="black", linestyle="--", linewidth=1,
-                               label=f"crossover k = {crossing.k}" if target is ax else None)
-                right = crossing.high if crossing.high is not None else r.ks[-1]
-                if crossing.low is not None:
-                    target.axvspan(crossing.low, right, color="grey", alpha=0.15,
-                                   label=f"{level} interval" if target is ax else None)
-            target.set_xscale("log", base=2)
-            target.set_xlabel("k")
-            target.grid(alpha=0.3)
-        ax.set_ylabel(f"pass@k ({level} band)")
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_title(f"{task}: {report.model} vs {report.base}")
-        ax.legend(fontsize="small")
-        cov = r.coverage
-        gap_ax.plot(r.ks, -r.difference, color="black", label=f"{report.base} - {report.model}")
-        gap_ax.plot(r.ks, cov.lost, label=f"lost ({cov.n_lost} problems)")
-        gap_ax.fill_between(r.ks, cov.lost_low, cov.lost_high, alpha=0.2)
-        gap_ax.plot(r.ks, cov.gained, label=f"gained ({cov.n_gained} problems)")
-        gap_ax.fill_between(r.ks, cov.gained_low, cov.gained_high, alpha=0.2)
-        gap_ax.plot(r.ks, cov.shared, linestyle=":", label="shared problems")
-        gap_ax.axhline(0.0, color="grey", linewidth=1)
-        gap_ax.set_ylabel("part of the base's lead")
-        gap_ax.set_title("what the gap is made of")
-        gap_ax.legend(fontsize="small")
-    _save(figure, path)

@@ -28,16 +28,16 @@ import numpy as np
 
 from kpass import metrics as core
 
-from ..errors import DataError, UsageError
-from ..formatting import FORMATS, _aligned, _csv, _markdown
-from ..report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, compute_report, interval_options
-from ..specs import parse_metric_specs
-from ..table import SampleTable
+from kpass.errors import DataError, UsageError
+from kpass.render.formatting import FORMATS, _aligned, _csv, _markdown
+from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, compute_report, interval_options
+from kpass.host.specs import parse_metric_specs
+from kpass.data.table import SampleTable
 
-__all__ = ["FrontierReport", "UNITS", "compute_frontier", "format_frontier", "plot_frontier"]
+__all__ = ["FrontierReport", "UNITS", "UNIT_LABELS", "compute_frontier", "format_frontier"]
 
 UNITS = ("tokens", "flops", "dollars")
-_UNIT_LABEL = {"tokens": "output tokens per problem", "flops": "FLOPs per problem", "dollars": "dollars per problem"}
+UNIT_LABELS = {"tokens": "output tokens per problem", "flops": "FLOPs per problem", "dollars": "dollars per problem"}
 
 
 @dataclasses.dataclass
@@ -253,7 +253,7 @@ def format_frontier(report: FrontierReport, fmt: str = "table") -> str:
         rows = [[p["model"], p["metric"], _compute_text(p["compute"], report.unit), f"{p['estimate']:.4f}",
                  "-" if p["low"] is None else f"[{p['low']:.4f}, {p['high']:.4f}]",
                  "yes" if p.get("on_frontier") else ""] for p in points]
-        header = ["model", "metric", _UNIT_LABEL[report.unit], "estimate", level, "Pareto"]
+        header = ["model", "metric", UNIT_LABELS[report.unit], "estimate", level, "Pareto"]
         lead_rows = []
         for entry in (e for e in report.leaders if e["task"] == task):
             lead_rows.append([
@@ -273,39 +273,3 @@ def format_frontier(report: FrontierReport, fmt: str = "table") -> str:
         bullet = "- " if fmt == "markdown" else "  "
         text += "\nNotes:\n" + "\n".join(bullet + note for note in report.notes) + "\n"
     return text
-
-
-def plot_frontier(report: FrontierReport, path: Any) -> None:
-    """Score against compute (log axis) per model with intervals; the Pareto frontier drawn through."""
-    from ..plot import _figure, _save
-
-    tasks = list(dict.fromkeys(p["task"] for p in report.points))
-    figure, axes = _figure(len(tasks), 1)
-    level = f"{report.confidence_level:.0%}"
-    for r, task in enumerate(tasks):
-        ax = axes[r][0]
-        points = [p for p in report.points if p["task"] == task]
-        for model in dict.fromkeys(p["model"] for p in points):
-            mine = sorted((p for p in points if p["model"] == model), key=lambda p: p["compute"])
-            for family, marker in (("pass", "o"), ("cons", "s"), ("other", "^")):
-                subset = [p for p in mine if (p["metric"].startswith(family) if family != "other"
-                                              else not p["metric"].startswith(("pass", "cons")))]
-                if not subset:
-                    continue
-                xs = [p["compute"] for p in subset]
-                ys = [p["estimate"] for p in subset]
-                errors = [[p["estimate"] - (p["low"] if p["low"] is not None else p["estimate"]) for p in subset],
-                          [(p["high"] if p["high"] is not None else p["estimate"]) - p["estimate"] for p in subset]]
-                ax.errorbar(xs, ys, yerr=errors, marker=marker, capsize=2, linestyle="-" if family != "other" else "",
-                            label=f"{model} {family}@k" if family != "other" else f"{model} (other)")
-        frontier = sorted((p for p in points if p.get("on_frontier")), key=lambda p: p["compute"])
-        ax.step([p["compute"] for p in frontier], [p["estimate"] for p in frontier], where="post", color="black",
-                linewidth=2, alpha=0.5, label="Pareto frontier")
-        ax.set_xscale("log")
-        ax.set_xlabel(_UNIT_LABEL[report.unit])
-        ax.set_ylabel(f"score ({level} interval)")
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_title(f"{task}: equal-compute comparison")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize="small")
-    _save(figure, path)

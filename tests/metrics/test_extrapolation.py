@@ -104,3 +104,22 @@ def test_extrapolate_iv():
         extrapolate_pass_at_k([4, 4], [1, 2], 8, n_resamples=1)
     with pytest.raises(ValueError, match="warn_z"):
         extrapolate_pass_at_k([4, 4], [1, 2], 8, warn_z=5, refuse_z=4)
+
+
+def test_the_study_script_runs_and_writes_its_table(tmp_path):
+    # scripts/extrapolation_study.py, one population and one test set (the full run is in the docs)
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "extrapolation_study.py"
+    spec = importlib.util.spec_from_file_location("extrapolation_study", path)
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    name = "30% unsolvable + Beta(1, 3)"
+    rows = study.run_study({name: study.POPULATIONS[name]}, ns=(16,), ks=(256,), reps=1, n_resamples=5)
+    assert rows[0]["plain_bias"] > rows[0]["kpass_bias"]
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"before\n{study.START}\nold\n{study.END}\nafter\n")
+    study.write_table(study.markdown_table(rows, 1, 5, 2025), doc)
+    text = doc.read_text()
+    assert "old" not in text and f"| {name} | 16 | 256 |" in text and text.endswith("after\n")

@@ -1,4 +1,4 @@
-"""``kpass budget`` and ``kpass decompose`` end to end (kpass.budget through kpass.cli)."""
+"""``kpass budget`` and ``kpass decompose`` end to end (kpass.reports.budget through kpass.cli)."""
 
 from __future__ import annotations
 

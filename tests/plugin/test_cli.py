@@ -16,7 +16,7 @@ import pytest
 
 import kpass
 from kpass import cli
-from kpass.progress import ProgressBar
+from kpass.cli.progress import ProgressBar
 
 from .conftest import make_records
 

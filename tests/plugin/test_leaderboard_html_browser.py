@@ -27,7 +27,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from kpass.leaderboard import format_number, format_p_value, format_rank
+from kpass.reports.leaderboard import format_number, format_p_value, format_rank
 
 CHROMIUM = os.environ.get("KPASS_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("KPASS_CHROMEDRIVER", "/usr/bin/chromedriver")

@@ -3,7 +3,7 @@
 Each function turns the text of one command-line value into a Python value or raises
 :class:`argparse.ArgumentTypeError` with a message naming what was expected and what was given
 (argparse then prints ``argument --NAME: MESSAGE`` and exits with code 2). Every subcommand
-(:mod:`kpass.cli`, :mod:`kpass.budget`, ...) uses these, so one kind of value is checked and
+(:mod:`kpass.cli`, :mod:`kpass.reports.budget`, ...) uses these, so one kind of value is checked and
 described the same way everywhere. Pass them as ``type=`` to ``add_argument``.
 """
 

@@ -23,13 +23,13 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from .errors import MetricSpecError, UnknownMetricError
+from kpass.errors import MetricSpecError, UnknownMetricError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pluggy
     from numpy.typing import NDArray
 
-    from .problems import ProblemSet
+    from kpass.data.problems import ProblemSet
 
 __all__ = ["MetricFamily", "MetricSpec", "format_decimal", "parse_metric_specs", "split_spec_text"]
 
@@ -219,7 +219,7 @@ _BUDGET_NAMES = ("budget", "b")
 
 
 def _valid_listing(registry) -> str:
-    from .manager import BUILTIN_PLUGIN_NAME
+    from kpass.host.manager import BUILTIN_PLUGIN_NAME
 
     families = sorted(registry.metrics.items(),
                       key=lambda item: registry.owners.get(("metric", item[0])) != BUILTIN_PLUGIN_NAME)
@@ -349,7 +349,7 @@ def parse_metric_specs(specs: str | Sequence[str], *,
     >>> [s.name for s in parse_metric_specs("pass@1,8 maj@16 G-PASS@16_0.50,1")]
     ['pass@1', 'pass@8', 'cons@16', 'G-Pass@16_0.5', 'G-Pass@16_1.0']
     """
-    from .manager import get_registry
+    from kpass.host.manager import get_registry
 
     registry = get_registry(plugin_manager)
     if isinstance(specs, str):

@@ -19,8 +19,8 @@ import numpy as np
 
 from kpass import metrics as core
 
-from .errors import DataError
-from .table import SampleTable
+from kpass.errors import DataError
+from kpass.data.table import SampleTable
 
 __all__ = ["compute_power", "format_power", "power_inputs_from_table"]
 
@@ -98,12 +98,12 @@ def power_inputs_from_table(table: SampleTable, *, model: str, baseline: str, ta
 
 def compute_power(args: argparse.Namespace) -> dict[str, Any]:
     """Run ``kpass power`` on parsed arguments; returns the rows to print."""
-    from .cli import UsageError
+    from kpass.cli import UsageError
 
     notes: list[str] = []
     result: dict[str, Any] = {}
     if args.files:
-        from .readers import read_samples
+        from kpass.data.readers import read_samples
 
         table = read_samples(args.files, reader=args.reader)
         models = table.categories("model")

@@ -1,6 +1,6 @@
 """One self-contained HTML page for a kpass leaderboard (inline CSS, JS and SVG; works offline).
 
-:func:`render_html` reads the JSON form of a leaderboard (:meth:`kpass.leaderboard.Leaderboard.to_dict`)
+:func:`render_html` reads the JSON form of a leaderboard (:meth:`kpass.reports.leaderboard.Leaderboard.to_dict`)
 and writes a page with no external resource at all (no CDN, no font, no image file):
 
 * a sortable table (click or press Enter on a header): the rank interval by the sort metric,
@@ -13,7 +13,7 @@ and writes a page with no external resource at all (no CDN, no font, no image fi
   the numbers on the page can be checked against it (the browser test does).
 
 Every number shown is formatted by the same functions as the Markdown output
-(:func:`kpass.leaderboard.format_number` etc.).
+(:func:`kpass.reports.leaderboard.format_number` etc.).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import json
 import math
 from typing import Any, Mapping, Sequence
 
-from kpass.leaderboard import format_number, format_p_value, format_rank, shown_comparisons
+from kpass.reports.leaderboard import format_number, format_p_value, format_rank, shown_comparisons
 
 __all__ = ["render_html"]
 
@@ -416,7 +416,7 @@ def render_html(data: Mapping[str, Any], *, title: str = "kpass leaderboard") ->
     Parameters
     ----------
     data : mapping
-        The JSON form of a leaderboard (:meth:`kpass.leaderboard.Leaderboard.to_dict`).
+        The JSON form of a leaderboard (:meth:`kpass.reports.leaderboard.Leaderboard.to_dict`).
     title : str, default: "kpass leaderboard"
         Page title and heading.
 

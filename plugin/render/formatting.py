@@ -9,7 +9,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .report import Comparison, Exclusion, Report
+from kpass.reports.report import Comparison, Exclusion, Report
 
 __all__ = ["FORMATS", "exclusion_lines", "format_comparison", "format_report", "format_tail", "render"]
 

@@ -9,12 +9,12 @@ pass@1 and fin@1 against the budget, or a stacked bar of F, P and reach per budg
 
 Budgets are read from one run by truncation (``answer_token``, else ``output_tokens`` of finished
 samples; see :mod:`kpass.metrics._token_budget`), or with ``--tokenizer SPEC`` from the output text
-(:mod:`kpass.tokenizers`). ``as-run`` (the default of ``kpass budget``) reads the recorded
+(:mod:`kpass.data.tokenizers`). ``as-run`` (the default of ``kpass budget``) reads the recorded
 ``finished`` flags: a run made with a native ``max_tokens = B`` is read as it is (stop reason
 "length" means not finished).
 
 Both use the interval options of ``kpass report`` (seed 0, 10,000 resamples, the core's default
-method; :func:`kpass.report.interval_options`). Every warning of the core, and the reader's notes
+method; :func:`kpass.reports.report.interval_options`). Every warning of the core, and the reader's notes
 (:attr:`kpass.SampleTable.notes`), become notes: after the table, under ``"notes"`` in
 ``--format json`` (``{"rows": [...], "exclusions": [...], "notes": [...]}``; decompose has no
 exclusions), and on stderr with ``--format csv``. ``kpass budget -k K`` leaves out, and lists,
@@ -42,10 +42,10 @@ import numpy as np
 
 from kpass.metrics import DEFAULT_INTERVAL_METHOD, INTERVAL_METHODS
 
-from .argtypes import budget_list, fraction, k_list, nonnegative_int, positive_int, probability
-from .cli import add_intersect_argument, write_atomically
-from .errors import DataError, UsageError
-from .report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, Exclusion, _problem_attribute
+from kpass.cli.argtypes import budget_list, fraction, k_list, nonnegative_int, positive_int, probability
+from kpass.cli import add_intersect_argument, write_atomically
+from kpass.errors import DataError, UsageError
+from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, Exclusion, _problem_attribute
 
 __all__ = ["add_budget_commands", "main", "run_budget", "run_decompose"]
 
@@ -137,7 +137,7 @@ class _Samples:
     """Per-row arrays of a sample table, with token positions filled by a tokenizer if asked."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        from .readers import read_samples
+        from kpass.data.readers import read_samples
 
         self.table = table = read_samples(args.files, reader=args.reader)
         self.source = table.error_location()["source"]
@@ -154,7 +154,7 @@ class _Samples:
         self.answer_token = nullable("answer_token")
         self.correct = table.column("correct")
         if args.tokenizer:
-            from .tokenizers import get_tokenizer, token_positions_for_table
+            from kpass.data.tokenizers import get_tokenizer, token_positions_for_table
 
             try:
                 tokenizer = get_tokenizer(args.tokenizer)
@@ -285,7 +285,7 @@ def _records_text(records: list[dict[str, Any]], fmt: str, *, exclusions: Sequen
             data["exclusions"] = [exclusion.as_dict() for exclusion in exclusions]
         data["notes"] = list(notes)
         return json.dumps(data, indent=2, default=_json_default)
-    from .formatting import exclusion_lines
+    from kpass.render.formatting import exclusion_lines
 
     for line in exclusion_lines(exclusions or ()):
         print(f"kpass: excluded: {line}", file=sys.stderr)
@@ -335,7 +335,7 @@ def _budget(args: argparse.Namespace) -> None:
 
     from kpass.metrics import UndefinedBudgetMetricWarning, budget_curve
 
-    from .report import check_one_model_per_group, interval_options
+    from kpass.reports.report import check_one_model_per_group, interval_options
 
     by = [part.strip() for part in args.by.split(",") if part.strip()]
     unknown = [part for part in by if part not in ("model", "task")]
@@ -461,7 +461,7 @@ def _ks_by_eligible_problems(n_samples: np.ndarray, ks: Sequence[int]) -> list[t
 
 def _tail(exclusions: Sequence[Exclusion], notes: Sequence[str], fmt: str) -> str:
     """The exclusions and notes after a table (the same layout as ``kpass report``)."""
-    from .formatting import format_tail
+    from kpass.render.formatting import format_tail
 
     if not exclusions and not notes:
         return ""
@@ -687,8 +687,8 @@ def _plot_decomposition(results: list[tuple[str, Any]], args: argparse.Namespace
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``kpass`` with its arguments (``python -m kpass.budget budget ...`` is ``kpass budget ...``)."""
-    from .cli import main as kpass_main
+    """``kpass`` with its arguments (``python -m kpass.reports.budget budget ...`` is ``kpass budget ...``)."""
+    from kpass.cli import main as kpass_main
 
     return kpass_main(argv)
 

@@ -1,7 +1,7 @@
 """The pluggy plugin manager and the registries built from its hooks.
 
 :func:`get_plugin_manager` returns one lazily created manager: hook specs added, the ``kpass``
-entry-point group loaded (filtered by ``KPASS_LOAD_PLUGINS``), and :mod:`kpass.builtin` registered
+entry-point group loaded (filtered by ``KPASS_LOAD_PLUGINS``), and :mod:`kpass.host.builtin` registered
 last through the same hooks as any third-party plugin. :func:`make_plugin_manager` builds a fresh
 one (tests use it so that no state leaks between them).
 
@@ -21,8 +21,8 @@ from typing import Any
 
 import pluggy
 
-from . import hookspecs
-from .errors import PluginConflictError, PluginLoadError
+from kpass.host import hookspecs
+from kpass.errors import PluginConflictError, PluginLoadError
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -104,7 +104,7 @@ def make_plugin_manager(*, load_entry_points: bool = True, builtins: bool = True
     load_entry_points : bool, default: True
         Load the ``kpass`` entry-point group (respecting ``KPASS_LOAD_PLUGINS``).
     builtins : bool, default: True
-        Register :mod:`kpass.builtin` (the built-in metric families and readers).
+        Register :mod:`kpass.host.builtin` (the built-in metric families and readers).
 
     Raises
     ------
@@ -116,7 +116,7 @@ def make_plugin_manager(*, load_entry_points: bool = True, builtins: bool = True
     if load_entry_points:
         _load_entry_points(pm)
     if builtins:
-        from . import builtin
+        from kpass.host import builtin
 
         pm.register(builtin, name=BUILTIN_PLUGIN_NAME)
     return pm

@@ -1,10 +1,10 @@
-"""``kpass crossover``: the arguments and the run (the maths and the rendering: :mod:`kpass.reports.crossover`)."""
+"""``kpass crossover``: the arguments and the run (the analysis: :mod:`kpass.reports.crossover`; the plot: :mod:`kpass.render.analysis_plots`)."""
 
 from __future__ import annotations
 
 import argparse
 
-from .argtypes import fraction, nonnegative_int, positive_int, probability
+from kpass.cli.argtypes import fraction, nonnegative_int, positive_int, probability
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -12,8 +12,8 @@ HELP = "where a model's pass@k curve crosses its base model's, with problems los
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from .cli import _add_input_arguments, _add_output_arguments
-    from .report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
+    from kpass.cli import _add_input_arguments, _add_output_arguments
+    from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
 
     _add_input_arguments(parser)
     parser.add_argument("--base", "-b", required=True, metavar="MODEL", help="the base model")
@@ -31,8 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .cli import EXIT_OK, _check_plot_path, _emit, _read
-    from .reports.crossover import compute_crossover, format_crossover, plot_crossover
+    from kpass.cli import EXIT_OK, _check_plot_path, _emit, _read
+    from kpass.render.analysis_plots import plot_crossover
+    from kpass.reports.crossover import compute_crossover, format_crossover
 
     if args.plot:
         _check_plot_path(args.plot)

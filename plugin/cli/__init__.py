@@ -18,8 +18,8 @@ import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .argtypes import fields, nonnegative_int, positive_float, positive_int, probability
-from .errors import DataError, MetricSpecError, PluginLoadError, UsageError
+from kpass.cli.argtypes import fields, nonnegative_int, positive_float, positive_int, probability
+from kpass.errors import DataError, MetricSpecError, PluginLoadError, UsageError
 
 __all__ = ["EXIT_DATA_ERROR", "EXIT_OK", "EXIT_USAGE", "SUBCOMMANDS", "UsageError", "main", "write_atomically"]
 
@@ -72,7 +72,7 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
 def _add_metric_arguments(parser: argparse.ArgumentParser, default: str = "pass@1", paired: bool = False) -> None:
     from kpass.metrics import DEFAULT_INTERVAL_METHOD, DEFAULT_PAIRED_METHOD, INTERVAL_METHODS, PAIRED_INTERVAL_METHODS
 
-    from .report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
+    from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
 
     methods, default_method = ((PAIRED_INTERVAL_METHODS, DEFAULT_PAIRED_METHOD) if paired
                                else (INTERVAL_METHODS, DEFAULT_INTERVAL_METHOD))
@@ -91,7 +91,7 @@ def _add_metric_arguments(parser: argparse.ArgumentParser, default: str = "pass@
 
 
 def _add_output_arguments(parser: argparse.ArgumentParser, plot: bool = True) -> None:
-    from .formatting import FORMATS
+    from kpass.render.formatting import FORMATS
 
     parser.add_argument("--format", "-f", choices=FORMATS, default="table", help="output format (default: table)")
     parser.add_argument("--output", "-o", metavar="PATH", help="write the output to PATH (atomically) instead of stdout")
@@ -101,8 +101,8 @@ def _add_output_arguments(parser: argparse.ArgumentParser, plot: bool = True) ->
 
 
 def _read(args: argparse.Namespace):
-    from .progress import ProgressBar
-    from .readers import read_samples
+    from kpass.cli.progress import ProgressBar
+    from kpass.data.readers import read_samples
 
     bar = ProgressBar("reading", enabled=False if args.no_progress else None)
     try:
@@ -113,7 +113,7 @@ def _read(args: argparse.Namespace):
 
 
 def _specs(args: argparse.Namespace, default: str = "pass@1"):
-    from .specs import parse_metric_specs
+    from kpass.host.specs import parse_metric_specs
 
     return parse_metric_specs(args.metrics or [default])
 
@@ -130,7 +130,7 @@ def _emit(args: argparse.Namespace, text: str) -> None:
 def _plot(args: argparse.Namespace, result: Any) -> None:
     if not getattr(args, "plot", None):
         return
-    from .plot import plot_result
+    from kpass.render.plot import plot_result
 
     plot_result(result, args.plot)
     print(f"kpass: wrote {args.plot}", file=sys.stderr)
@@ -151,9 +151,9 @@ def _report_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from .formatting import format_report
-    from .progress import ProgressBar
-    from .report import check_interval_method, compute_report
+    from kpass.render.formatting import format_report
+    from kpass.cli.progress import ProgressBar
+    from kpass.reports.report import check_interval_method, compute_report
 
     if args.plot:
         _check_plot_path(args.plot)
@@ -189,11 +189,11 @@ def _compare_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_compare(args: argparse.Namespace) -> int:
-    from .formatting import format_comparison
-    from .progress import ProgressBar
-    from .readers import read_samples
-    from .report import check_interval_method, compute_comparison
-    from .table import SampleTable
+    from kpass.render.formatting import format_comparison
+    from kpass.cli.progress import ProgressBar
+    from kpass.data.readers import read_samples
+    from kpass.reports.report import check_interval_method, compute_comparison
+    from kpass.data.table import SampleTable
 
     if args.plot:
         _check_plot_path(args.plot)
@@ -259,7 +259,7 @@ def _power_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_power(args: argparse.Namespace) -> int:
-    from .power import compute_power, format_power
+    from kpass.reports.power import compute_power, format_power
 
     result = compute_power(args)
     _emit(args, format_power(result, args.format))
@@ -275,7 +275,7 @@ def _metrics_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_metrics(args: argparse.Namespace) -> int:
-    from .manager import get_registry
+    from kpass.host.manager import get_registry
 
     registry = get_registry()
     for name, family in registry.metrics.items():
@@ -290,7 +290,7 @@ def _run_metrics(args: argparse.Namespace) -> int:
 
 
 def _run_plugins(args: argparse.Namespace) -> int:
-    from .manager import get_plugin_manager, get_registry
+    from kpass.host.manager import get_plugin_manager, get_registry
 
     pm = get_plugin_manager()
     registry = get_registry(pm)
@@ -311,10 +311,10 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Cal
 
 
 def _register_analyses() -> None:
-    from . import cli_crossover, cli_frontier
+    from kpass.cli import crossover, frontier
 
-    SUBCOMMANDS["crossover"] = (cli_crossover.HELP, cli_crossover.add_arguments, cli_crossover.run)
-    SUBCOMMANDS["frontier"] = (cli_frontier.HELP, cli_frontier.add_arguments, cli_frontier.run)
+    SUBCOMMANDS["crossover"] = (crossover.HELP, crossover.add_arguments, crossover.run)
+    SUBCOMMANDS["frontier"] = (frontier.HELP, frontier.add_arguments, frontier.run)
 
 
 _register_analyses()
@@ -323,8 +323,8 @@ _register_analyses()
 #: Modules that add their own subcommands: ``function(subparsers)`` adds parsers and sets
 #: ``func`` (``(args) -> exit code``) through ``set_defaults``. Missing modules are skipped.
 EXTENSION_COMMANDS: list[tuple[str, str]] = [
-    ("kpass.budget", "add_budget_commands"),
-    ("kpass.leaderboard", "add_leaderboard_command"),
+    ("kpass.reports.budget", "add_budget_commands"),
+    ("kpass.reports.leaderboard", "add_leaderboard_command"),
 ]
 
 
@@ -344,7 +344,7 @@ def _add_extension_commands(sub: Any) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from kpass import __version__
 
     parser = argparse.ArgumentParser(
         prog="kpass", description="Honest k-sample metrics with problem-level intervals.",
@@ -366,7 +366,7 @@ def add_selected_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_selection_bias(table: Any, report: Any, args: argparse.Namespace) -> None:
-    from .reports.selection import selection_bias_of_report
+    from kpass.reports.selection import selection_bias_of_report
 
     entries, notes = selection_bias_of_report(table, report, selected=args.selected_on_this_set, seed=args.seed)
     report.selection_bias = entries

@@ -18,7 +18,7 @@ import os
 from collections import defaultdict
 from typing import Any
 
-from .report import Comparison, Report
+from kpass.reports.report import Comparison, Report
 
 __all__ = ["plot_comparison", "plot_report", "plot_result"]
 
@@ -28,7 +28,7 @@ def _figure(n_rows: int, n_cols: int):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        from .cli import UsageError
+        from kpass.cli import UsageError
 
         raise UsageError("--plot needs matplotlib: pip install 'kpass[plot]'") from None
     figure = Figure(figsize=(5.0 * n_cols, 3.6 * n_rows), layout="constrained")
@@ -38,7 +38,7 @@ def _figure(n_rows: int, n_cols: int):
 
 
 def _save(figure, path: str | os.PathLike) -> None:
-    from .cli import UsageError, write_atomically
+    from kpass.cli import UsageError, write_atomically
 
     suffix = os.path.splitext(os.fspath(path))[1].lower()
     if suffix not in (".png", ".svg"):
@@ -73,7 +73,7 @@ def plot_report(report: Report, path: str | os.PathLike) -> None:
     tasks = list(dict.fromkeys([*curves, *taus, *points]))
     kinds = [name for name, data in (("pass", curves), ("gpass", taus), ("points", points)) if data]
     if not tasks:
-        from .cli import UsageError
+        from kpass.cli import UsageError
 
         raise UsageError("nothing to plot: no metric has an estimate")
     figure, axes = _figure(len(tasks), len(kinds))
@@ -136,7 +136,7 @@ def plot_comparison(comparison: Comparison, path: str | os.PathLike) -> None:
         if row.estimate is not None:
             by_task[row.task if row.task is not None else "all"].append(row)
     if not by_task:
-        from .cli import UsageError
+        from kpass.cli import UsageError
 
         raise UsageError("nothing to plot: no comparison has an estimate")
     figure, axes = _figure(len(by_task), 1)

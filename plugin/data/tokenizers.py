@@ -43,7 +43,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from .hookspecs import hookimpl
+from kpass.host.hookspecs import hookimpl
 
 __all__ = [
     "HuggingFaceTokenizer",
@@ -266,7 +266,7 @@ def get_tokenizer(spec: str, *, plugin_manager: Any = None) -> Any:
         A malformed spec, an unknown name (the message lists the registered ones), or a factory
         that cannot build it (missing file, encoding not installed locally).
     """
-    from .manager import get_registry
+    from kpass.host.manager import get_registry
 
     if not isinstance(spec, str) or ":" not in spec or not spec.split(":", 1)[1]:
         raise ValueError(
@@ -388,7 +388,7 @@ def token_positions_for_table(
     ``text_field`` of each row's ``metadata`` mapping. The final answer is located by
     ``answer_pattern`` or, without one, by the row's ``answer`` column. NaN where unknown.
     """
-    from .errors import DataError
+    from kpass.errors import DataError
 
     rows = np.arange(len(table)) if rows is None else np.asarray(rows, dtype=np.int64)
     if table.has_column(text_field):

@@ -5,7 +5,7 @@ A reader is any object with ``can_read(path) -> bool`` and ``read(path) -> Sampl
 ``register_readers`` hook. :func:`read_samples` picks, for every file, the one reader that
 recognises it (or the reader named by the caller) and concatenates the tables.
 
-File formats (schema in :mod:`kpass.table`):
+File formats (schema in :mod:`kpass.data.table`):
 
 - JSONL (``.jsonl``, ``.ndjson``, optionally ``.gz``): one JSON object per line; blank lines are
   skipped; ``NaN`` is read and then rejected wherever a number or boolean is required.
@@ -28,8 +28,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import DataError
-from .table import Categorical, SampleTable
+from kpass.errors import DataError
+from kpass.data.table import Categorical, SampleTable
 
 if TYPE_CHECKING:  # pragma: no cover
     import pluggy
@@ -295,7 +295,7 @@ def choose_reader(path: str | os.PathLike, *, reader: str | None = None,
     DataError
         No reader recognises the file, or several do (choose one with ``reader=``).
     """
-    from .manager import get_registry
+    from kpass.host.manager import get_registry
 
     registry = get_registry(plugin_manager)
     readers = registry.readers
@@ -393,7 +393,7 @@ def _takes_progress(reader: Any) -> bool:
 
 def iter_reader_descriptions(plugin_manager=None) -> Iterable[str]:
     """One line per registered reader (for ``kpass readers``-style listings)."""
-    from .manager import get_registry
+    from kpass.host.manager import get_registry
 
     registry = get_registry(plugin_manager)
     for name, reader in registry.readers.items():

@@ -29,7 +29,7 @@ standard_error, n_problems, ... and ``ranks[key]`` = rank, low, high, probabilit
 n_problems, note), ``comparison_family``, ``curves`` (pass@k against k), ``budget_curves``
 (pass@1 and fin@1 against the token budget), ``exclusions`` and ``notes``. Markdown and CSV show
 the table (Markdown also the comparisons and notes); the HTML page
-(:mod:`kpass.leaderboard_html`) shows all of it.
+(:mod:`kpass.render.leaderboard_html`) shows all of it.
 
 Ranks and ties
 --------------
@@ -66,7 +66,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
+from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
 
 __all__ = [
     "ExtendResult",
@@ -959,8 +959,8 @@ class Leaderboard:
         return render_json(self.data)
 
     def to_html(self, *, title: str = "kpass leaderboard") -> str:
-        """One self-contained HTML page (see :mod:`kpass.leaderboard_html`)."""
-        from kpass.leaderboard_html import render_html
+        """One self-contained HTML page (see :mod:`kpass.render.leaderboard_html`)."""
+        from kpass.render.leaderboard_html import render_html
 
         return render_html(self.data, title=title)
 
@@ -1071,7 +1071,7 @@ def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], mat
     import warnings
 
     from kpass.metrics import DegenerateIntervalWarning, paired_difference
-    from kpass.report import interval_options
+    from kpass.reports.report import interval_options
 
     position = {model: i for i, model in enumerate(present)}
     # the options of kpass compare, built by the same function
@@ -1115,7 +1115,7 @@ def _resolve_sort(sort: str | None, columns: Sequence[Mapping[str, Any]], plugin
         return keys[0]
     if sort in keys:
         return sort
-    from kpass.specs import parse_metric_specs
+    from kpass.host.specs import parse_metric_specs
 
     task, _, spec_text = sort.rpartition("/")
     try:
@@ -1140,7 +1140,7 @@ def _pass_at_k_curves(table: Any, models: Sequence[str], tasks: Sequence[str], o
                       plugin_manager: Any) -> tuple[dict[str, Any], list[str]]:
     """pass@k against k per model: k = 1, 2, 4, ... up to the fewest samples of the model's problems,
     so that every point of a curve averages over the same problems."""
-    from kpass.report import compute_report
+    from kpass.reports.report import compute_report
 
     index = table.problem_index
     groups = index.model_codes * len(tasks) + index.task_codes
@@ -1295,7 +1295,7 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
         Seed of every bootstrap (reproducible leaderboards).
     n_resamples : int, default: 10_000
         Bootstrap resamples of the intervals, ranks, comparisons and curves
-        (:data:`kpass.report.DEFAULT_N_RESAMPLES`, as ``kpass report``).
+        (:data:`kpass.reports.report.DEFAULT_N_RESAMPLES`, as ``kpass report``).
     curves : bool, default: True
         Also compute pass@k against k and, when the table has token counts, fin@1 and pass@1
         against the token budget (for the HTML page and the JSON).
@@ -1321,8 +1321,8 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
         What :func:`kpass.compute_report` raises, and clusters that differ between models.
     """
     from kpass import __version__
-    from kpass.report import compute_report, interval_options
-    from kpass.table import SampleTable
+    from kpass.reports.report import compute_report, interval_options
+    from kpass.data.table import SampleTable
 
     if not isinstance(table, SampleTable):
         raise TypeError(f"`table` must be a kpass.SampleTable; got {type(table).__name__}.")

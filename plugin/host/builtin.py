@@ -11,11 +11,11 @@ from numpy.typing import NDArray
 
 from kpass import metrics as core
 
-from .errors import DataError
-from .hookspecs import hookimpl
-from .problems import ProblemSet
-from .readers import CsvReader, JsonlReader, ParquetReader
-from .specs import MetricFamily, MetricSpec
+from kpass.errors import DataError
+from kpass.host.hookspecs import hookimpl
+from kpass.data.problems import ProblemSet
+from kpass.data.readers import CsvReader, JsonlReader, ParquetReader
+from kpass.host.specs import MetricFamily, MetricSpec
 
 __all__ = [
     "ConsAtK", "CoTPassAtK", "FinAtK", "GPassAtK", "MGPassAtK", "PassAtK", "PassHatK",
@@ -214,7 +214,7 @@ def register_readers(register):
 
 @hookimpl
 def register_tokenizers(register):
-    # the built-in tokenizers live with the token-budget code (kpass.tokenizers)
-    from . import tokenizers
+    # the built-in tokenizers live with the token-budget code (kpass.data.tokenizers)
+    from kpass.data import tokenizers
 
     tokenizers.register_tokenizers(register)

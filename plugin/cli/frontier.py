@@ -1,4 +1,4 @@
-"""``kpass frontier``: the arguments and the run (the maths and the rendering: :mod:`kpass.reports.frontier`)."""
+"""``kpass frontier``: the arguments and the run (the analysis: :mod:`kpass.reports.frontier`; the plot: :mod:`kpass.render.analysis_plots`)."""
 
 from __future__ import annotations
 
@@ -39,8 +39,8 @@ class _Merge(argparse.Action):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from .cli import _add_input_arguments, _add_metric_arguments, _add_output_arguments
-    from .reports.frontier import UNITS
+    from kpass.cli import _add_input_arguments, _add_metric_arguments, _add_output_arguments
+    from kpass.reports.frontier import UNITS
 
     _add_input_arguments(parser)
     _add_metric_arguments(parser, default="pass@1,2,4,.. and cons@1,2,4,.. up to the smallest n")
@@ -57,8 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from .cli import EXIT_OK, _check_plot_path, _emit, _read
-    from .reports.frontier import compute_frontier, format_frontier, plot_frontier
+    from kpass.cli import EXIT_OK, _check_plot_path, _emit, _read
+    from kpass.render.analysis_plots import plot_frontier
+    from kpass.reports.frontier import compute_frontier, format_frontier
 
     if args.plot:
         _check_plot_path(args.plot)

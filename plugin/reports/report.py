@@ -22,10 +22,10 @@ from numpy.typing import NDArray
 from kpass import metrics as core
 from kpass.metrics import DEFAULT_PAIRED_METHOD, PAIRED_INTERVAL_METHODS
 
-from .errors import DataError, MetricSpecError, UsageError
-from .problems import ProblemSet
-from .specs import MetricSpec, parse_metric_specs
-from .table import SampleTable
+from kpass.errors import DataError, MetricSpecError, UsageError
+from kpass.data.problems import ProblemSet
+from kpass.host.specs import MetricSpec, parse_metric_specs
+from kpass.data.table import SampleTable
 
 if TYPE_CHECKING:  # pragma: no cover
     import pluggy

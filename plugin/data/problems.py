@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 import numpy as np
 from numpy.typing import NDArray
 
-from .errors import DataError
+from kpass.errors import DataError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .table import SampleTable
+    from kpass.data.table import SampleTable
 
 __all__ = ["ProblemSet"]
 

@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .errors import DataError
+from kpass.errors import DataError
 
 __all__ = [
     "CATEGORICAL_COLUMNS",
