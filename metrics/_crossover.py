@@ -53,6 +53,7 @@ from ._intervals import (
     bootstrap_weights,
 )
 from ._passk import pass_at_k
+from ._patterns import CountPatterns
 from ._validation import check_counts
 
 __all__ = ["CoverageShift", "Crossover", "CrossoverResult", "pass_at_k_crossover"]
@@ -197,11 +198,6 @@ def _crossover(direction: str, sign: int, difference, replicate_first, k_max: in
     return Crossover(direction, index + 1, _interpolated(difference, index), low_k, high_k, without)
 
 
-def _pattern_weights(weights: NDArray[np.float64], order: NDArray[np.intp], starts: NDArray[np.intp]):
-    """Sum the resampling weights of problems with identical counts (columns grouped by ``order``)."""
-    return np.add.reduceat(weights[:, order], starts, axis=1)
-
-
 def pass_at_k_crossover(
     n_base: ArrayLike,
     c_base: ArrayLike,
@@ -295,12 +291,11 @@ def pass_at_k_crossover(
         n_clusters = len(_factorize(clusters, "clusters", n_problems)[1])
 
     ks = np.arange(1, int(k_max) + 1)
-    patterns, inverse = np.unique(np.column_stack([nb, cb, nm, cm]), axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    pn_b, pc_b, pn_m, pc_m = patterns.T
+    grouped = CountPatterns.of(nb, cb, nm, cm)
+    pn_b, pc_b, pn_m, pc_m = grouped.patterns.T
     curve_base = pass_at_k(pn_b, pc_b, ks)              # (P, K), Chen 2021 Eq. 1
     curve_model = pass_at_k(pn_m, pc_m, ks)
-    pattern_count = np.bincount(inverse, minlength=len(patterns)).astype(np.float64)
+    pattern_count = grouped.count
     lost = (pc_b >= 1) & (pc_m == 0)
     gained = (pc_m >= 1) & (pc_b == 0)
     gap_rows = curve_base - curve_model                  # (P, K)
@@ -315,12 +310,10 @@ def pass_at_k_crossover(
     gap, lost_part, gained_part, base_curve = (part[0] for part in means(pattern_count[None, :]))
     difference = -gap
 
-    order = np.argsort(inverse, kind="stable")
-    starts = np.searchsorted(inverse[order], np.arange(len(patterns)))
     replicates: list[tuple[NDArray[np.float64], ...]] = []
     for weights in bootstrap_weights(n_problems, clusters=clusters, n_resamples=n_resamples, rng=seed,
-                                     order_by=patterns[inverse].astype(np.float64)):
-        replicates.append(means(_pattern_weights(weights, order, starts)))
+                                     order_by=grouped.rows()):
+        replicates.append(means(grouped.weights(weights)))
     gap_star, lost_star, gained_star, base_star = (np.concatenate(part) for part in zip(*replicates))
     base_low, base_high = _percentile_bounds(np.sort(base_star, axis=0), level)
     model_low, model_high = _percentile_bounds(np.sort(base_star - gap_star, axis=0), level)

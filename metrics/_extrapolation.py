@@ -51,6 +51,7 @@ from scipy.special import betaln, digamma, logsumexp
 
 from ._intervals import _confidence_iv, _percentile_bounds, _resolve_seed, bootstrap_weights
 from ._passk import pass_at_k
+from ._patterns import CountPatterns
 from ._validation import check_counts
 
 __all__ = ["DifficultyFit", "ExtrapolationResult", "extrapolate_pass_at_k", "fit_difficulty"]
@@ -356,9 +357,9 @@ def fit_difficulty(n_samples: ArrayLike, n_correct: ArrayLike, *, components: in
     if (n < 1).any():
         raise ValueError("every problem needs at least one sample to fit a difficulty model; got n = 0.")
     weight = np.ones(n.size) if weights is None else np.asarray(weights, dtype=np.float64)
-    patterns, inverse = np.unique(np.column_stack([n, c]), axis=0, return_inverse=True)
-    pattern_weight = np.bincount(inverse.reshape(-1), weights=weight, minlength=len(patterns))
-    pn, pc = patterns[:, 0], patterns[:, 1]
+    grouped = CountPatterns.of(n, c)
+    pattern_weight = grouped.weights(weight[None, :])[0]
+    pn, pc = grouped.patterns[:, 0], grouped.patterns[:, 1]
     choices = (1, 2) if components is None else (components,)
     if any(m not in (1, 2) for m in choices):
         raise ValueError(f"`components` must be 1 or 2; got {components!r}.")
@@ -467,15 +468,12 @@ def extrapolate_pass_at_k(
     quality = "good" if max_z <= warn_z else ("poor" if max_z <= refuse_z else "failed")
 
     seed, used_seed = _resolve_seed(rng)
-    patterns, inverse = np.unique(np.column_stack([n, c]), axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    pn, pc = patterns[:, 0], patterns[:, 1]
-    order = np.argsort(inverse, kind="stable")
-    starts = np.searchsorted(inverse[order], np.arange(len(patterns)))
+    grouped = CountPatterns.of(n, c)
+    pn, pc = grouped.patterns[:, 0], grouped.patterns[:, 1]
     replicates, failed = [], 0
     for weights in bootstrap_weights(n.size, clusters=clusters, n_resamples=n_resamples, rng=seed,
-                                     order_by=np.column_stack([n, c]).astype(np.float64)):
-        pattern_weights = np.add.reduceat(weights[:, order], starts, axis=1)
+                                     order_by=grouped.rows()):
+        pattern_weights = grouped.weights(weights)
         thetas, converged = _batched_refit(fit.theta, m, pn, pc, pattern_weights)
         failed += int((~converged).sum())
         for theta, row in zip(thetas[converged], pattern_weights[converged]):

@@ -127,12 +127,14 @@ def _emit(args: argparse.Namespace, text: str) -> None:
         sys.stdout.flush()
 
 
-def _plot(args: argparse.Namespace, result: Any) -> None:
+def _plot(args: argparse.Namespace, result: Any, draw: Callable[[Any, str], None] | None = None) -> None:
+    """Draw ``result`` to ``--plot`` (if given) with ``draw`` (default: the report/compare plot)."""
     if not getattr(args, "plot", None):
         return
-    from kpass.render.plot import plot_result
+    if draw is None:
+        from kpass.render.plot import plot_result as draw
 
-    plot_result(result, args.plot)
+    draw(result, args.plot)
     print(f"kpass: wrote {args.plot}", file=sys.stderr)
 
 

@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kpass.cli import EXIT_OK, _check_plot_path, _emit, _read
+    from kpass.cli import EXIT_OK, _check_plot_path, _emit, _plot, _read
     from kpass.render.analysis_plots import plot_crossover
     from kpass.reports.crossover import compute_crossover, format_crossover
 
@@ -42,10 +42,6 @@ def run(args: argparse.Namespace) -> int:
                                confidence_level=args.confidence, seed=args.seed, n_resamples=args.n_resamples,
                                robust_fraction=args.robust_fraction)
     text = format_crossover(report, args.format)
-    if args.plot:
-        import sys
-
-        plot_crossover(report, args.plot)
-        print(f"kpass: wrote {args.plot}", file=sys.stderr)
+    _plot(args, report, plot_crossover)
     _emit(args, text)
     return EXIT_OK

@@ -55,9 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
-    from kpass.cli import EXIT_OK, _check_plot_path, _emit, _read
+    from kpass.cli import EXIT_OK, _check_plot_path, _emit, _plot, _read
     from kpass.render.analysis_plots import plot_frontier
     from kpass.reports.frontier import compute_frontier, format_frontier
 
@@ -69,8 +67,6 @@ def run(args: argparse.Namespace) -> int:
                               prices=prices, cluster_by=args.cluster_by, method=args.method,
                               confidence_level=args.confidence, seed=args.seed, n_resamples=args.n_resamples)
     text = format_frontier(report, args.format)
-    if args.plot:
-        plot_frontier(report, args.plot)
-        print(f"kpass: wrote {args.plot}", file=sys.stderr)
+    _plot(args, report, plot_frontier)
     _emit(args, text)
     return EXIT_OK
