@@ -1,10 +1,16 @@
-"""``kpass crossover``: the arguments and the run (the analysis: :mod:`kpass.reports.crossover`; the plot: :mod:`kpass.render.analysis_plots`)."""
+"""``kpass crossover``: the arguments and the run (the analysis: :mod:`kpass.reports.crossover`;
+the plot: :mod:`kpass.render.analysis_plots`)."""
 
 from __future__ import annotations
 
 import argparse
 
+from kpass.cli.arguments import add_input_arguments, add_output_arguments, check_plot_path, read_tables
 from kpass.cli.argtypes import fraction, nonnegative_int, positive_int, probability
+from kpass.cli.output import emit, save_figure
+from kpass.render.analysis_plots import plot_crossover
+from kpass.reports.crossover import compute_crossover, format_crossover
+from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -12,10 +18,7 @@ HELP = "where a model's pass@k curve crosses its base model's, with problems los
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from kpass.cli import _add_input_arguments, _add_output_arguments
-    from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
-
-    _add_input_arguments(parser)
+    add_input_arguments(parser)
     parser.add_argument("--base", "-b", required=True, metavar="MODEL", help="the base model")
     parser.add_argument("--model", required=True, metavar="MODEL", help="the model compared with the base")
     parser.add_argument("--cluster-by", metavar="FIELD", help="cluster field of each problem (resampled whole)")
@@ -27,21 +30,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"bootstrap resamples (default: {DEFAULT_N_RESAMPLES})")
     parser.add_argument("--robust-fraction", type=fraction, default=fraction("1/2"), metavar="F",
                         help="a lone win is robust when the winner is correct in >= F of its samples (default: 1/2)")
-    _add_output_arguments(parser)
+    add_output_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from kpass.cli import EXIT_OK, _check_plot_path, _emit, _plot, _read
-    from kpass.render.analysis_plots import plot_crossover
-    from kpass.reports.crossover import compute_crossover, format_crossover
-
-    if args.plot:
-        _check_plot_path(args.plot)
-    table = _read(args)
+    check_plot_path(args.plot)
+    table = read_tables(args)
     report = compute_crossover(table, base=args.base, model=args.model, cluster_by=args.cluster_by,
                                confidence_level=args.confidence, seed=args.seed, n_resamples=args.n_resamples,
                                robust_fraction=args.robust_fraction)
     text = format_crossover(report, args.format)
-    _plot(args, report, plot_crossover)
-    _emit(args, text)
-    return EXIT_OK
+    if args.plot:
+        save_figure(plot_crossover(report), args.plot)
+    emit(text, args.output)
+    return 0

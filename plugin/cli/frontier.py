@@ -1,10 +1,16 @@
-"""``kpass frontier``: the arguments and the run (the analysis: :mod:`kpass.reports.frontier`; the plot: :mod:`kpass.render.analysis_plots`)."""
+"""``kpass frontier``: the arguments and the run (the analysis: :mod:`kpass.reports.frontier`;
+the plot: :mod:`kpass.render.analysis_plots`)."""
 
 from __future__ import annotations
 
 import argparse
 import math
 import re
+
+from kpass.cli.arguments import add_input_arguments, add_metric_arguments, add_output_arguments, check_plot_path, read_tables
+from kpass.cli.output import emit, save_figure
+from kpass.render.analysis_plots import plot_frontier
+from kpass.reports.frontier import UNITS, compute_frontier, format_frontier
 
 __all__ = ["HELP", "add_arguments", "model_values", "run"]
 
@@ -39,11 +45,8 @@ class _Merge(argparse.Action):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from kpass.cli import _add_input_arguments, _add_metric_arguments, _add_output_arguments
-    from kpass.reports.frontier import UNITS
-
-    _add_input_arguments(parser)
-    _add_metric_arguments(parser, default="pass@1,2,4,.. and cons@1,2,4,.. up to the smallest n")
+    add_input_arguments(parser)
+    add_metric_arguments(parser, default="pass@1,2,4,.. and cons@1,2,4,.. up to the smallest n")
     parser.add_argument("--unit", choices=UNITS, default="tokens",
                         help="compute per problem: output tokens (k x mean tokens per sample), FLOPs "
                              "(tokens x 2 x active parameters) or dollars (tokens x price); default: tokens")
@@ -51,22 +54,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="active parameters per token of each model, e.g. base=7B,moe=3.6B (--unit flops)")
     parser.add_argument("--price", type=model_values, action=_Merge, metavar="MODEL=USD",
                         help="dollars per million output tokens of each model, e.g. a=0.6,b=4.4 (--unit dollars)")
-    _add_output_arguments(parser)
+    add_output_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from kpass.cli import EXIT_OK, _check_plot_path, _emit, _plot, _read
-    from kpass.render.analysis_plots import plot_frontier
-    from kpass.reports.frontier import compute_frontier, format_frontier
-
-    if args.plot:
-        _check_plot_path(args.plot)
-    table = _read(args)
+    check_plot_path(args.plot)
+    table = read_tables(args)
     prices = None if args.price is None else {m: v / 1e6 for m, v in args.price.items()}
     report = compute_frontier(table, args.metrics, unit=args.unit, active_parameters=args.active_params,
                               prices=prices, cluster_by=args.cluster_by, method=args.method,
                               confidence_level=args.confidence, seed=args.seed, n_resamples=args.n_resamples)
     text = format_frontier(report, args.format)
-    _plot(args, report, plot_frontier)
-    _emit(args, text)
-    return EXIT_OK
+    if args.plot:
+        save_figure(plot_frontier(report), args.plot)
+    emit(text, args.output)
+    return 0

@@ -1,7 +1,7 @@
 """Plots of the analyses: ``kpass crossover --plot`` and ``kpass frontier --plot``.
 
-In the style of :mod:`kpass.render.plot` (its figure and atomic save; matplotlib imported lazily,
-the Agg canvas, no pyplot state).
+In the style of :mod:`kpass.render.plot` (matplotlib imported lazily, the Agg canvas, no pyplot
+state). Each function returns the figure; the command writes it (:func:`kpass.cli.output.save_figure`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from typing import Any
 __all__ = ["plot_crossover", "plot_frontier"]
 
 
-def plot_crossover(report: CrossoverReport, path: Any) -> None:
-    """Both pass@k curves with their bands, the crossover (and its interval) marked; one panel per task."""
-    from kpass.render.plot import _figure, _save
+def plot_crossover(report: Any) -> Any:
+    """A :class:`~kpass.reports.crossover.CrossoverReport` drawn: both pass@k curves with their
+    bands, the crossover (and its interval) marked, and what the gap is made of; a row per task."""
+    from kpass.render.plot import _figure
 
     tasks: Sequence[str] = list(report.results)
     figure, axes = _figure(len(tasks), 2)
@@ -54,13 +55,13 @@ def plot_crossover(report: CrossoverReport, path: Any) -> None:
         gap_ax.set_ylabel("part of the base's lead")
         gap_ax.set_title("what the gap is made of")
         gap_ax.legend(fontsize="small")
-    _save(figure, path)
+    return figure
 
 
-def plot_frontier(report: FrontierReport, path: Any) -> None:
-    """Score against compute (log axis) per model with intervals; the Pareto frontier drawn through."""
-    from kpass.reports.frontier import UNIT_LABELS
-    from kpass.render.plot import _figure, _save
+def plot_frontier(report: Any) -> Any:
+    """A :class:`~kpass.reports.frontier.FrontierReport` drawn: score against compute (log axis)
+    per model with intervals, and the Pareto frontier; a panel per task."""
+    from kpass.render.plot import _figure
 
     tasks = list(dict.fromkeys(p["task"] for p in report.points))
     figure, axes = _figure(len(tasks), 1)
@@ -85,10 +86,10 @@ def plot_frontier(report: FrontierReport, path: Any) -> None:
         ax.step([p["compute"] for p in frontier], [p["estimate"] for p in frontier], where="post", color="black",
                 linewidth=2, alpha=0.5, label="Pareto frontier")
         ax.set_xscale("log")
-        ax.set_xlabel(UNIT_LABELS[report.unit])
+        ax.set_xlabel(report.unit_label)
         ax.set_ylabel(f"score ({level} interval)")
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(f"{task}: equal-compute comparison")
         ax.grid(alpha=0.3)
         ax.legend(fontsize="small")
-    _save(figure, path)
+    return figure

@@ -17,8 +17,10 @@ import numpy as np
 from kpass import metrics as core
 
 from kpass.errors import DataError
-from kpass.render.formatting import FORMATS, _aligned, _csv, _markdown
-from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, _problem_attribute, _table_notes
+from kpass.render.formatting import FORMATS
+from kpass.render.numbers import format_interval, format_level, format_number
+from kpass.render.tables import render_table
+from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, _table_notes, problem_attribute
 from kpass.data.table import SampleTable
 from kpass.reports._pairs import paired_counts, unmatched_notes
 
@@ -103,7 +105,7 @@ def compute_crossover(table: SampleTable, *, base: str, model: str, cluster_by: 
         A task without a common problem, a task with fewer than 2 paired problems, or a null cluster.
     """
     notes = _table_notes(table)
-    clusters = None if cluster_by is None else _problem_attribute(table, cluster_by, "--cluster-by")
+    clusters = None if cluster_by is None else problem_attribute(table, cluster_by, "--cluster-by")
     results = {}
     for pairs in paired_counts(table, base, model):
         notes += unmatched_notes(pairs, base, model)
@@ -137,7 +139,7 @@ def _shown_ks(result: core.CrossoverResult) -> list[int]:
 
 
 def _percent(value: float) -> str:
-    return "-" if math.isnan(value) else f"{100 * value + 0.0:.0f}%"  # + 0.0: never "-0%"
+    return format_number(None) if math.isnan(value) else f"{100 * value + 0.0:.0f}%"  # + 0.0: never "-0%"
 
 
 def format_crossover(report: CrossoverReport, fmt: str = "table") -> str:
@@ -149,25 +151,23 @@ def format_crossover(report: CrossoverReport, fmt: str = "table") -> str:
     if fmt == "csv":
         rows = report.as_dict()["curves"]
         header = list(rows[0]) if rows else ["task", "k"]
-        return _csv(header, [["" if row[h] is None else row[h] for h in header] for row in rows])
-    level = f"{report.confidence_level:.0%}"
+        return render_table(header, [["" if row[h] is None else row[h] for h in header] for row in rows], "csv")
+    level = format_level(report.confidence_level)
     parts = []
     for task, r in report.results.items():
         k_max = int(r.ks[-1])
         lines = [f"{task}: {report.model} vs base {report.base}, {r.n_problems} paired problems, k = 1..{k_max}"]
         for crossing, words in ((r.below, f"{report.model} falls below {report.base}"),
                                 (r.above, f"{report.base} falls below {report.model}")):
+            interval = f"{level} interval: k in [{_k(crossing.low, k_max)}, {_k(crossing.high, k_max)}]"
             if crossing.k is None:
-                lines.append(f"  {words}: not within k <= {k_max} ({level} interval: k in "
-                             f"[{_k(crossing.low, k_max)}, {_k(crossing.high, k_max)}]; "
+                lines.append(f"  {words}: not within k <= {k_max} ({interval}; "
                              f"{crossing.share_without:.0%} of resamples never cross)")
             elif crossing.k == 1:
-                lines.append(f"  {words.replace(' falls below ', ' is below ')} already at k = 1; {level} interval: "
-                             f"k in [{_k(crossing.low, k_max)}, {_k(crossing.high, k_max)}]")
+                lines.append(f"  {words.replace(' falls below ', ' is below ')} already at k = 1; {interval}")
             else:
-                between = f", between k = {crossing.k - 1} and {crossing.k} (linear: {crossing.k_interpolated:.2f})"
-                lines.append(f"  {words} at k = {crossing.k}{between}; {level} interval: k in "
-                             f"[{_k(crossing.low, k_max)}, {_k(crossing.high, k_max)}]")
+                lines.append(f"  {words} at k = {crossing.k}, between k = {crossing.k - 1} and {crossing.k} "
+                             f"(linear: {crossing.k_interpolated:.2f}); {interval}")
         cov = r.coverage
         lines.append(f"  coverage: {cov.n_lost} problems lost (base >= 1 correct, model none; {cov.n_robust_lost} "
                      f"robust), {cov.n_gained} gained ({cov.n_robust_gained} robust); robust = the winner correct in "
@@ -177,13 +177,13 @@ def format_crossover(report: CrossoverReport, fmt: str = "table") -> str:
         rows = []
         for k in _shown_ks(r):
             i = k - 1
-            rows.append([str(k), f"{r.base[i]:.4f}", f"{r.model[i]:.4f}", f"{r.difference[i]:+.4f}",
-                         f"[{r.difference_low[i]:+.4f}, {r.difference_high[i]:+.4f}]", f"{cov.lost[i]:+.4f}",
-                         f"{cov.gained[i]:+.4f}", f"{cov.shared[i]:+.4f}", _percent(cov.share_lost[i]),
+            rows.append([str(k), format_number(r.base[i]), format_number(r.model[i]),
+                         format_number(r.difference[i], signed=True),
+                         format_interval(r.difference_low[i], r.difference_high[i], signed=True),
+                         format_number(cov.lost[i], signed=True), format_number(cov.gained[i] + 0.0, signed=True),
+                         format_number(cov.shared[i], signed=True), _percent(cov.share_lost[i]),
                          _percent(cov.share_gained[i])])
-        table = _markdown(header, rows, set(range(len(header)))) if fmt == "markdown" else _aligned(
-            header, rows, set(range(len(header))))
-        parts.append("\n".join(lines) + "\n\n" + table)
+        parts.append("\n".join(lines) + "\n\n" + render_table(header, rows, fmt, right=range(len(header))))
     text = "\n\n".join(parts) + "\n"
     text += ("\nlost / gained / shared: parts of the base's lead (base - model) from the problems the model lost, "
              "gained, and the rest; they add up to it exactly.\n")

@@ -29,9 +29,11 @@ import numpy as np
 from kpass import metrics as core
 
 from kpass.errors import DataError, UsageError
-from kpass.render.formatting import FORMATS, _aligned, _csv, _markdown
+from kpass.render.formatting import FORMATS
+from kpass.render.numbers import MISSING, format_interval, format_level, format_number
+from kpass.render.tables import render_table
 from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, compute_report, interval_options
-from kpass.host.specs import parse_metric_specs
+from kpass.host.lookups import parse_metric_specs
 from kpass.data.table import SampleTable
 
 __all__ = ["FrontierReport", "UNITS", "UNIT_LABELS", "compute_frontier", "format_frontier"]
@@ -61,6 +63,11 @@ class FrontierReport:
     leaders: list[dict[str, Any]]
     notes: list[str]
     confidence_level: float
+
+    @property
+    def unit_label(self) -> str:
+        """The compute axis in words (``"output tokens per problem"``)."""
+        return UNIT_LABELS[self.unit]
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": "kpass.frontier", "unit": self.unit, "confidence_level": self.confidence_level,
@@ -231,10 +238,6 @@ def _compute_text(value: float, unit: str) -> str:
     return f"{value:.4g}"
 
 
-def _maybe(value: Any, fmt: str) -> str:
-    return "-" if value is None else format(value, fmt)
-
-
 def format_frontier(report: FrontierReport, fmt: str = "table") -> str:
     """Render a :class:`FrontierReport` (``fmt`` in ``table``, ``markdown``, ``csv``, ``json``)."""
     if fmt not in FORMATS:
@@ -244,30 +247,29 @@ def format_frontier(report: FrontierReport, fmt: str = "table") -> str:
     if fmt == "csv":
         header = ["task", "compute", "leader", "leader_metric", "leader_estimate", "runner_up", "runner_up_metric",
                   "runner_up_estimate", "difference", "low", "high", "p_value"]
-        return _csv(header, [["" if row.get(h) is None else row.get(h) for h in header] for row in report.leaders])
-    render = _markdown if fmt == "markdown" else _aligned
-    level = f"{report.confidence_level:.0%} CI"
+        return render_table(header, [["" if row.get(h) is None else row.get(h) for h in header]
+                                     for row in report.leaders], "csv")
+    level = f"{format_level(report.confidence_level)} CI"
     parts = []
     for task in dict.fromkeys(p["task"] for p in report.points):
         points = sorted((p for p in report.points if p["task"] == task), key=lambda p: (p["compute"], p["model"]))
-        rows = [[p["model"], p["metric"], _compute_text(p["compute"], report.unit), f"{p['estimate']:.4f}",
-                 "-" if p["low"] is None else f"[{p['low']:.4f}, {p['high']:.4f}]",
-                 "yes" if p.get("on_frontier") else ""] for p in points]
-        header = ["model", "metric", UNIT_LABELS[report.unit], "estimate", level, "Pareto"]
+        rows = [[p["model"], p["metric"], _compute_text(p["compute"], report.unit), format_number(p["estimate"]),
+                 format_interval(p["low"], p["high"]), "yes" if p.get("on_frontier") else ""] for p in points]
+        header = ["model", "metric", report.unit_label, "estimate", level, "Pareto"]
         lead_rows = []
         for entry in (e for e in report.leaders if e["task"] == task):
             lead_rows.append([
                 _compute_text(entry["compute"], report.unit),
-                f"{entry['leader']} {entry['leader_metric']}" if entry["leader"] else "-",
-                _maybe(entry.get("leader_estimate"), ".4f"),
-                f"{entry['runner_up']} {entry['runner_up_metric']}" if entry.get("runner_up") else "-",
-                _maybe(entry.get("runner_up_estimate"), ".4f"), _maybe(entry.get("difference"), "+.4f"),
-                "-" if entry.get("low") is None else f"[{entry['low']:+.4f}, {entry['high']:+.4f}]"])
+                f"{entry['leader']} {entry['leader_metric']}" if entry["leader"] else MISSING,
+                format_number(entry.get("leader_estimate")),
+                f"{entry['runner_up']} {entry['runner_up_metric']}" if entry.get("runner_up") else MISSING,
+                format_number(entry.get("runner_up_estimate")), format_number(entry.get("difference"), signed=True),
+                format_interval(entry.get("low"), entry.get("high"), signed=True)])
         lead_header = ["compute <=", "leader", "score", "runner-up", "score", "difference", f"{level} (paired)"]
-        parts.append(f"{task}: configurations ({report.unit})\n\n"
-                     + render(header, rows, {2, 3, 4}) + "\n\n"
-                     + f"{task}: best configuration of each model within each compute level\n\n"
-                     + render(lead_header, lead_rows, {0, 2, 4, 5, 6}))
+        parts.append(render_table(header, rows, fmt, right={2, 3, 4}, title=f"{task}: configurations ({report.unit})")
+                     + "\n\n" + render_table(lead_header, lead_rows, fmt, right={0, 2, 4, 5, 6},
+                                              title=f"{task}: best configuration of each model within each "
+                                                    "compute level"))
     text = "\n\n".join(parts) + "\n"
     if report.notes:
         bullet = "- " if fmt == "markdown" else "  "

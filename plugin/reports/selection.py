@@ -16,6 +16,7 @@ from typing import Any
 from kpass import metrics as core
 
 from kpass.errors import UsageError
+from kpass.reports.columns import _clusters_for, _column_matrix, _problem_clusters
 
 __all__ = ["AUTOMATIC_FROM", "check_selected", "selection_bias", "selection_bias_of_report"]
 
@@ -86,8 +87,6 @@ def selection_bias_of_report(table: Any, report: Any, *, selected: Sequence[str]
                              seed: Any = 0) -> tuple[list[dict[str, Any]], list[str]]:
     """:func:`selection_bias` of every (task, metric) of a report grouped by model and task, on
     the problems every model has (clustered when the report is)."""
-    from kpass.reports.leaderboard import _clusters_for, _column_matrix, _problem_clusters
-
     if "model" not in report.by or "task" not in report.by or len(report.by) != 2:
         return [], []
     models = table.categories("model")
