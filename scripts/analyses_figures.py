@@ -1,5 +1,6 @@
 """Draw the figures of docs/analyses.md from the seeded example tables (except extrapolation.png,
-which scripts/extrapolation_study.py draws). Run from the repository root::
+which scripts/extrapolation_study.py draws) and rerun every ``$ kpass ...`` transcript in it, so
+that the page shows real output. Run from the repository root::
 
     .venv/bin/python scripts/analyses_figures.py
 """
@@ -9,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import io
 import pathlib
+import re
+import shlex
 import sys
 
 import numpy as np
@@ -54,6 +57,23 @@ def selection_figure(path: pathlib.Path) -> None:
     figure.savefig(path, dpi=120)
 
 
+TRANSCRIPT = re.compile(r"^```\n\$ (kpass [^\n]+)\n.*?^```", flags=re.M | re.S)
+
+
+def refresh_transcripts(path: pathlib.Path) -> None:
+    """Replace the output under each ``$ kpass ...`` line of a fenced block by the command's output."""
+    def rerun(match: re.Match) -> str:
+        command = match.group(1)
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            code = kpass(shlex.split(command)[1:])
+        if code != 0:
+            raise SystemExit(f"`{command}` exited with {code}")
+        return f"```\n$ {command}\n{buffer.getvalue().rstrip()}\n```"
+
+    path.write_text(TRANSCRIPT.sub(rerun, path.read_text()))
+
+
 def main() -> int:
     rl = str(TABLES / "rl_and_base.jsonl")
     with contextlib.redirect_stdout(io.StringIO()):  # only the plots are wanted here
@@ -62,6 +82,7 @@ def main() -> int:
             kpass(["frontier", rl, "--plot", str(DOCS / "frontier.png")]),
         ]
     selection_figure(DOCS / "selection_bias.png")
+    refresh_transcripts(DOCS / "analyses.md")
     return max(codes)
 
 
