@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._decomposition import _as_fraction, robust_wins
+from ._decomposition import _as_fraction
 from ._intervals import (
     DEFAULT_N_RESAMPLES,
     _confidence_iv,
@@ -53,7 +53,7 @@ from ._intervals import (
     bootstrap_weights,
 )
 from ._passk import pass_at_k
-from ._patterns import CountPatterns
+from ._patterns import CountPatterns, robust_wins
 from ._validation import check_counts
 
 __all__ = ["CoverageShift", "Crossover", "CrossoverResult", "pass_at_k_crossover"]

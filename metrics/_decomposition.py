@@ -109,6 +109,7 @@ from ._intervals import (
     mean_ci,
     paired_difference,
 )
+from ._patterns import robust_wins
 from ._result import IntervalResult
 from ._validation import check_counts, check_option
 from ._warnings import DegenerateIntervalWarning, UndefinedDecompositionWarning
@@ -400,13 +401,6 @@ def _as_fraction(value: Any, name: str) -> Fraction:
     if not 0 < frac <= 1:
         raise ValueError(f"`{name}` must be in (0, 1]; got {value!r}.")
     return frac
-
-
-def robust_wins(n_correct: NDArray[np.int64], n_samples: NDArray[np.int64], fraction: Fraction) -> NDArray[np.bool_]:
-    """The robust-reach rule, exactly: correct in at least ``fraction`` of the samples,
-    ``c * q >= p * n`` for ``fraction = p/q`` (also used by
-    :func:`kpass.metrics.pass_at_k_crossover` for lone wins)."""
-    return n_correct * fraction.denominator >= fraction.numerator * n_samples
 
 
 def _counts_2d(n_samples, n_finished, n_correct, who: str):

@@ -1,14 +1,16 @@
-"""Problems with identical counts, grouped once so that a bootstrap multiplies patterns, not problems
-(private module; used by :mod:`kpass.metrics._crossover` and :mod:`kpass.metrics._extrapolation`)."""
+"""Problems with identical counts, grouped once so that a bootstrap multiplies patterns, not problems,
+and the robust-reach rule on counts (private module; used by :mod:`kpass.metrics._crossover`,
+:mod:`kpass.metrics._extrapolation` and :mod:`kpass.metrics._decomposition`)."""
 
 from __future__ import annotations
 
 import dataclasses
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["CountPatterns"]
+__all__ = ["CountPatterns", "robust_wins"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,3 +51,10 @@ class CountPatterns:
     def rows(self) -> NDArray[np.float64]:
         """Each problem's counts as float (the ``order_by`` of :func:`kpass.metrics.bootstrap_weights`)."""
         return self.patterns[self.inverse].astype(np.float64)
+
+
+def robust_wins(n_correct: NDArray[np.int64], n_samples: NDArray[np.int64], fraction: Fraction) -> NDArray[np.bool_]:
+    """The robust-reach rule, exactly: correct in at least ``fraction`` of the samples,
+    ``c * q >= p * n`` for ``fraction = p/q`` (robust reach in :func:`kpass.metrics.decompose_pass_change`,
+    robust lone wins in :func:`kpass.metrics.pass_at_k_crossover`)."""
+    return n_correct * fraction.denominator >= fraction.numerator * n_samples

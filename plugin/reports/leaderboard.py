@@ -63,7 +63,6 @@ from numpy.typing import ArrayLike, NDArray
 from kpass import __version__
 from kpass.data.leaderboard_tables import ExtendResult, LeaderboardTable, extend_table
 from kpass.data.table import SampleTable
-from kpass.errors import DataError
 from kpass.host.lookups import parse_metric_specs
 from kpass.metrics import DegenerateIntervalWarning, bootstrap_weights, budget_counts, budget_curve, paired_difference
 from kpass.render.leaderboard_html import render_html
