@@ -72,6 +72,19 @@ from ._token_budget import (
 )
 # --- end token budgets ---
 
+# --- analyses: crossover, extrapolation, equal compute, selection bias ---
+from ._crossover import CoverageShift, Crossover, CrossoverResult, pass_at_k_crossover
+from ._extrapolation import (
+    DEFAULT_EXTRAPOLATION_RESAMPLES,
+    DifficultyFit,
+    ExtrapolationResult,
+    extrapolate_pass_at_k,
+    fit_difficulty,
+)
+from ._frontier import best_within_compute, pareto_frontier
+from ._selection import SelectionBias, selection_inflation
+# --- end analyses ---
+
 __all__: list[str] = sorted(
     name for name in dir() if not name.startswith("_")
 )

@@ -109,6 +109,7 @@ from ._intervals import (
     mean_ci,
     paired_difference,
 )
+from ._patterns import robust_wins
 from ._result import IntervalResult
 from ._validation import check_counts, check_option
 from ._warnings import DegenerateIntervalWarning, UndefinedDecompositionWarning
@@ -455,8 +456,8 @@ def _per_problem_matrix(nb, fb, cb, nm, fm, cm, matched_fraction: Fraction, robu
     in_r = (fb == nb2) & (cb == 0)
     in_m = (fm == nm2) & (cm == 0)
     in_s = ~(in_r | in_m)
-    robust_r = in_r & (cm * robust_fraction.denominator >= robust_fraction.numerator * nm2)
-    robust_m = in_m & (cb * robust_fraction.denominator >= robust_fraction.numerator * nb2)
+    robust_r = in_r & robust_wins(cm, nm2, robust_fraction)
+    robust_m = in_m & robust_wins(cb, nb2, robust_fraction)
     lone_m = (cm >= 1) & (cb == 0)
     lone_b = (cb >= 1) & (cm == 0)
     matched = (fb * matched_fraction.denominator >= matched_fraction.numerator * nb2) & (

@@ -19,8 +19,9 @@ from kpass.render.formatting import FORMATS
 from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
 
 __all__ = [
-    "add_engine_arguments", "add_input_arguments", "add_intersect_argument", "add_metric_arguments", "add_output_arguments",
-    "check_interval_method", "check_plot_path", "metric_specs", "read_tables",
+    "add_engine_arguments", "add_input_arguments", "add_intersect_argument", "add_metric_arguments",
+    "add_output_arguments", "add_selected_argument", "check_interval_method", "check_plot_path", "metric_specs",
+    "read_tables",
 ]
 
 
@@ -80,6 +81,13 @@ def add_output_arguments(parser: argparse.ArgumentParser, plot: bool = True) -> 
     if plot:
         parser.add_argument("--plot", metavar="PATH", help="also draw a plot to PATH (.png or .svg; needs matplotlib)")
     parser.add_argument("--no-progress", action="store_true", help="never draw a progress bar")
+
+
+def add_selected_argument(parser: argparse.ArgumentParser) -> None:
+    """``--selected-on-this-set MODEL`` (repeatable), shared by ``report`` and ``leaderboard``."""
+    parser.add_argument("--selected-on-this-set", dest="selected_on_this_set", action="append", default=[],
+                        metavar="MODEL", help="MODEL was chosen on these problems (e.g. the best checkpoint): "
+                                              "show its score with the expected selection bias removed")
 
 
 def add_intersect_argument(parser: argparse.ArgumentParser, help_text: str) -> None:

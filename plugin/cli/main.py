@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from kpass import __version__
-from kpass.cli import budget, leaderboard, listings, power, report
+from kpass.cli import budget, crossover, frontier, leaderboard, listings, power, report
 from kpass.errors import DataError, MetricSpecError, PluginLoadError, UsageError
 
 __all__ = ["EXIT_DATA_ERROR", "EXIT_OK", "EXIT_USAGE", "PARAMETER_FLAGS", "SUBCOMMANDS", "Command", "build_parser",
@@ -56,6 +56,8 @@ SUBCOMMANDS: dict[str, Command] = {
                          budget.DECOMPOSE_HELP[1]),
     "leaderboard": Command(leaderboard.LEADERBOARD_HELP[0], leaderboard.add_leaderboard_arguments,
                            leaderboard.run_leaderboard, leaderboard.LEADERBOARD_HELP[1]),
+    "crossover": Command(crossover.HELP, crossover.add_arguments, crossover.run),
+    "frontier": Command(frontier.HELP, frontier.add_arguments, frontier.run),
 }
 
 #: The Python API's parameter names (as its errors quote them) and the flags that set them.

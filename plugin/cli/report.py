@@ -10,6 +10,7 @@ from kpass.cli.arguments import (
     add_intersect_argument,
     add_metric_arguments,
     add_output_arguments,
+    add_selected_argument,
     check_interval_method,
     check_plot_path,
     metric_specs,
@@ -23,6 +24,7 @@ from kpass.host import lookups
 from kpass.render.formatting import format_comparison, format_report
 from kpass.render.plot import plot_result
 from kpass.reports.report import Comparison, Report, compute_comparison, compute_report
+from kpass.reports.selection import selection_bias_of_report
 
 __all__ = ["add_compare_arguments", "add_report_arguments", "run_compare", "run_report"]
 
@@ -38,6 +40,7 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--by", type=fields, default=("model", "task"), metavar="FIELDS",
                         help="comma-separated grouping fields (default: model,task; with several models, "
                              "model must be one of them)")
+    add_selected_argument(parser)
     add_output_arguments(parser)
 
 
@@ -51,6 +54,9 @@ def run_report(args: argparse.Namespace) -> int:
         report = compute_report(table, specs, by=args.by, cluster_by=args.cluster_by, method=args.method,
                                 confidence_level=args.confidence, seed=args.seed, n_resamples=args.n_resamples,
                                 progress=bar.update)
+    entries, notes = selection_bias_of_report(table, report, selected=args.selected_on_this_set, seed=args.seed)
+    report.selection_bias = entries
+    report.notes.extend(notes)
     text = format_report(report, args.format)
     _plot(args, report)
     emit(text, args.output)

@@ -25,16 +25,53 @@ __all__ = [
 
 
 class PassAtK(MetricFamily):
-    """pass@k (Chen et al. 2021): at least one of k samples correct; :func:`kpass.pass_at_k`."""
+    """pass@k (Chen et al. 2021): at least one of k samples correct; :func:`kpass.pass_at_k`.
+
+    ``pass@K[extrapolate]`` is the model-based estimate of :func:`kpass.extrapolate_pass_at_k`
+    (any K, also beyond the samples drawn), labelled "extrapolated" in every output; a failed
+    goodness-of-fit check refuses the estimate, a poor one is said in a note.
+    """
 
     statistics = ("counts",)
     symbol = "pass@"
+    flags = ("extrapolate",)
     supports_budget = True
     example = "pass@1,8,64"
-    description = "P(at least one of k samples is correct), unbiased (Chen et al. 2021)"
+    description = ("P(at least one of k samples is correct), unbiased (Chen et al. 2021); "
+                   "[extrapolate]: model-based, any k")
+
+    def min_samples(self, spec: MetricSpec) -> int:
+        return 1 if spec.params.get("extrapolate") else spec.k
 
     def compute(self, problems: ProblemSet, spec: MetricSpec) -> NDArray[np.float64]:
+        if spec.params.get("extrapolate"):
+            fit = core.fit_difficulty(problems.n_samples, problems.n_correct)
+            return fit.posterior_pass_at_k(problems.n_samples, problems.n_correct, spec.k)
         return core.pass_at_k(problems.n_samples, problems.n_correct, spec.k)
+
+    def summarize(self, problems: ProblemSet, spec: MetricSpec, *, clusters, options):
+        if not spec.params.get("extrapolate"):
+            return None
+        result = core.extrapolate_pass_at_k(
+            problems.n_samples, problems.n_correct, spec.k, clusters=clusters,
+            confidence_level=options["confidence_level"], rng=options.get("rng"))
+        notes = [result.description]
+        if result.n_failed_refits:
+            notes.append(f"{result.n_failed_refits} of {result.n_resamples} bootstrap refits did not converge "
+                         "and were left out of the interval")
+        if result.fit_quality == "failed":
+            return None, notes + ["refused: the fitted model does not reproduce the observed pass@k for "
+                                  f"k <= {int(result.fit_ks[-1])} (max |z| = {result.max_abs_z:.2f} > 4)"]
+        if result.fit_quality == "poor":
+            notes.append(f"warning: poor fit (max |z| = {result.max_abs_z:.2f} > 2); treat the number with care")
+        interval = core.IntervalResult(
+            estimate=result.estimate, low=result.low, high=result.high,
+            standard_error=float("nan"), confidence_level=result.confidence_level,
+            n_problems=result.n_problems, n_clusters=result.n_clusters, method="extrapolated",
+            details={"label": "extrapolated", "population": result.population, "max_abs_z": result.max_abs_z,
+                     "fit_quality": result.fit_quality, "zero_mass": result.fit.zero_mass,
+                     "n_resamples": result.n_resamples, "seed": result.seed})
+        return interval, notes
 
 
 class PassHatK(MetricFamily):

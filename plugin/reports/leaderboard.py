@@ -63,11 +63,11 @@ from numpy.typing import ArrayLike, NDArray
 from kpass import __version__
 from kpass.data.leaderboard_tables import ExtendResult, LeaderboardTable, extend_table
 from kpass.data.table import SampleTable
-from kpass.errors import DataError
 from kpass.host.lookups import parse_metric_specs
 from kpass.metrics import DegenerateIntervalWarning, bootstrap_weights, budget_counts, budget_curve, paired_difference
 from kpass.render.leaderboard_html import render_html
 from kpass.render.leaderboard_text import csv_columns, markdown_columns, render_csv, render_json, render_markdown
+from kpass.reports.columns import _clusters_for, _column_matrix, _problem_clusters
 from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, compute_report, interval_options
 
 __all__ = ["Leaderboard", "PAIRS", "RankIntervals", "TIE_TOLERANCE", "build_leaderboard", "holm_adjust", "rank_intervals"]
@@ -427,64 +427,6 @@ def _cell_of(row: Any) -> dict[str, Any]:
             "note": row.note}
 
 
-def _problem_clusters(table: Any, cluster_by: str) -> dict[str, tuple[NDArray[np.str_], NDArray[np.str_]]]:
-    """Per task: (sorted problem ids, their cluster labels); one cluster per problem id across models."""
-    index = table.problem_index
-    first_rows = index.order[index.starts]
-    cluster_codes = np.asarray(table.codes(cluster_by), dtype=np.int64)[first_rows]
-    triples = np.unique(np.stack([index.task_codes, index.problem_codes, cluster_codes], axis=1), axis=0)
-    pairs, first, counts = np.unique(triples[:, :2], axis=0, return_index=True, return_counts=True)
-    task_names = table.categories("task")
-    ids = np.asarray(table.categories("problem_id"), dtype=str)
-    labels = np.asarray(table.categories(cluster_by), dtype=str)
-    if np.any(counts > 1):
-        task_code, problem_code = pairs[np.flatnonzero(counts > 1)[0]].tolist()
-        raise DataError(f"problem {ids[problem_code]!r} of task {task_names[task_code]!r} has different "
-                        f"'{cluster_by}' values under different models; a paired comparison needs one "
-                        f"cluster per problem", source=", ".join(table.sources), field=cluster_by)
-    out = {}
-    for task_code, task in enumerate(task_names):
-        chosen = triples[first[pairs[:, 0] == task_code]]
-        problem_ids = ids[chosen[:, 1]]
-        order = np.argsort(problem_ids, kind="stable")
-        out[task] = (problem_ids[order], labels[chosen[order, 2]])
-    return out
-
-
-def _clusters_for(cluster_map: Mapping[str, Any] | None, task: str,
-                  problem_ids: NDArray[np.str_]) -> NDArray[np.str_] | None:
-    if cluster_map is None:
-        return None
-    ids, labels = cluster_map[task]
-    return labels[np.searchsorted(ids, problem_ids)]
-
-
-def _column_matrix(report: Any, models: Sequence[str], task: str, metric: str):
-    """Models with values, the problems they all have (sorted ids), the (M, N) value matrix, and
-    the problems some model lacks."""
-    present, labels, values = [], [], []
-    for model in models:
-        entry = report.per_problem.get(((("model", model), ("task", task)), metric))
-        if entry is None or len(entry[0]) == 0:
-            continue
-        present.append(model)
-        labels.append(np.asarray(entry[0], dtype=str))
-        values.append(np.asarray(entry[1], dtype=np.float64))
-    if not present:
-        return [], np.zeros(0, dtype=str), np.zeros((0, 0)), np.zeros(0, dtype=str)
-    common = labels[0]
-    union = labels[0]
-    for other in labels[1:]:
-        common = np.intersect1d(common, other)
-        union = np.union1d(union, other)
-    common = np.unique(common)
-    matrix = np.empty((len(present), common.size))
-    for row, (ids, vals) in enumerate(zip(labels, values)):
-        order = np.argsort(ids, kind="stable")
-        matrix[row] = vals[order[np.searchsorted(ids[order], common)]]
-    return present, common, matrix, np.setdiff1d(np.unique(union), common)
-
-
 #: Pairs compared per call of paired_difference (its 2-D form: one resampling for all of them).
 _PAIRS_PER_CALL = 512
 
@@ -687,7 +629,8 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
                       cluster_by: str | None = None, method: str | None = None,
                       confidence_level: float = 0.95, seed: int | np.random.Generator | None = DEFAULT_SEED,
                       n_resamples: int = DEFAULT_N_RESAMPLES, curves: bool = True,
-                      budgets: Sequence[int] | None = None, plugin_manager: Any = None) -> Leaderboard:
+                      budgets: Sequence[int] | None = None, plugin_manager: Any = None,
+                      selected_on_this_set: Sequence[str] = ()) -> Leaderboard:
     """Build a leaderboard from a sample table holding several models.
 
     Every cell (estimate, interval, standard error, problem counts) comes from
@@ -732,6 +675,10 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
         model's run decides).
     plugin_manager : pluggy.PluginManager, optional
         Host whose metric families are used.
+    selected_on_this_set : sequence of str, default: ()
+        Models chosen on these problems: their scores are shown with the expected selection
+        bias removed (``selection_bias`` in the JSON; every column also gets the expected
+        inflation of its best model, :func:`kpass.reports.selection.selection_bias`).
 
     Returns
     -------
@@ -791,6 +738,17 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
             n_resamples=n_resamples or DEFAULT_N_RESAMPLES, rng=seed,
             higher_is_better=column["higher_is_better"])
         matrices[column["key"]] = (present, matrix, clusters)
+
+    from kpass.reports.selection import check_selected, selection_bias
+
+    selection_entries, selection_notes = selection_bias(
+        [(key, column["task"], column["metric"], present, matrix, clusters)
+         for column in columns for key in [column["key"]] if key in matrices
+         for present, matrix, clusters in [matrices[key]]],
+        selected=check_selected(selected_on_this_set, models),
+        estimates={key: row.estimate for key, row in rows.items() if row.estimate is not None},
+        seed=seed if isinstance(seed, int) else 0)
+    notes += selection_notes
 
     sort_column = next(c for c in columns if c["key"] == sort_key)
 
@@ -879,11 +837,10 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
                               "pairs": "baseline" if baseline else pairs,
                               "adjustment": "holm", "size": sum(c["p_value"] is not None
                                                                for c in comparisons)},
+        "selection_bias": selection_entries,
         "curves": curve_data,
         "budget_curves": budget_data,
         "exclusions": exclusions,
         "notes": notes,
     }
     return Leaderboard(data=data, report=report, ranks=ranks)
-
-
