@@ -99,7 +99,7 @@ def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = N
                 cluster_by: str | None = None, files: Sequence[str] | None = None) -> SampleTable | ProblemStatistics:
     """The samples of ``args.files`` for ``specs``, with a progress bar on a terminal: a
     SampleTable (numpy engine) or the engine's per-problem statistics
-    (:func:`kpass.data.engines.load_samples`).
+    (:func:`kpass.host.lookups.load_samples`).
 
     Without ``specs`` (the command needs the samples themselves) or with a metric family that
     declares no per-problem statistics, the default engine is numpy; ``--engine duckdb`` or
@@ -107,7 +107,8 @@ def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = N
     answer from its text, so it needs the samples too (numpy engine); an unknown extractor or a bad
     regex is a :class:`~kpass.UsageError` before any file is read.
     """
-    from kpass.data.engines import EngineOptions, load_samples
+    from kpass.data.sources import EngineOptions
+    from kpass.host.lookups import load_samples
     from kpass.data.reduction import Needs
     from kpass.host.lookups import apply_answer_extractor, resolve_answer_extractor
 

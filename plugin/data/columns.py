@@ -434,3 +434,10 @@ def _check_extra_name(name: str, values: Any, ctx: _Context) -> None:
             row,
             name,
         )
+
+
+#: Extra column naming the extractor behind each sample's ``answer`` (null: none known).
+EXTRACTOR_COLUMN = "answer_extractor"
+#: How a user names an extractor, for messages (``kpass report`` / ``kpass-lm-eval``).
+ANSWER_EXTRACTOR_OPTIONS = ("--answer-extractor NAME|regex:PATTERN (kpass report) or "
+                            "--kpass-answer NAME|regex:PATTERN (kpass-lm-eval)")

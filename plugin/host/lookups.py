@@ -13,6 +13,9 @@ from typing import Any
 
 import pluggy
 
+from kpass.data.engines import check_engine, reduce_samples
+from kpass.data.reduction import Needs, ProblemStatistics
+from kpass.data.sources import EngineOptions, InputFile, expand_inputs, locate_rows
 from kpass.data.table import SampleTable
 from kpass.errors import DataError, UsageError
 from kpass.host.extractors import EXTRACTOR_COLUMN, AnswerExtractor
@@ -20,7 +23,7 @@ from kpass.host.manager import get_registry
 from kpass.host.specs import MetricSpec
 
 __all__ = [
-    "apply_answer_extractor", "choose_reader", "get_tokenizer", "parse_metric_specs", "read_samples",
+    "apply_answer_extractor", "choose_reader", "get_tokenizer", "load_samples", "parse_metric_specs", "read_samples",
     "resolve_answer_extractor",
 ]
 
@@ -271,3 +274,54 @@ def apply_answer_extractor(table: SampleTable, spec: str, *,
             cache[text] = extractor.extract(text)
         answers.append(cache[text])
     return table.with_categorical_columns({"answer": answers, EXTRACTOR_COLUMN: [spec] * len(table)})
+
+
+def _claimed_by_builtin(files: Sequence[InputFile], reader: str | None, plugin_manager: Any) -> bool:
+    """Whether every file goes to a built-in JSONL/CSV/Parquet reader (not a plugin's)."""
+    from kpass.data.readers import CsvReader, JsonlReader, ParquetReader
+
+    if reader is not None and reader not in ("jsonl", "csv", "parquet"):
+        return False
+    for item in files:
+        try:
+            _, chosen = choose_reader(item.path, reader=reader, plugin_manager=plugin_manager)
+        except DataError:
+            return False
+        if not isinstance(chosen, (JsonlReader, CsvReader, ParquetReader)):
+            return False
+    return True
+
+
+def load_samples(paths: Sequence[str | os.PathLike], needs: Needs | None, *, engine: str | None = None,
+                 reader: str | None = None, plugin_manager: pluggy.PluginManager | None = None,
+                 options: EngineOptions = EngineOptions(),
+                 progress: Callable[[str, int], None] | None = None,
+                 reader_options: Mapping[str, Any] | None = None) -> SampleTable | ProblemStatistics:
+    """Read samples for a computation: a :class:`~kpass.SampleTable` with the numpy engine (or
+    when a plugin's format is among the inputs, or ``needs`` is None: the computation needs the
+    samples), else the engine's :class:`~kpass.data.reduction.ProblemStatistics`.
+
+    Raises
+    ------
+    UsageError
+        Unknown engine.
+    FileNotFoundError
+        A missing path.
+    DataError
+        Invalid data (file, line, field), exactly as the numpy readers say it.
+    """
+    engine = check_engine(engine)
+    files = expand_inputs(paths)
+    if files is None:  # a plugin's format (an Inspect log, an lm-eval output directory)
+        if engine == "spark":
+            raise UsageError("the spark engine reads JSONL, CSV and Parquet sample tables; these inputs need a "
+                             "plugin reader: use --engine numpy")
+        return read_samples(paths, reader=reader, plugin_manager=plugin_manager, progress=progress,
+                            reader_options=reader_options)
+    builtin = _claimed_by_builtin(files, reader, plugin_manager)
+    if engine == "numpy" or needs is None or not builtin:
+        if builtin and any(item.partitions for item in files):
+            return locate_rows(files, None)
+        return read_samples([item.path for item in files], reader=reader, plugin_manager=plugin_manager,
+                            progress=progress, reader_options=reader_options)
+    return reduce_samples(files, needs, engine=engine, options=options)

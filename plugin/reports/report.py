@@ -21,8 +21,8 @@ from numpy.typing import NDArray
 
 from kpass import metrics as core
 
+from kpass.data.problems import ProblemSet, problem_attribute
 from kpass.errors import DataError, MetricSpecError, UsageError
-from kpass.data.problems import ProblemSet
 from kpass.data.reduction import ProblemStatistics, Violation, raise_violation
 from kpass.host.lookups import parse_metric_specs
 from kpass.host.specs import MetricSpec
@@ -325,46 +325,6 @@ def _resolve_specs(metrics, plugin_manager) -> list[MetricSpec]:
         return items
     return parse_metric_specs([item.name if isinstance(item, MetricSpec) else item for item in items],
                               plugin_manager=plugin_manager)
-
-
-def problem_attribute(table: SampleTable, field: str, purpose: str, *, allow_null: bool = False) -> NDArray[np.int64]:
-    """Per-problem code of a categorical column that must be constant within each problem.
-
-    Raises :class:`~kpass.DataError` when the table lacks the field, when it varies within a
-    problem, or (unless ``allow_null``) when it is null for a problem, naming the file and line.
-    """
-    index = table.problem_index
-    if field == "model":
-        return index.model_codes
-    if field == "task":
-        return index.task_codes
-    if field == "problem_id":
-        return index.problem_codes
-    if not table.has_column(field):
-        raise DataError(f"{purpose} names the field '{field}', which the table does not have; fields: "
-                        f"{', '.join(table.columns)}", **table.error_location(), field=field)
-    if not table.is_categorical(field):
-        raise DataError(f"{purpose} needs a categorical (string) field; '{field}' is not one",
-                        **table.error_location(), field=field)
-    if isinstance(table, ProblemStatistics):  # the engine checked the rules below with SQL
-        return table.check_field(field, allow_null=allow_null)
-    codes = table.codes(field).astype(np.int64)[index.order]
-    starts = index.starts
-    low = np.minimum.reduceat(codes, starts)
-    high = np.maximum.reduceat(codes, starts)
-    varying = low != high
-    if varying.any():
-        problem = int(np.flatnonzero(varying)[0])
-        row = int(index.order[starts[problem]])
-        raise DataError(f"{purpose} '{field}' must be the same for every sample of a problem; problem "
-                        f"({table.describe_problem(row)}) has several values", **table.error_location(row),
-                        field=field)
-    if not allow_null and (low < 0).any():
-        problem = int(np.flatnonzero(low < 0)[0])
-        row = int(index.order[starts[problem]])
-        raise DataError(f"{purpose} '{field}' is null for problem ({table.describe_problem(row)}); every "
-                        "problem needs a cluster", **table.error_location(row), field=field)
-    return low
 
 
 def _groups(table: SampleTable, by: Sequence[str]) -> tuple[list[Group], NDArray[np.int64]]:
