@@ -1334,6 +1334,29 @@ def _two_point(values: NDArray[np.float64], value_range: tuple[float, float]) ->
     return ((values == lo) | (values == hi)).all(axis=0)
 
 
+def _no_difference_bound(n: int, codes: NDArray[np.int64] | None, level: float,
+                         value_range: tuple[float, float]) -> float:
+    r"""Half-width of the interval of a paired difference when every per-problem difference is 0.
+
+    Two different models that agree on every one of N problems have not been seen to differ,
+    which is not the same as having been shown equal. With each model's values in
+    ``value_range`` (width :math:`w`), each :math:`|d_j|/w` lies in [0, 1] and was 0 on every problem, so the
+    bound is the one the single-model all-same case gets (every value at one end: "0 of N"):
+    the upper Wilson bound of 0 successes with :math:`n_B` trials (N, or Kish's
+    :math:`N^2/\sum_c N_c^2` with clusters) reduced for the t degrees of freedom (Korn &
+    Graubard 1998), :math:`u = w\,z^2/(n^* + z^2)` with :math:`n^* = n_B (z/t_{df})^2`. The
+    interval is :math:`[-u, u]`: 30 problems give :math:`\pm 0.122`, the complement of the
+    Wilson lower bound of 30 of 30.
+    """
+    lo, hi = value_range
+    width = hi - lo  # |d_j| <= hi - lo for two models' values in [lo, hi]
+    zeros = np.zeros((n, 1))
+    _, _, n_bernoulli, df = _mean_and_se(zeros, codes, None)
+    bounds = _wilson_effective(np.zeros(1), np.zeros(1), n_bernoulli, df, (0.0, 1.0))
+    _, high = bounds(np.array([level]))
+    return float(width * high[0])
+
+
 def _interval_core(
     values: NDArray[np.float64],
     codes: NDArray[np.int64] | None,
@@ -1348,6 +1371,7 @@ def _interval_core(
     fallback: _Fallback | None = None,
     paired: tuple[NDArray[np.float64], NDArray[np.float64], tuple[float, float] | None] | None = None,
     scale_range: tuple[float, float] | None = None,
+    no_difference_range: tuple[float, float] | None = None,
 ) -> list[dict[str, Any]]:
     """Compute the interval for every column of ``values``; returns one dict per column.
 
@@ -1359,6 +1383,9 @@ def _interval_core(
     and gives 0/1 values (every value at an end of the range) the score interval. With
     ``test_zero`` the p-value of "0" inverts the interval the method shows in its level (the
     t test for ``"t"``/``"clustered-t"``, which is the same thing in closed form).
+    ``no_difference_range`` (paired differences of two different models, each model's values in
+    this range) gives a column of differences all 0 the bound of "no difference seen on N problems"
+    (:func:`_no_difference_bound`) instead of [0, 0].
     """
     n, k = values.shape
     alpha = 1.0 - level
@@ -1455,12 +1482,23 @@ def _interval_core(
     end_constant = constant & (False if two_point is None else two_point)
     if method == "mover" and paired[2] is not None:
         end_constant = constant & (np.abs(estimate) == paired[2][1] - paired[2][0])
+    no_difference = np.zeros(k, dtype=bool)
+    if no_difference_range is not None:
+        no_difference = constant & (estimate == 0.0)
+        end_constant = end_constant | no_difference
     pinned = constant & ~end_constant
     low = np.where(pinned, estimate, low)
     high = np.where(pinned, estimate, high)
+    if no_difference.any():
+        bound = _no_difference_bound(n, codes, level, no_difference_range)
+        low = np.where(no_difference, -bound, low)
+        high = np.where(no_difference, bound, high)
+        for j in np.flatnonzero(no_difference):
+            details[j].update(bound_methods=("score", "score"), no_difference_bound=float(bound), n_problems_seen=n)
     standard_error = np.where(constant, 0.0, standard_error)
     if test_zero:
         p_values = np.where(pinned, np.where(estimate == 0, 1.0, 0.0), p_values)
+        p_values = np.where(no_difference, 1.0, p_values)
     results = []
     for j in range(k):
         lo, hi = float(low[j]), float(high[j])
@@ -1472,7 +1510,9 @@ def _interval_core(
             clipped = (new_lo != lo) or (new_hi != hi)
             lo, hi = new_lo, new_hi
         details[j].update(bounds=bounds, clipped=clipped)
-        if constant[j]:
+        if no_difference[j]:
+            details[j]["degenerate"] = "no difference on any problem"
+        elif constant[j]:
             details[j]["degenerate"] = "constant values at an end of the range" if end_constant[j] else "constant values"
         est = float(estimate[j])
         if not lo <= est <= hi:
@@ -1486,7 +1526,8 @@ def _interval_core(
                 "details": details[j],
                 "p_value": float(p_values[j]),
                 "constant": bool(pinned[j]),
-                "constant_at_end": bool(end_constant[j]),
+                "constant_at_end": bool(end_constant[j] and not no_difference[j]),
+                "no_difference": bool(no_difference[j]),
             }
         )
     return results
@@ -1578,6 +1619,16 @@ def _warn_degenerate(results: list[dict[str, Any]], what: str) -> None:
         warnings.warn(
             f"every per-problem {what} is identical{columns(constant)}: the interval has width 0 and the "
             "standard error is 0, which says nothing about the uncertainty of the benchmark.",
+            DegenerateIntervalWarning,
+            stacklevel=3,
+        )
+    no_difference = [j for j, r in enumerate(results) if r.get("no_difference")]
+    if no_difference:
+        warnings.warn(
+            f"every per-problem {what} is 0{columns(no_difference)}: the two models agree on every problem, which "
+            "is not a proof that they are equal; the interval is the score bound of no difference seen on "
+            f"{results[no_difference[0]]['details'].get('n_problems_seen', 'these')} problems "
+            "(details['no_difference_bound']; compare a model with itself by passing the same array twice).",
             DegenerateIntervalWarning,
             stacklevel=3,
         )
@@ -1937,6 +1988,7 @@ def paired_difference(
     >>> r.n_problems, r.unmatched_ids_a, r.estimate
     (2, ('p1',), 0.0)
     """
+    self_comparison = a is b  # a model compared with itself: a difference of exactly 0
     arr_a, one_d_a = _values_iv(a, "a")
     arr_b, one_d_b = _values_iv(b, "b")
     if one_d_a != one_d_b or arr_a.shape[1] != arr_b.shape[1]:
@@ -1975,7 +2027,7 @@ def paired_difference(
     models = (arr_a, arr_b, (0.0, 1.0) if in_unit else None) if method == "mover" else None
     results = _interval_core(
         differences, codes, n_clusters, method, level, design.n_resamples, rng, bound_range, design.max_chunk_elements,
-        True, fallback, models
+        True, fallback, models, no_difference_range=(0.0, 1.0) if in_unit and not self_comparison else None,
     )
     _warn_few_clusters(n_clusters)
     _warn_degenerate(results, "difference")
