@@ -59,6 +59,7 @@ kpass-side modules (:mod:`kpass.adapters.inspect_plugin`, the reader) import Ins
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -274,11 +275,28 @@ def _metric_function(
             table, usable, by=("model", "task"), cluster_by="cluster" if cluster else None,
             method=method, confidence_level=confidence_level, seed=seed,
         )
+        _warn_few_clusters(report)
         return _flatten(report, usable)
 
     metric_fn.kpass_fixed_specs = fixed_specs  # type: ignore[attr-defined]
     metric_fn.kpass_adaptive = adaptive  # type: ignore[attr-defined]
     return metric_fn
+
+
+#: Few-cluster notes already logged in this process (Inspect calls metrics again while samples run).
+_LOGGED_NOTES: set[str] = set()
+
+
+def _warn_few_clusters(report: Any) -> None:
+    """Log the note the CLI prints for intervals over fewer than 10 clusters, once per process.
+
+    Inspect's metric values are numbers; a log record at warning level is shown on the console
+    and kept in the eval log. The text is :func:`kpass.metrics.few_clusters_note`'s.
+    """
+    notes = {_core().few_clusters_note(row.n_clusters, row.method) for row in report.rows}
+    for note in sorted(note for note in notes if note is not None and note not in _LOGGED_NOTES):
+        _LOGGED_NOTES.add(note)
+        logging.getLogger(__name__).warning("kpass metrics: %s", note)
 
 
 def _check_common(cluster: str | None, method: str | None, confidence_level: float, seed: int | None) -> None:

@@ -28,14 +28,16 @@ from ._consensus import (
 )
 # --- end consensus ---
 
-# --- intervals and power ---
+# --- intervals, ranks and power ---
 from ._intervals import (
     DEFAULT_INTERVAL_METHOD,
     DEFAULT_N_RESAMPLES,
     DEFAULT_PAIRED_METHOD,
+    FEW_CLUSTERS,
     INTERVAL_METHODS,
     PAIRED_INTERVAL_METHODS,
     bootstrap_weights,
+    few_clusters_note,
     mean_ci,
     paired_difference,
     wilson_interval,
@@ -47,8 +49,16 @@ from ._power import (
     power_inputs_from_pilot,
     required_problems,
 )
+from ._ranks import (
+    TIE_TOLERANCE,
+    RankIntervals,
+    canonical_problem_keys,
+    holm_adjust,
+    rank_intervals,
+    reconcile_rank_intervals,
+)
 from ._result import DegenerateIntervalWarning, IntervalMethodWarning, IntervalResult, PairedResult, PowerInputs
-# --- end intervals and power ---
+# --- end intervals, ranks and power ---
 
 # --- warnings ---
 from ._warnings import KpassWarning
