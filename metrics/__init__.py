@@ -39,7 +39,9 @@ from ._intervals import (
     bootstrap_weights,
     few_clusters_note,
     mean_ci,
+    mean_ci_columns,
     paired_difference,
+    paired_difference_columns,
     wilson_interval,
 )
 from ._power import (

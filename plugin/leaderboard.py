@@ -801,7 +801,7 @@ def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], mat
     """
     import warnings
 
-    from kpass.metrics import DegenerateIntervalWarning, paired_difference
+    from kpass.metrics import DegenerateIntervalWarning, paired_difference_columns
     from kpass.report import interval_options
 
     position = {model: i for i, model in enumerate(present)}
@@ -817,7 +817,7 @@ def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], mat
         b = matrix[[position[model_b] for _, model_b in block]].T
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            results = paired_difference(a, b, **options)
+            results = paired_difference_columns(a, b, **options)
         other_warnings += [f"{column} comparisons: {w.message}" for w in caught
                            if not issubclass(w.category, DegenerateIntervalWarning)]
         for (model_a, model_b), result in zip(block, results):

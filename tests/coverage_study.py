@@ -41,7 +41,7 @@ prior (population values unchanged) while problems of one cluster are strongly c
 Cost and resample counts
 ------------------------
 Simulated benchmarks are stacked as the K columns of one ``(N, K)`` call of
-:func:`kpass.metrics.mean_ci` / :func:`kpass.metrics.paired_difference` (blocks of
+:func:`kpass.metrics.mean_ci_columns` / :func:`kpass.metrics.paired_difference_columns` (blocks of
 ``--block`` simulations share one seed, each column resampled on its own in its canonical
 order as every ``(N, K)`` call does; each block has its own seed). The full run uses 2,000 simulations per cell and 1,999
 bootstrap resamples per interval (the library default is 10,000; 1,999 keeps the Monte Carlo
@@ -72,8 +72,8 @@ from kpass.metrics import (
     DegenerateIntervalWarning,
     IntervalMethodWarning,
     g_pass_at_k,
-    mean_ci,
-    paired_difference,
+    mean_ci_columns,
+    paired_difference_columns,
     pass_at_k,
 )
 
@@ -243,9 +243,9 @@ def _run_cell(cell: Cell, config: StudyConfig, v_a, v_b, clusters, n_samples, le
                 warnings.simplefilter("ignore", DegenerateIntervalWarning)
                 warnings.simplefilter("ignore", IntervalMethodWarning)
                 if cell.comparison == "single":
-                    results = mean_ci(a_block, clusters=cl, method=method, n_resamples=config.n_resamples, rng=rng)
+                    results = mean_ci_columns(a_block, clusters=cl, method=method, n_resamples=config.n_resamples, rng=rng)
                 else:
-                    results = paired_difference(a_block, b_block, clusters=cl, method=method, n_resamples=config.n_resamples, rng=rng)
+                    results = paired_difference_columns(a_block, b_block, clusters=cl, method=method, n_resamples=config.n_resamples, rng=rng)
             hit, width = _collect(results, cell.truth)
             hits[method].append(hit)
             widths[method].append(width)
@@ -254,9 +254,9 @@ def _run_cell(cell: Cell, config: StudyConfig, v_a, v_b, clusters, n_samples, le
                 warnings.simplefilter("ignore", DegenerateIntervalWarning)
                 warnings.simplefilter("ignore", IntervalMethodWarning)
                 if cell.comparison == "single":
-                    results = mean_ci(a_block, method="t")
+                    results = mean_ci_columns(a_block, method="t")
                 else:
-                    results = paired_difference(a_block, b_block, method="t")
+                    results = paired_difference_columns(a_block, b_block, method="t")
             hit, width = _collect(results, cell.truth)
             hits["t (ignores clusters)"].append(hit)
             widths["t (ignores clusters)"].append(width)

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from kpass.metrics import DEFAULT_INTERVAL_METHOD, DEFAULT_PAIRED_METHOD, mean_ci
+from kpass.metrics import DEFAULT_INTERVAL_METHOD, DEFAULT_PAIRED_METHOD, mean_ci, mean_ci_columns
 
 
 def _load_study():
@@ -88,7 +88,7 @@ def test_hard_cell_intervals_are_finite_without_clipping():
     values = study.per_problem_table("pass@8", 16)[counts]  # kpass's pass_at_k for c = 0..16
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = mean_ci(values, n_resamples=999, rng=0, bounds=None)
+        results = mean_ci_columns(values, n_resamples=999, rng=0, bounds=None)
     low = np.array([r.low for r in results])
     high = np.array([r.high for r in results])
     replaced = np.array([r.details["degenerate_tail"][0] for r in results])

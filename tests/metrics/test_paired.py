@@ -19,6 +19,7 @@ from kpass.metrics import (
     PairedResult,
     mean_ci,
     paired_difference,
+    paired_difference_columns,
     pass_at_k,
 )
 
@@ -167,13 +168,13 @@ def test_two_dimensional_inputs_and_reproducibility():
     rng = np.random.default_rng(6)
     a = rng.random((40, 3))
     b = np.clip(a + rng.normal(0, 0.1, (40, 3)), 0, 1)
-    results = paired_difference(a, b, rng=7, n_resamples=2000)
+    results = paired_difference_columns(a, b, rng=7, n_resamples=2000)
     assert len(results) == 3
-    again = paired_difference(a, b, rng=7, n_resamples=2000)
+    again = paired_difference_columns(a, b, rng=7, n_resamples=2000)
     assert results == again
     for j in range(3):
         single = paired_difference(a[:, j], b[:, j], method="t")
-        assert paired_difference(a, b, method="t")[j].standard_error == pytest.approx(single.standard_error, abs=1e-15)
+        assert paired_difference_columns(a, b, method="t")[j].standard_error == pytest.approx(single.standard_error, abs=1e-15)
 
 
 # ---------------------------------------------------------------------------------------------
