@@ -44,6 +44,7 @@ from ._intervals import (
     paired_difference_columns,
     wilson_interval,
 )
+from ._options import check_interval_options
 from ._power import (
     design_effect,
     icc,
@@ -59,11 +60,11 @@ from ._ranks import (
     rank_intervals,
     reconcile_rank_intervals,
 )
-from ._result import DegenerateIntervalWarning, IntervalMethodWarning, IntervalResult, PairedResult, PowerInputs
+from ._result import IntervalResult, PairedResult, PowerInputs
 # --- end intervals, ranks and power ---
 
 # --- warnings ---
-from ._warnings import KpassWarning
+from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning, KpassWarning
 # --- end warnings ---
 
 # --- token budgets ---

@@ -327,7 +327,7 @@ def wilson_interval(
     >>> from scipy.stats import norm
     >>> from kpass.metrics import wilson_interval
     >>> low, high = wilson_interval(10, 8, confidence_level=2 * norm.cdf(1.96) - 1)  # z = 1.96
-    >>> round(float(low), 12), round(float(high), 12)                                   # METRICS.md ST19
+    >>> round(float(low), 12), round(float(high), 12)                                   # docs/spec.md ST19
     (0.490156846721, 0.943319052019)
     >>> wilson_interval(n_samples=[10, 5], n_correct=[0, 5])[1].round(4)
     array([0.2775, 1.    ])

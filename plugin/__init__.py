@@ -21,28 +21,33 @@ __version__ = "0.1.0.dev0"
 _HOST_NAMES: dict[str, str] = {
     "DataError": "errors", "MetricSpecError": "errors", "PluginConflictError": "errors",
     "PluginLoadError": "errors", "UnknownMetricError": "errors", "UsageError": "errors",
-    "hookimpl": "hookspecs", "hookspec": "hookspecs",
-    "Registry": "manager", "get_plugin_manager": "manager", "get_registry": "manager",
-    "make_plugin_manager": "manager", "reset_plugin_manager": "manager",
-    "ProblemSet": "problems",
-    "choose_reader": "readers", "read_samples": "readers",
-    "Comparison": "report", "ComparisonRow": "report", "Exclusion": "report", "Report": "report",
-    "ReportRow": "report", "compute_comparison": "report", "compute_report": "report",
-    "MetricFamily": "specs", "MetricSpec": "specs", "parse_metric_specs": "specs",
-    "Categorical": "table", "SampleTable": "table",
+    "hookimpl": "host.hookspecs", "hookspec": "host.hookspecs",
+    "Registry": "host.registry", "get_plugin_manager": "host.manager", "get_registry": "host.manager",
+    "make_plugin_manager": "host.manager", "reset_plugin_manager": "host.manager",
+    "ProblemSet": "data.problems",
+    "choose_reader": "host.lookups", "read_samples": "host.lookups",
+    "Comparison": "reports.report", "ComparisonRow": "reports.report", "Exclusion": "reports.report", "Report": "reports.report",
+    "ReportRow": "reports.report", "compute_comparison": "reports.report", "compute_report": "reports.report",
+    "MetricFamily": "host.specs", "MetricSpec": "host.specs", "parse_metric_specs": "host.lookups",
+    "Categorical": "data.table", "SampleTable": "data.table", "SCHEMA_COLUMNS": "data.table",
+    "format_comparison": "render.formatting", "format_report": "render.formatting",
+    "write_atomically": "cli.output",
 }
 
 if TYPE_CHECKING:  # static tools see the eager imports
     from kpass.metrics import *  # noqa: F401,F403
 
-    from .errors import DataError, MetricSpecError, PluginConflictError, PluginLoadError, UnknownMetricError, UsageError
-    from .hookspecs import hookimpl, hookspec
-    from .manager import Registry, get_plugin_manager, get_registry, make_plugin_manager, reset_plugin_manager
-    from .problems import ProblemSet
-    from .readers import choose_reader, read_samples
-    from .report import Comparison, ComparisonRow, Exclusion, Report, ReportRow, compute_comparison, compute_report
-    from .specs import MetricFamily, MetricSpec, parse_metric_specs
-    from .table import Categorical, SampleTable
+    from kpass.errors import DataError, MetricSpecError, PluginConflictError, PluginLoadError, UnknownMetricError, UsageError
+    from kpass.host.hookspecs import hookimpl, hookspec
+    from kpass.host.manager import get_plugin_manager, get_registry, make_plugin_manager, reset_plugin_manager
+    from kpass.host.registry import Registry
+    from kpass.host.lookups import choose_reader, parse_metric_specs, read_samples
+    from kpass.data.problems import ProblemSet
+    from kpass.reports.report import Comparison, ComparisonRow, Exclusion, Report, ReportRow, compute_comparison, compute_report
+    from kpass.host.specs import MetricFamily, MetricSpec
+    from kpass.data.table import SCHEMA_COLUMNS, Categorical, SampleTable
+    from kpass.render.formatting import format_comparison, format_report
+    from kpass.cli.output import write_atomically
 
 
 def _public_names() -> list[str]:

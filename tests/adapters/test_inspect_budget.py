@@ -221,7 +221,7 @@ from inspect_ai._util.registry import registry_lookup
 assert registry_lookup("metric", "kpass/pass_at_k") is not None
 assert registry_lookup("score_reducer", "kpass/pass_at") is not None
 assert registry_lookup("scorer", "kpass/kpass_scorer") is not None
-print(sorted(name for name in ("scipy", "numpy", "kpass.metrics", "kpass.report") if name in sys.modules))
+print(sorted(name for name in ("scipy", "numpy", "kpass.metrics", "kpass.reports.report") if name in sys.modules))
 """
 
 # kpass's package as a bare namespace: what importing the registry costs on top of kpass/__init__.py

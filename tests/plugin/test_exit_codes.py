@@ -86,7 +86,7 @@ def test_spec_digits_are_ascii(run_cli, spec):
 
 
 def test_argument_types_are_shared_by_every_subcommand(run_cli):
-    from kpass import argtypes
+    from kpass.cli import argtypes
 
     for command in (("report", EXAMPLE), ("budget", EXAMPLE), ("compare", EXAMPLE, "-b", "base")):
         code, _, err = run_cli(*command, "--confidence", "1.5")

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import kpass
-from kpass import cli, manager
+from kpass import cli
+from kpass.host import manager
 
 
 def small_table():

@@ -10,7 +10,7 @@ import pytest
 
 import kpass
 from kpass import metrics as core
-from kpass.power import power_inputs_from_table
+from kpass.reports.power import power_inputs_from_table
 
 from .conftest import make_records
 

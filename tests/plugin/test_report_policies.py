@@ -76,7 +76,7 @@ def test_null_cluster_is_an_error_in_compare(run_cli, write_jsonl, pm):
 
 
 def test_python_api_defaults_reproduce_the_cli(run_cli, example, pm):
-    from kpass.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
+    from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
 
     assert (DEFAULT_SEED, DEFAULT_N_RESAMPLES) == (0, 10_000)
     code, out, err = run_cli("report", EXAMPLE, "-m", "pass@1", "-f", "json")
@@ -93,23 +93,25 @@ def test_python_api_defaults_reproduce_the_cli(run_cli, example, pm):
 
 
 def test_every_interval_option_is_built_and_checked_in_one_place():
-    from kpass.report import interval_options
+    from kpass.reports.report import interval_options
 
     options = interval_options()
     assert options == {"method": core.DEFAULT_INTERVAL_METHOD, "confidence_level": 0.95, "n_resamples": 10_000,
                        "rng": 0}
     assert interval_options(paired=True)["method"] == kpass.metrics.DEFAULT_PAIRED_METHOD
-    for bad, message in [({"method": "magic"}, "--method magic"), ({"method": "mover"}, "--method mover"),
-                         ({"method": "clustered-t"}, "needs clusters"),
-                         ({"method": "t", "clustered": True}, "ignores --cluster-by"),
-                         ({"confidence_level": 1.5}, "--confidence"), ({"n_resamples": 1}, "--n-resamples"),
-                         ({"seed": -1}, "--seed")]:
+    # the Python API names its parameters (the CLI says the flags: test_exit_codes.py)
+    for bad, message in [({"method": "magic"}, "`method` must be one of .*'magic'"),
+                         ({"method": "mover"}, "`method` 'mover'"),
+                         ({"method": "clustered-t"}, "needs `cluster_by`"),
+                         ({"method": "t", "clustered": True}, "ignores `cluster_by`"),
+                         ({"confidence_level": 1.5}, "`confidence_level`"), ({"n_resamples": 1}, "`n_resamples`"),
+                         ({"seed": -1}, "`seed`")]:
         with pytest.raises(kpass.UsageError, match=message):
             interval_options(**bad)
 
 
 def test_leaderboard_pairs_use_the_options_of_compare(example, pm):
-    from kpass.leaderboard import build_leaderboard, rank_intervals
+    from kpass.reports.leaderboard import build_leaderboard, rank_intervals
 
     board = build_leaderboard(example, "pass@1", sort="arith/pass@1", curves=False, plugin_manager=pm)
     (pair,) = board.data["comparisons"]
@@ -137,8 +139,8 @@ def test_table_notes_are_kept_by_concat_and_copied_into_reports(pm):
     assert both.notes == ("a.eval: 2 unscored epochs left out", "b.eval: task x skipped")
     report = kpass.compute_report(both, "pass@1", plugin_manager=pm, method="t")
     assert report.notes[:2] == list(both.notes)
-    assert json.loads(kpass.formatting.format_report(report, "json"))["notes"][:2] == list(both.notes)
-    assert "b.eval: task x skipped" in kpass.formatting.format_report(report, "table")
+    assert json.loads(kpass.render.formatting.format_report(report, "json"))["notes"][:2] == list(both.notes)
+    assert "b.eval: task x skipped" in kpass.render.formatting.format_report(report, "table")
     comparison = kpass.compute_comparison(both, "pass@1", baseline="a", plugin_manager=pm, method="t")
     assert comparison.notes[:2] == list(both.notes)
     with pytest.raises(TypeError, match="`notes` must be an iterable of strings"):
@@ -173,7 +175,7 @@ def test_k_above_every_n_is_a_data_error_naming_the_largest_n(run_cli, write_jso
 
 
 def test_problem_labels_are_built_once_per_group(monkeypatch, example, pm):
-    from kpass import report as report_module
+    from kpass.reports import report as report_module
 
     calls = []
     original = report_module._problem_labels

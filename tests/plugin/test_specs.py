@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import kpass
-from kpass.specs import format_decimal, split_spec_text
+from kpass.host.specs import format_decimal, split_spec_text
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import kpass
-from kpass.table import Categorical
+from kpass.data.table import Categorical
 
 from .conftest import make_records
 

@@ -1,4 +1,4 @@
-"""Tokenizers for token budgets (kpass.tokenizers): answer positions from output text."""
+"""Tokenizers for token budgets (kpass.data.tokenizers): answer positions from output text."""
 
 from __future__ import annotations
 
@@ -9,17 +9,17 @@ import shutil
 import numpy as np
 import pytest
 
-import kpass.tokenizers as kt
+import kpass.data.tokenizers as kt
 from kpass import SampleTable, hookimpl, make_plugin_manager
-from kpass.tokenizers import (
+from kpass.data.tokenizers import (
     HuggingFaceTokenizer,
     TiktokenTokenizer,
     answer_end_offsets,
     answer_token_positions,
-    get_tokenizer,
     token_positions_for_table,
     truncate_text,
 )
+from kpass.host.lookups import get_tokenizer
 
 
 # ------------------------------------------------------------------------------- shipped with the tests

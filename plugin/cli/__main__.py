@@ -1,0 +1,7 @@
+"""``python -m kpass.cli``: the ``kpass`` command."""
+
+import sys
+
+from kpass.cli import main
+
+sys.exit(main())

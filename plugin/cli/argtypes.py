@@ -1,0 +1,110 @@
+"""Argument types of the ``kpass`` subcommands: one validator per kind of value.
+
+Each function turns the text of one command-line value into a Python value or raises
+:class:`argparse.ArgumentTypeError` with a message naming what was expected and what was given
+(argparse then prints ``argument --NAME: MESSAGE`` and exits with code 2). Every subcommand
+(:mod:`kpass.cli`, :mod:`kpass.reports.budget`, ...) uses these, so one kind of value is checked and
+described the same way everywhere. Pass them as ``type=`` to ``add_argument``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from fractions import Fraction
+
+__all__ = [
+    "AS_RUN", "budget_list", "fields", "fraction", "k_list", "nonnegative_int", "positive_float", "positive_int",
+    "probability",
+]
+
+#: Spellings of "the run as recorded" in a budget list (``--budgets 2048,as-run``).
+AS_RUN = ("as-run", "native", "none")
+
+
+def _ascii_digits(text: str) -> bool:
+    """``0-9`` only: ``str.isdigit`` also accepts ``"²"``, which ``int`` rejects."""
+    return text.isascii() and text.isdigit()
+
+
+def probability(text: str) -> float:
+    """A number in the open interval (0, 1): a confidence level, a significance level, a power."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1); got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1); got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1 (resamples, problems)."""
+    digits = text.strip().removeprefix("+")
+    if not _ascii_digits(digits) or int(digits) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
+    return int(digits)
+
+
+def nonnegative_int(text: str) -> int:
+    """An integer >= 0 (a bootstrap seed: numpy takes no negative seeds)."""
+    text = text.strip()
+    if not _ascii_digits(text):
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0; got {text!r}")
+    return int(text)
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0 (an effect size, samples per problem)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number; got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number; got {text!r}")
+    return value
+
+
+def fields(text: str) -> tuple[str, ...]:
+    """Comma-separated field names (``model,task``); empty parts are dropped (``""`` is no field)."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def budget_list(text: str) -> list[int | None]:
+    """Comma-separated output-token budgets: ``2048,4096,8k`` (``k`` = 1024) or ``as-run`` (``None``)."""
+    values: list[int | None] = []
+    for part in text.replace(" ", "").split(","):
+        if not part:
+            continue
+        if part.lower() in AS_RUN:
+            values.append(None)
+            continue
+        multiplier, digits = (1024, part[:-1]) if part.lower().endswith("k") else (1, part)
+        if not _ascii_digits(digits):
+            raise argparse.ArgumentTypeError(
+                f"budgets are comma-separated token counts (2048,4096,8k) or 'as-run'; got {text!r}")
+        value = int(digits) * multiplier
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"a budget must be >= 1 token; got {part!r}")
+        values.append(value)
+    if not values:
+        raise argparse.ArgumentTypeError("give at least one budget")
+    return values
+
+
+def k_list(text: str) -> list[int]:
+    """Comma-separated integers >= 1 (``1,4,16``)."""
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts or not all(_ascii_digits(part) and int(part) >= 1 for part in parts):
+        raise argparse.ArgumentTypeError(f"k is a comma-separated list of integers >= 1; got {text!r}")
+    return [int(part) for part in parts]
+
+
+def fraction(text: str) -> Fraction:
+    """An exact fraction in (0, 1]: ``7/8`` or ``0.875``."""
+    try:
+        value = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"expected a fraction such as 7/8 or 0.875; got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1]; got {text!r}")
+    return value

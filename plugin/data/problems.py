@@ -1,0 +1,222 @@
+"""The problems one metric is computed on, with their per-problem counts and sample columns.
+
+A :class:`ProblemSet` is what :meth:`kpass.MetricFamily.compute` receives: the problems of one
+report group (say model ``m``, task ``t``) that have enough samples for the metric. Counts are
+vectorized over problems; sample-level columns come back as flat arrays plus offsets so a family
+can reduce them without a Python loop over problems.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kpass.errors import DataError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kpass.data.table import SampleTable
+
+__all__ = ["ProblemSet"]
+
+
+class ProblemSet:
+    """Problems of one group (and one metric), in a fixed order.
+
+    Attributes
+    ----------
+    table : SampleTable
+        The table the problems come from.
+    problems : ndarray of int64, shape (N,)
+        Indices into ``table.problem_index``.
+    budget : int or None
+        Output-token budget: when set, :attr:`n_correct` and :meth:`n_finished` count samples
+        correct (finished) within their first ``budget`` output tokens (docs/spec.md section 6).
+    """
+
+    def __init__(self, table: "SampleTable", problems: NDArray[np.int64], *, budget: int | None = None) -> None:
+        self.table = table
+        self.problems = np.asarray(problems, dtype=np.int64)
+        self.budget = budget
+        self._rows: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
+        self._budget_counts: Any = None
+
+    def __len__(self) -> int:
+        return len(self.problems)
+
+    def subset(self, mask: NDArray[np.bool_]) -> "ProblemSet":
+        """The problems where ``mask`` is true (same budget)."""
+        return ProblemSet(self.table, self.problems[np.asarray(mask, dtype=bool)], budget=self.budget)
+
+    # ------------------------------------------------------------------ counts
+
+    @property
+    def n_samples(self) -> NDArray[np.int64]:
+        """Samples per problem, shape (N,)."""
+        return self.table.problem_index.n_samples[self.problems]
+
+    @property
+    def n_correct(self) -> NDArray[np.int64]:
+        """Correct samples per problem (correct within the budget when one is set), shape (N,)."""
+        if self.budget is None:
+            return self.table.problem_index.n_correct[self.problems]
+        return self._at_budget().n_correct
+
+    def n_finished(self) -> NDArray[np.int64]:
+        """Samples that finished (within the budget when one is set), shape (N,).
+
+        Raises
+        ------
+        DataError
+            No ``finished`` column, or a null ``finished`` (naming the file and line).
+        """
+        if self.budget is not None:
+            return self._at_budget().n_finished
+        values, offsets = self.sample_column("finished")
+        null = values < 0
+        if null.any():
+            self.raise_at(null, "finished", "`finished` is null for this sample; fin@k needs to know whether "
+                                             "every sample finished")
+        return _segment_sum(values.astype(np.int64), offsets)
+
+    def _at_budget(self) -> "_Counts":
+        """Counts at :attr:`budget` from :func:`kpass.metrics.budget_counts`, in problem order."""
+        if self._budget_counts is None:
+            from kpass.metrics import budget_counts  # the core turns token positions into counts
+
+            table = self.table
+            rows, offsets = self.rows()
+            columns = {}
+            for name in ("finished", "output_tokens", "answer_token"):
+                if table.has_column(name):
+                    raw = table.raw_column(name)[rows]
+                    columns[name] = np.where(raw < 0, np.nan, raw.astype(np.float64))
+            if not columns:
+                raise DataError(
+                    f"a token budget (B={self.budget}) needs the `answer_token`, `output_tokens` or "
+                    "`finished` column; the table has none of them", **table.error_location(),
+                    field="answer_token")
+            # the problems' own names (unique within this set), so that errors name them
+            labels = self._unique_labels()
+            try:
+                counts = budget_counts(
+                    np.repeat(labels, np.diff(offsets)), table.raw_column("correct")[rows], [self.budget],
+                    **columns, describe_sample=lambda i: "{} line {}".format(*table.location(int(rows[i]))))
+            except ValueError as exc:
+                raise DataError(f"budget B={self.budget}: {exc}", **table.error_location(),
+                                field="output_tokens") from exc
+            # the core orders problems by label; put them back in this set's order
+            position = np.searchsorted(np.asarray(counts.problem_ids, dtype=labels.dtype), labels)
+            self._budget_counts = _Counts(counts.n_correct[position, 0], counts.n_finished[position, 0])
+        return self._budget_counts
+
+    def _unique_labels(self) -> NDArray[np.str_]:
+        """``problem_id``, prefixed by ``task/`` (and ``model/``) where needed to tell problems apart."""
+        index = self.table.problem_index
+        labels = self.table.category_values("problem_id")[index.problem_codes[self.problems]]
+        for field, codes in (("task", index.task_codes), ("model", index.model_codes)):
+            mine = codes[self.problems]
+            if mine.size and (mine != mine[0]).any():
+                labels = self.table.category_values(field)[mine] + "/" + labels
+        labels = labels.astype(str)
+        if np.unique(labels).size != labels.size:  # "/" inside ids: "a/b" + "c" == "a" + "b/c"
+            labels = np.char.add(np.char.add(labels, " #"), np.arange(labels.size).astype(str))
+        return labels
+
+    # ------------------------------------------------------------------ identities and samples
+
+    @property
+    def problem_ids(self) -> list[str]:
+        """Problem ids, shape (N,)."""
+        return self.table.category_values("problem_id")[self.table.problem_index.problem_codes[self.problems]].tolist()
+
+    def rows(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Table rows of these problems sorted by (problem, sample_index), and offsets (N+1,)."""
+        if self._rows is None:
+            self._rows = self.table.problem_index.rows_of(self.problems)
+        return self._rows
+
+    def sample_column(self, name: str) -> tuple[np.ndarray, NDArray[np.int64]]:
+        """A sample-level column for these problems: ``(values, offsets)``.
+
+        Problem ``j``'s samples are ``values[offsets[j]:offsets[j+1]]`` in sample_index order.
+        Categorical columns come as codes (``-1`` null); see :meth:`SampleTable.categories`.
+
+        Raises
+        ------
+        DataError
+            The table has no such column.
+        """
+        if not self.table.has_column(name):
+            raise DataError(f"this metric needs the `{name}` column, which the table does not have",
+                            **self.table.error_location(), field=name)
+        rows, offsets = self.rows()
+        return self.table.raw_column(name)[rows], offsets
+
+    def padded(self, name: str, fill: Any = 0) -> tuple[np.ndarray, NDArray[np.bool_]]:
+        """A sample-level column as an ``(N, S_max)`` matrix plus the mask of real samples."""
+        values, offsets = self.sample_column(name)
+        lengths = np.diff(offsets)
+        width = int(lengths.max()) if len(lengths) else 0
+        matrix = np.full((len(lengths), width), fill, dtype=values.dtype)
+        mask = np.arange(width)[None, :] < lengths[:, None]
+        matrix[mask] = values
+        return matrix, mask
+
+    def verdicts_padded(self) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+        """CoT verdicts as an ``(N, S_max, V_max)`` float array (1 yes, 0 no, NaN invalid) and
+        the mask of real verdict slots."""
+        if not self.table.has_column("cot_verdicts"):
+            raise DataError("CoT-Pass@k needs the `cot_verdicts` column (verifier verdicts per sample)",
+                            **self.table.error_location(), field="cot_verdicts")
+        flat, row_offsets = self.table.verdicts()
+        rows, offsets = self.rows()
+        per_sample = row_offsets[rows + 1] - row_offsets[rows]
+        lengths = np.diff(offsets)
+        n_problems = len(lengths)
+        width = int(lengths.max()) if n_problems else 0
+        depth = max(int(per_sample.max()) if per_sample.size else 0, 1)
+        out = np.full((n_problems, width, depth), np.nan)
+        slot = np.zeros((n_problems, width, depth), dtype=bool)
+        problem_of_sample = np.repeat(np.arange(n_problems), lengths)
+        position = np.arange(len(rows)) - np.repeat(offsets[:-1], lengths)
+        total = int(per_sample.sum())
+        if total:
+            sample_of_verdict = np.repeat(np.arange(len(rows)), per_sample)
+            within = np.arange(total) - np.repeat(np.cumsum(per_sample) - per_sample, per_sample)
+            source = np.repeat(row_offsets[rows], per_sample) + within
+            values = flat[source].astype(np.float64)
+            values[values < 0] = np.nan
+            p, s = problem_of_sample[sample_of_verdict], position[sample_of_verdict]
+            out[p, s, within] = values
+            slot[p, s, within] = True
+        return out, slot
+
+    def raise_at(self, bad: NDArray[np.bool_], field: str, message: str) -> NoReturn:
+        """Raise :class:`~kpass.DataError` at the first sample where ``bad`` is true.
+
+        Parameters
+        ----------
+        bad : ndarray of bool
+            One entry per sample in :meth:`rows` order (as :meth:`sample_column` returns them).
+        field : str
+            The column at fault.
+        message : str
+            What is wrong with that sample; the error adds its file and line.
+        """
+        rows, _ = self.rows()
+        row = int(rows[np.flatnonzero(bad)[0]])
+        raise DataError(message, **self.table.error_location(row), field=field)
+
+
+class _Counts(NamedTuple):
+    """Per-problem counts at one budget, in a ProblemSet's order."""
+
+    n_correct: NDArray[np.int64]
+    n_finished: NDArray[np.int64]
+
+
+def _segment_sum(values: NDArray[np.int64], offsets: NDArray[np.int64]) -> NDArray[np.int64]:
+    cumulative = np.concatenate([[0], np.cumsum(values, dtype=np.int64)])
+    return cumulative[offsets[1:]] - cumulative[offsets[:-1]]

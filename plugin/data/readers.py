@@ -1,0 +1,264 @@
+"""The built-in readers of sample tables stored as JSONL, CSV and Parquet.
+
+A reader is any object with ``can_read(path) -> bool`` and ``read(path) -> SampleTable``
+(optionally ``description`` and ``suffixes`` for listings), registered through the
+``register_readers`` hook. :func:`kpass.read_samples` (in :mod:`kpass.host.lookups`) picks, for
+every file, the one reader that recognises it (or the reader named by the caller).
+
+File formats (schema in :mod:`kpass.data.table`):
+
+- JSONL (``.jsonl``, ``.ndjson``, optionally ``.gz``): one JSON object per line; blank lines are
+  skipped; ``NaN`` is read and then rejected wherever a number or boolean is required.
+- CSV (``.csv``, optionally ``.gz``): a header line, then one sample per line; an empty cell is
+  null; ``cot_verdicts`` is a JSON list in its cell (``"[true, null]"``).
+- Parquet (``.parquet``, ``.pq``; needs ``pyarrow``): one column per field; string columns are
+  dictionary-encoded without converting rows to Python. Errors name the 1-based row as the line.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import pathlib
+from collections.abc import Callable
+from typing import IO, Any
+
+import numpy as np
+
+from kpass.errors import DataError
+from kpass.data.table import Categorical, SampleTable
+
+__all__ = ["CsvReader", "JsonlReader", "ParquetReader"]
+
+Progress = Callable[[int], None]
+
+
+def _open_text(path: pathlib.Path, newline: str = "") -> IO[str]:
+    """Text of a (possibly gzipped) file, lines untranslated; ``newline="\\n"`` splits lines on
+    ``\\n`` only (JSON Lines), ``""`` on any line ending (CSV)."""
+    if path.name.lower().endswith(".gz"):
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline=newline)
+    return open(path, encoding="utf-8", newline=newline)
+
+
+#: Lines of a JSON Lines file parsed into Python objects at a time (then turned into typed
+#: columns), so that a large file never holds one dict per row all at once.
+JSONL_CHUNK_LINES = 1 << 20
+
+
+class _SuffixReader:
+    """A built-in reader that recognises its files by their suffixes (``suffixes``)."""
+
+    suffixes: tuple[str, ...] = ()
+
+    def matches_suffix(self, path: str | os.PathLike) -> bool:
+        return pathlib.Path(path).name.lower().endswith(self.suffixes)
+
+    def can_read(self, path: str | os.PathLike) -> bool:
+        return self.matches_suffix(path)
+
+
+class JsonlReader(_SuffixReader):
+    """Sample tables as JSON Lines: one JSON object (one sample) per line."""
+
+    name = "jsonl"
+    suffixes = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
+    description = "kpass sample table, one JSON object per line"
+
+    def can_read(self, path: str | os.PathLike) -> bool:
+        """Suffix ``.jsonl``/``.ndjson`` and a first record that is not some other tool's log
+        (it has ``problem_id``, or cannot be told apart: empty or broken files are ours to report)."""
+        path = pathlib.Path(path)
+        if not self.matches_suffix(path):
+            return False
+        try:
+            with _open_text(path) as handle:
+                for line in handle:
+                    if line.strip():
+                        record = json.loads(line)
+                        return not isinstance(record, dict) or "problem_id" in record
+        except (OSError, UnicodeDecodeError, ValueError, EOFError):
+            return True
+        return True
+
+    def read(self, path: str | os.PathLike, *, progress: Progress | None = None) -> SampleTable:
+        """Read the file in chunks of :data:`JSONL_CHUNK_LINES` lines (see
+        :meth:`SampleTable.from_record_chunks`); errors name the file and the line."""
+        path = pathlib.Path(path)
+        source = str(path)
+        try:
+            handle = _open_text(path, newline="\n")
+        except OSError as exc:
+            raise DataError(f"cannot open: {exc}", source=source) from None
+        if progress is not None:
+            progress(0)
+        with handle:
+            table = SampleTable.from_record_chunks(self._chunks(handle, source, progress), source=source)
+        return table
+
+    @staticmethod
+    def _chunks(handle: IO[str], source: str, progress: Progress | None):
+        """``(records, lines)`` of successive runs of about JSONL_CHUNK_LINES lines."""
+        loads = json.loads
+        records: list[Any] = []
+        lines: list[int] = []
+        number = 0
+        yielded = False
+        while True:
+            try:
+                line = handle.readline()
+            except (UnicodeDecodeError, OSError, EOFError) as exc:
+                raise DataError(f"cannot read the file: {exc}", source=source, line=number + 1) from None
+            if not line:
+                break
+            number += 1
+            if not line.strip():
+                continue
+            try:
+                record = loads(line)
+            except ValueError as exc:
+                if not line.endswith("\n"):  # the last line, cut short
+                    message = (f"truncated last line (no newline at the end and the JSON is incomplete: "
+                               f"{exc.msg} at column {exc.colno}); was the file still being written?")
+                else:
+                    message = f"invalid JSON: {exc.msg} at column {exc.colno}"
+                raise DataError(message, source=source, line=number) from None
+            if not isinstance(record, dict):
+                raise DataError(f"each line must be a JSON object (one sample); got {type(record).__name__}",
+                                source=source, line=number)
+            records.append(record)
+            lines.append(number)
+            if progress is not None and number % 65536 == 0:
+                progress(number)
+            if len(records) >= JSONL_CHUNK_LINES:
+                yielded = True
+                yield records, lines
+                records, lines = [], []
+        if not records and not yielded:
+            raise DataError("the file is empty: no samples", source=source, line=1)
+        if records:
+            yield records, lines
+        if progress is not None:
+            progress(number)
+
+
+class CsvReader(_SuffixReader):
+    """Sample tables as CSV with a header line; empty cells are null."""
+
+    name = "csv"
+    suffixes = (".csv", ".csv.gz")
+    description = "kpass sample table as CSV with a header"
+
+    def read(self, path: str | os.PathLike, *, progress: Progress | None = None) -> SampleTable:
+        path = pathlib.Path(path)
+        source = str(path)
+        try:
+            handle = _open_text(path)
+        except OSError as exc:
+            raise DataError(f"cannot open: {exc}", source=source) from None
+        with handle:
+            try:
+                raw = handle.read()
+            except (UnicodeDecodeError, OSError, EOFError) as exc:
+                raise DataError(f"cannot read the file: {exc}", source=source, line=1) from None
+        reader = csv.reader(io.StringIO(raw, newline=""))
+        try:
+            header = next(reader, None)
+        except csv.Error as exc:
+            raise DataError(f"malformed CSV header: {exc}", source=source, line=1) from None
+        if header is None or not any(cell.strip() for cell in header):
+            raise DataError("the file is empty: no header and no samples", source=source, line=1)
+        header = [cell.strip() for cell in header]
+        duplicates = sorted({name for name in header if header.count(name) > 1})
+        if duplicates:
+            raise DataError(f"duplicate column(s) in the header: {', '.join(duplicates)}", source=source, line=1,
+                            field=duplicates[0])
+        columns: list[list[Any]] = [[] for _ in header]
+        lines: list[int] = []
+        width = len(header)
+        ends_with_newline = raw.endswith("\n")
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                raise DataError(f"malformed CSV ({exc}); a truncated last line?", source=source,
+                                line=reader.line_num) from None
+            number = reader.line_num
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            if len(row) != width:
+                truncated = not ends_with_newline and number >= raw.count("\n") + 1
+                hint = " (truncated last line: was the file still being written?)" if truncated else ""
+                field = header[len(row)] if len(row) < width else None
+                raise DataError(f"expected {width} fields as in the header, got {len(row)}{hint}", source=source,
+                                line=number, field=field)
+            for column, cell in zip(columns, row):
+                column.append(cell if cell != "" else None)
+            lines.append(number)
+            if progress is not None and number % 65536 == 0:
+                progress(number)
+        if not lines:
+            raise DataError("the file has a header but no samples", source=source, line=2)
+        arrays = {}
+        for name, values in zip(header, columns):
+            array = np.empty(len(values), dtype=object)
+            array[:] = values
+            arrays[name] = array
+        return SampleTable.from_columns(arrays, source=source, lines=lines)
+
+
+class ParquetReader(_SuffixReader):
+    """Sample tables as Parquet (needs pyarrow); strings are dictionary-encoded in Arrow."""
+
+    name = "parquet"
+    suffixes = (".parquet", ".pq")
+    description = "kpass sample table as Parquet (needs pyarrow)"
+
+    def read(self, path: str | os.PathLike, *, progress: Progress | None = None) -> SampleTable:
+        path = pathlib.Path(path)
+        source = str(path)
+        try:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise DataError("reading Parquet needs pyarrow: pip install pyarrow", source=source) from None
+        try:
+            arrow = pq.read_table(path)
+        except (OSError, pa.ArrowException) as exc:
+            raise DataError(f"not a readable Parquet file: {exc}", source=source, line=1) from None
+        if arrow.num_rows == 0:
+            raise DataError("the file is empty: no samples", source=source, line=1)
+        columns: dict[str, Any] = {}
+        for name in arrow.column_names:
+            column = arrow.column(name).combine_chunks()
+            kind = column.type
+            if pa.types.is_dictionary(kind):
+                column = column.cast(kind.value_type)
+                kind = column.type
+            if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+                if name in ("sample_index", "correct", "finished", "output_tokens", "answer_token", "cot_verdicts"):
+                    columns[name] = np.array(column.to_pylist(), dtype=object)
+                    continue
+                encoded = pc.dictionary_encode(column)
+                codes = encoded.indices.to_numpy(zero_copy_only=False)
+                codes = np.where(encoded.is_null().to_numpy(zero_copy_only=False), -1, codes).astype(np.int64)
+                columns[name] = Categorical(codes=codes, categories=encoded.dictionary.to_pylist())
+            elif pa.types.is_boolean(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind):
+                if column.null_count:
+                    values = column.cast(pa.float64()).to_numpy(zero_copy_only=False)  # nulls -> NaN
+                    if pa.types.is_boolean(kind) or pa.types.is_integer(kind):
+                        values = np.where(column.is_null().to_numpy(zero_copy_only=False), np.nan, values)
+                    columns[name] = values
+                else:
+                    columns[name] = column.to_numpy(zero_copy_only=False)
+            else:
+                columns[name] = np.array(column.to_pylist() + [None], dtype=object)[:-1]
+        if progress is not None:
+            progress(arrow.num_rows)
+        return SampleTable.from_columns(columns, source=source)

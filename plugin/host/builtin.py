@@ -1,0 +1,183 @@
+"""The built-in metric families, readers and tokenizers, registered through the same hooks as any plugin.
+
+Every family here only gathers per-problem inputs from a :class:`~kpass.ProblemSet` and calls the
+metric core (:mod:`kpass.metrics`); no formula lives in the host.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kpass import metrics as core
+
+from kpass.data.problems import ProblemSet
+from kpass.data.readers import CsvReader, JsonlReader, ParquetReader
+from kpass.data.tokenizers import BUILTIN_TOKENIZERS
+from kpass.errors import DataError
+from kpass.host.hookspecs import hookimpl
+from kpass.host.specs import MetricFamily, MetricSpec
+
+__all__ = [
+    "ConsAtK", "CoTPassAtK", "FinAtK", "GPassAtK", "MGPassAtK", "PassAtK", "PassHatK",
+    "register_metrics", "register_readers", "register_tokenizers",
+]
+
+
+class PassAtK(MetricFamily):
+    """pass@k (Chen et al. 2021): at least one of k samples correct; :func:`kpass.pass_at_k`."""
+
+    symbol = "pass@"
+    supports_budget = True
+    example = "pass@1,8,64"
+    description = "P(at least one of k samples is correct), unbiased (Chen et al. 2021)"
+
+    def compute(self, problems: ProblemSet, spec: MetricSpec) -> NDArray[np.float64]:
+        return core.pass_at_k(problems.n_samples, problems.n_correct, spec.k)
+
+
+class PassHatK(MetricFamily):
+    """pass^k (Yao et al. 2024): all k samples correct; :func:`kpass.pass_hat_k`."""
+
+    symbol = "pass^"
+    supports_budget = True
+    example = "pass^4"
+    description = "P(all k samples are correct) (tau-bench, Yao et al. 2024)"
+
+    def compute(self, problems: ProblemSet, spec: MetricSpec) -> NDArray[np.float64]:
+        return core.pass_hat_k(problems.n_samples, problems.n_correct, spec.k)
+
+
+class GPassAtK(MetricFamily):
+    """G-Pass@k_tau (Liu et al. 2024): at least ceil(tau k) of k correct; :func:`kpass.g_pass_at_k`."""
+
+    symbol = "G-Pass@"
+    parameter = "tau"
+    supports_budget = True
+    example = "g-pass@16_0.5,0.75,1.0"
+    description = "P(at least ceil(tau*k) of k samples are correct) (Liu et al. 2024)"
+
+    def compute(self, problems: ProblemSet, spec: MetricSpec) -> NDArray[np.float64]:
+        return core.g_pass_at_k(problems.n_samples, problems.n_correct, spec.k, tau=spec.params["tau"])
+
+
+class MGPassAtK(MetricFamily):
+    """mG-Pass@k (Liu et al. 2024): G-Pass averaged over tau in [0.5, 1]; :func:`kpass.mg_pass_at_k`."""
+
+    symbol = "mG-Pass@"
+    options = {"variant": ("published", "integral")}
+    supports_budget = True
+    example = "mg-pass@16"
+    description = "mean G-Pass@k_tau over tau in [0.5, 1] (published sum; variant=integral)"
+
+    def compute(self, problems: ProblemSet, spec: MetricSpec) -> NDArray[np.float64]:
+        return core.mg_pass_at_k(problems.n_samples, problems.n_correct, spec.k, variant=spec.option("variant"))
+
+
+class FinAtK(MetricFamily):
+    """fin@k: at least one of k samples finished (within the budget); :func:`kpass.fin_at_k`."""
+
+    symbol = "fin@"
+    requires = ("finished",)
+    supports_budget = True
+    example = "fin@1"
+    description = "P(at least one of k samples finished), from `finished` or a token budget (B=...)"
+
+    def compute(self, problems: ProblemSet, spec: MetricSpec) -> NDArray[np.float64]:
+        return core.fin_at_k(problems.n_samples, problems.n_finished(), spec.k)
+
+
+class CoTPassAtK(MetricFamily):
+    """CoT-Pass@k (Wen et al. 2025): correct answer and verified chain of thought;
+    :func:`kpass.count_cot_correct` then :func:`kpass.cot_pass_at_k`."""
+
+    symbol = "CoT-Pass@"
+    options = {"rule": ("any", "majority", "all")}
+    requires = ("cot_verdicts",)
+    example = "cot-pass@8[rule=majority]"
+    description = "pass@k counting samples whose answer AND verified chain of thought are correct (Wen et al. 2025)"
+
+    def compute(self, problems: ProblemSet, spec: MetricSpec) -> NDArray[np.float64]:
+        verdicts, slots = problems.verdicts_padded()
+        correct, _ = problems.padded("correct", fill=False)
+        d = core.count_cot_correct(correct, verdicts, rule=spec.option("rule"), mask=slots)
+        return core.cot_pass_at_k(problems.n_samples, d, spec.k)
+
+
+class ConsAtK(MetricFamily):
+    """cons@k (maj@k): majority vote over k samples, exact over all k-subsets; :func:`kpass.cons_at_k`.
+
+    The gold class is the set of samples judged ``correct`` (the judge decides equivalence, e.g.
+    ``"7"`` and ``"7.0"``); samples judged incorrect are grouped by exact ``answer`` string; a null
+    answer is "no extractable answer" (abstains by default, ``invalid=vote`` makes it a class).
+    An incorrect sample whose answer string equals a correct sample's answer in the same problem,
+    or a correct sample with no answer, is a :class:`~kpass.DataError` naming the line.
+    """
+
+    symbol = "cons@"
+    aliases = ("maj@",)
+    options = {"ties": ("fractional", "strict"), "invalid": ("abstain", "vote")}
+    requires = ("answer",)
+    example = "cons@16[ties=strict]"
+    description = "majority vote of k samples, averaged over all k-subsets (needs `answer`)"
+
+    def compute(self, problems: ProblemSet, spec: MetricSpec) -> NDArray[np.float64]:
+        class_counts, n_invalid = answer_class_counts(problems)
+        return core.cons_at_k(class_counts, spec.k, n_invalid=n_invalid, ties=spec.option("ties"),
+                              invalid=spec.option("invalid"))
+
+
+def answer_class_counts(problems: ProblemSet) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """``(class_counts, n_invalid)`` for :func:`kpass.cons_at_k`, vectorized over samples.
+
+    Column 0 counts the samples judged correct; columns 1.. the wrong-answer classes of each
+    problem (largest first, zero-padded); ``n_invalid`` the samples with a null answer. The counting
+    and its consistency rules are the core's :func:`kpass.metrics.class_counts_from_codes`; a
+    contradiction it finds becomes a :class:`~kpass.DataError` at the first offending sample's line.
+    """
+    if not problems.table.has_column("answer"):
+        raise DataError(
+            "cons@k needs the `answer` column (the extracted final answer of every sample): binary "
+            "correct/incorrect data cannot determine cons@k, because which wrong answers agree decides the vote",
+            **problems.table.error_location(), field="answer")
+    answers, offsets = problems.sample_column("answer")
+    correct, _ = problems.sample_column("correct")
+    n_problems = len(problems)
+    problem = np.repeat(np.arange(n_problems, dtype=np.int64), np.diff(offsets))
+    try:
+        return core.class_counts_from_codes(problem, answers, correct, n_problems)
+    except core.InconsistentAnswersError as exc:
+        bad = np.zeros(answers.shape[0], dtype=bool)
+        bad[exc.samples] = True
+        problems.raise_at(bad, "answer", exc.reason)
+
+
+_FAMILIES = {
+    "pass@k": PassAtK,
+    "pass^k": PassHatK,
+    "G-Pass@k": GPassAtK,
+    "mG-Pass@k": MGPassAtK,
+    "cons@k": ConsAtK,
+    "CoT-Pass@k": CoTPassAtK,
+    "fin@k": FinAtK,
+}
+
+
+@hookimpl
+def register_metrics(register):
+    for name, family in _FAMILIES.items():
+        register(name, family())
+
+
+@hookimpl
+def register_readers(register):
+    register("jsonl", JsonlReader())
+    register("csv", CsvReader())
+    register("parquet", ParquetReader())
+
+
+@hookimpl
+def register_tokenizers(register):
+    """The built-in tokenizers ``hf`` and ``tiktoken`` (:mod:`kpass.data.tokenizers`)."""
+    for name, factory in BUILTIN_TOKENIZERS.items():
+        register(name, factory)

@@ -1,0 +1,1 @@
+"""Rendering: text, Markdown, CSV and JSON formatting, the HTML leaderboard, plots."""

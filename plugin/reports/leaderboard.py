@@ -1,0 +1,635 @@
+"""Leaderboards: many models in one table, with intervals, rank intervals and paired comparisons.
+
+A leaderboard that lists one number per model, sorted, suggests that every gap means something.
+With 30 or 200 problems most neighbours are statistically tied. :func:`build_leaderboard` turns a
+:class:`kpass.SampleTable` holding several models into a table that says what is and is not
+known:
+
+* every metric of every model with its interval, computed by the host's report machinery
+  (:func:`kpass.compute_report`), so a leaderboard cell equals the ``kpass report`` number;
+* a **rank interval** per model and metric from the paired (cluster) bootstrap: the problems (or
+  whole clusters) are resampled once per replicate and the *same* multiplicities are applied to
+  every model, so the models are compared on the same resampled benchmark
+  (:func:`rank_intervals`);
+* **pairwise paired comparisons** (:func:`kpass.metrics.paired_difference`) in the sort column
+  with Holm-adjusted p-values (:func:`holm_adjust`): all pairs, neighbours in the sorted order,
+  or every model against ``baseline``; the Holm family is exactly the comparisons listed;
+* ``--extend``: the new columns joined onto an existing leaderboard file (CSV or Markdown), its
+  rows and columns kept exactly as they were (:mod:`kpass.data.leaderboard_tables`).
+
+Ranks and comparisons of a column use the problems that every model of the column has (a paired
+resample needs the same problems); problems some model lacks are left out and listed in the notes.
+Every metric is higher-is-better unless its family says otherwise (``higher_is_better = False``).
+
+Outputs (:class:`Leaderboard`): the JSON form is the source of every other output. Its keys:
+``columns`` (``key``, ``task``, ``metric``, ``higher_is_better``, ``rank_problems``, ...),
+``models`` in leaderboard order (each with ``metrics[key]`` = estimate, low, high,
+standard_error, n_problems, ... and ``ranks[key]`` = rank, low, high, probability_first, of),
+``comparisons`` (model_a, model_b, difference, low, high, p_value, p_value_holm, correlation,
+n_problems, note), ``comparison_family``, ``curves`` (pass@k against k), ``budget_curves``
+(pass@1 and fin@1 against the token budget), ``exclusions`` and ``notes``. Markdown and CSV show
+the table (Markdown also the comparisons and notes; :mod:`kpass.render.leaderboard_text`); the
+HTML page (:mod:`kpass.render.leaderboard_html`) shows all of it.
+
+Ranks and ties
+--------------
+In one resample a model's rank is ``1 + (number of models strictly better)``, so tied models share
+the best rank of their group (competition ranking, "1 2 2 4"). Equality is decided exactly where
+it can be: models whose per-problem values are bitwise identical are merged before resampling and
+therefore tie in every resample. Between other models a difference of resampled means no larger
+than ``1e-10 * max|value|`` (floating-point rounding of the weighted sum, many orders of magnitude
+below any difference one problem can make) counts as equal.
+
+The rank interval ``[low, high]`` is the range of ranks the model takes in at least
+``confidence_level`` of the resamples, cutting at most ``(1 - confidence_level) / 2`` of the
+resamples from each end of the model's rank distribution:
+``low = min{r : #(rank <= r) > alpha/2 * B}`` and ``high = min{r : #(rank <= r) >= (1 - alpha/2) * B}``
+(computed in exact rational arithmetic).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kpass import __version__
+from kpass.data.leaderboard_tables import ExtendResult, LeaderboardTable, extend_table
+from kpass.data.table import SampleTable
+from kpass.errors import DataError
+from kpass.host.lookups import parse_metric_specs
+from kpass.metrics import (
+    DegenerateIntervalWarning,
+    budget_counts,
+    budget_curve,
+    paired_difference_columns,
+)
+from kpass.metrics._ranks import (  # the rank and Holm statistics live in the metric core (issue #16)
+    TIE_TOLERANCE,
+    RankIntervals,
+    check_confidence_level as _check_confidence_level,
+    holm_adjust,
+    rank_intervals,
+    reconcile_rank_intervals,
+)
+from kpass.render.leaderboard_html import render_html
+from kpass.render.leaderboard_text import csv_columns, markdown_columns, render_csv, render_json, render_markdown
+from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, compute_report, interval_options
+
+__all__ = ["Leaderboard", "PAIRS", "RankIntervals", "TIE_TOLERANCE", "build_leaderboard", "holm_adjust", "rank_intervals"]
+
+# --------------------------------------------------------------------------------------------
+# Building a leaderboard from a sample table
+# --------------------------------------------------------------------------------------------
+
+#: Which pairs of models are compared when no baseline is given.
+PAIRS = ("all", "adjacent")
+
+#: Most budgets drawn per budget curve when the budgets are chosen automatically.
+_MAX_AUTO_BUDGETS = 12
+
+
+def _none_if_nan(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """A leaderboard: its JSON form plus the objects it was computed from.
+
+    Attributes
+    ----------
+    data : dict
+        The JSON form (what ``--format json`` writes); every renderer reads only this.
+    report : kpass.Report
+        The host report the cells come from (one row per model, task and metric).
+    ranks : dict of str to RankIntervals
+        Rank intervals of the rank bootstrap alone (:func:`kpass.metrics.rank_intervals`) per column
+        key. The ranks in ``data`` of the sort column are these widened to overlap wherever the
+        paired comparison shown holds 0 (:func:`kpass.metrics.reconcile_rank_intervals`).
+    """
+
+    data: dict[str, Any]
+    report: Any
+    ranks: dict[str, RankIntervals]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A deep copy of the JSON form."""
+        return json.loads(render_json(self.data))
+
+    def to_markdown(self) -> str:
+        """Markdown: the table, the pairwise comparisons and the notes."""
+        return render_markdown(self.data)
+
+    def to_csv(self) -> str:
+        """CSV: one row per model, machine-readable columns."""
+        return render_csv(self.data)
+
+    def to_json(self) -> str:
+        """JSON (no NaN: undefined numbers are ``null``)."""
+        return render_json(self.data)
+
+    def to_html(self, *, title: str = "kpass leaderboard") -> str:
+        """One self-contained HTML page (see :mod:`kpass.render.leaderboard_html`)."""
+        return render_html(self.data, title=title)
+
+    def extend(self, table: LeaderboardTable, key: str) -> ExtendResult:
+        """Join this leaderboard's columns onto an existing table (see :func:`extend_table`).
+
+        Markdown tables get the human-readable columns ("estimate [low, high]", rank interval),
+        CSV tables the machine-readable ones (estimate, low, high, se, problems, ranks).
+        """
+        header, cells = (markdown_columns(self.data) if table.format == "markdown"
+                         else csv_columns(self.data))
+        return extend_table(table, key, header, cells)
+
+
+def _cell_of(row: Any) -> dict[str, Any]:
+    return {"estimate": _none_if_nan(row.estimate), "low": _none_if_nan(row.low),
+            "high": _none_if_nan(row.high), "standard_error": _none_if_nan(row.standard_error),
+            "n_problems": int(row.n_problems), "n_samples": int(row.n_samples),
+            "n_clusters": row.n_clusters, "method": row.method, "n_excluded": int(row.n_excluded),
+            "note": row.note}
+
+
+def _problem_clusters(table: Any, cluster_by: str) -> dict[str, tuple[NDArray[np.str_], NDArray[np.str_]]]:
+    """Per task: (sorted problem ids, their cluster labels); one cluster per problem id across models."""
+    index = table.problem_index
+    first_rows = index.order[index.starts]
+    cluster_codes = np.asarray(table.codes(cluster_by), dtype=np.int64)[first_rows]
+    triples = np.unique(np.stack([index.task_codes, index.problem_codes, cluster_codes], axis=1), axis=0)
+    pairs, first, counts = np.unique(triples[:, :2], axis=0, return_index=True, return_counts=True)
+    task_names = table.categories("task")
+    ids = np.asarray(table.categories("problem_id"), dtype=str)
+    labels = np.asarray(table.categories(cluster_by), dtype=str)
+    if np.any(counts > 1):
+        task_code, problem_code = pairs[np.flatnonzero(counts > 1)[0]].tolist()
+        raise DataError(f"problem {ids[problem_code]!r} of task {task_names[task_code]!r} has different "
+                        f"'{cluster_by}' values under different models; a paired comparison needs one "
+                        f"cluster per problem", source=", ".join(table.sources), field=cluster_by)
+    out = {}
+    for task_code, task in enumerate(task_names):
+        chosen = triples[first[pairs[:, 0] == task_code]]
+        problem_ids = ids[chosen[:, 1]]
+        order = np.argsort(problem_ids, kind="stable")
+        out[task] = (problem_ids[order], labels[chosen[order, 2]])
+    return out
+
+
+def _clusters_for(cluster_map: Mapping[str, Any] | None, task: str,
+                  problem_ids: NDArray[np.str_]) -> NDArray[np.str_] | None:
+    if cluster_map is None:
+        return None
+    ids, labels = cluster_map[task]
+    return labels[np.searchsorted(ids, problem_ids)]
+
+
+def _column_matrix(report: Any, models: Sequence[str], task: str, metric: str):
+    """Models with values, the problems they all have (sorted ids), the (M, N) value matrix, and
+    the problems some model lacks."""
+    present, labels, values = [], [], []
+    for model in models:
+        entry = report.per_problem.get(((("model", model), ("task", task)), metric))
+        if entry is None or len(entry[0]) == 0:
+            continue
+        present.append(model)
+        labels.append(np.asarray(entry[0], dtype=str))
+        values.append(np.asarray(entry[1], dtype=np.float64))
+    if not present:
+        return [], np.zeros(0, dtype=str), np.zeros((0, 0)), np.zeros(0, dtype=str)
+    common = labels[0]
+    union = labels[0]
+    for other in labels[1:]:
+        common = np.intersect1d(common, other)
+        union = np.union1d(union, other)
+    common = np.unique(common)
+    matrix = np.empty((len(present), common.size))
+    for row, (ids, vals) in enumerate(zip(labels, values)):
+        order = np.argsort(ids, kind="stable")
+        matrix[row] = vals[order[np.searchsorted(ids[order], common)]]
+    return present, common, matrix, np.setdiff1d(np.unique(union), common)
+
+
+#: Pairs compared per call of paired_difference (its 2-D form: one resampling for all of them).
+_PAIRS_PER_CALL = 512
+
+
+def _pair_note(result: Any) -> str:
+    notes = []
+    if result.standard_error == 0:
+        notes.append("every per-problem difference is identical: the interval has width 0 and says "
+                     "nothing about uncertainty")
+    degenerate = result.details.get("degenerate") if result.details else None
+    if degenerate and result.standard_error != 0:
+        notes.append(f"degenerate interval ({degenerate})")
+    if not math.isfinite(result.correlation) and result.standard_error != 0:
+        notes.append("one model's per-problem values are constant: correlation undefined")
+    return "; ".join(notes)
+
+
+def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], matrix: NDArray[np.float64],
+                   clusters: Any, *, column: str, method: str | None, confidence_level: float,
+                   n_resamples: int | None, seed: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    """Paired differences ``a - b`` of the given pairs, Holm-adjusted over the whole family.
+
+    Calls :func:`kpass.metrics.paired_difference` on blocks of pairs at once (its 2-D form, one
+    column per pair): the same result as one call per pair, much faster for many pairs.
+    """
+    position = {model: i for i, model in enumerate(present)}
+    # the options of kpass compare, built by the same function
+    options = interval_options(method=method, confidence_level=confidence_level, seed=seed, n_resamples=n_resamples,
+                               paired=True, clustered=clusters is not None)
+    options["clusters"] = clusters
+    comparisons = []
+    other_warnings: list[str] = []
+    for start in range(0, len(pairs), _PAIRS_PER_CALL):
+        block = pairs[start:start + _PAIRS_PER_CALL]
+        a = matrix[[position[model_a] for model_a, _ in block]].T
+        b = matrix[[position[model_b] for _, model_b in block]].T
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            results = paired_difference_columns(a, b, **options)
+        other_warnings += [f"{column} comparisons: {w.message}" for w in caught
+                           if not issubclass(w.category, DegenerateIntervalWarning)]
+        for (model_a, model_b), result in zip(block, results):
+            comparisons.append({
+                "column": column, "model_a": model_a, "model_b": model_b,
+                "difference": _none_if_nan(result.estimate), "low": _none_if_nan(result.low),
+                "high": _none_if_nan(result.high),
+                "standard_error": _none_if_nan(result.standard_error),
+                "p_value": _none_if_nan(result.p_value), "p_value_holm": None,
+                "correlation": _none_if_nan(result.correlation),
+                "estimate_a": _none_if_nan(result.estimate_a),
+                "estimate_b": _none_if_nan(result.estimate_b),
+                "n_problems": int(result.n_problems), "n_clusters": result.n_clusters,
+                "method": result.method, "note": _pair_note(result),
+            })
+    tested = [i for i, c in enumerate(comparisons) if c["p_value"] is not None]
+    adjusted = holm_adjust([comparisons[i]["p_value"] for i in tested])
+    for i, value in zip(tested, adjusted.tolist()):
+        comparisons[i]["p_value_holm"] = value
+    return comparisons, sorted(set(other_warnings))
+
+
+def _resolve_sort(sort: str | None, columns: Sequence[Mapping[str, Any]], plugin_manager: Any) -> str:
+    keys = [column["key"] for column in columns]
+    if sort is None:
+        return keys[0]
+    if sort in keys:
+        return sort
+    task, _, spec_text = sort.rpartition("/")
+    try:
+        names = [spec.name for spec in parse_metric_specs(spec_text, plugin_manager=plugin_manager)]
+    except ValueError:
+        names = []
+    matches = [c["key"] for c in columns if c["metric"] in names and (not task or c["task"] == task)]
+    if len(matches) == 1:
+        return matches[0]
+    raise ValueError(f"--sort {sort!r} names {'several' if matches else 'no'} leaderboard column(s); "
+                     f"columns: {', '.join(keys)}.")
+
+
+def _powers_of_two_up_to(limit: int) -> list[int]:
+    ks = [2 ** i for i in range(int(math.log2(limit)) + 1)] if limit >= 1 else []
+    if ks and ks[-1] != limit:
+        ks.append(limit)
+    return ks
+
+
+def _pass_at_k_curves(table: Any, models: Sequence[str], tasks: Sequence[str], options: Mapping[str, Any],
+                      plugin_manager: Any) -> tuple[dict[str, Any], list[str]]:
+    """pass@k against k per model: k = 1, 2, 4, ... up to the fewest samples of the model's problems,
+    so that every point of a curve averages over the same problems."""
+    index = table.problem_index
+    groups = index.model_codes * len(tasks) + index.task_codes
+    fewest = np.full(len(models) * len(tasks), np.iinfo(np.int64).max)
+    np.minimum.at(fewest, groups, index.n_samples)
+    present = fewest < np.iinfo(np.int64).max
+    if not present.any() or int(fewest[present].max()) < 2:
+        return {}, []
+    ks = _powers_of_two_up_to(int(fewest[present].max()))
+    report = compute_report(table, [f"pass@{k}" for k in ks], by=("model", "task"),
+                            plugin_manager=plugin_manager, **options)
+    curves: dict[str, Any] = {}
+    for row in report.rows:
+        group = models.index(row.model) * len(tasks) + tasks.index(row.task)
+        if row.n_excluded or row.estimate is None or int(row.metric.split("@")[1]) > fewest[group]:
+            continue
+        key = "pass@k" if len(tasks) == 1 else f"{row.task}: pass@k"
+        curves.setdefault(key, {}).setdefault(row.model, []).append(
+            {"k": int(row.metric.split("@")[1]), "estimate": _none_if_nan(row.estimate),
+             "low": _none_if_nan(row.low), "high": _none_if_nan(row.high), "n_problems": row.n_problems})
+    notes = []
+    for key, per_model in curves.items():
+        short = sorted(model for model, points in per_model.items() if len(points) < 2)
+        if short:
+            notes.append(f"{key} curve: {', '.join(short)} drawn at k = 1 only (a problem has a single sample).")
+    return curves, notes
+
+
+def _nullable_column(table: Any, name: str) -> NDArray[np.float64] | None:
+    if not table.has_column(name):
+        return None
+    raw = np.asarray(table.column(name))
+    return np.where(raw < 0, np.nan, raw.astype(np.float64))
+
+
+def _auto_budgets(output_tokens, answer_token, finished) -> list[int]:
+    """Powers of two between the shortest answer and the largest budget decidable from the run."""
+    positions = []
+    for values in (answer_token, output_tokens):
+        if values is not None and np.isfinite(values).any():
+            positions.append(values[np.isfinite(values)])
+    if not positions:
+        return []
+    known = np.concatenate(positions)
+    top = float(known.max())
+    if finished is not None and output_tokens is not None:
+        cut = (finished == 0) & np.isfinite(output_tokens)
+        if cut.any():
+            top = min(top, float(output_tokens[cut].min()))   # beyond this a truncated sample is undecided
+    top = int(top)
+    if top < 1:
+        return []
+    low = max(1, int(known[known > 0].min()) if (known > 0).any() else 1)
+    grid = [2 ** i for i in range(max(0, math.ceil(math.log2(low))), int(math.log2(top)) + 1)]
+    grid = grid[-(_MAX_AUTO_BUDGETS - 1):]
+    if not grid or grid[-1] != top:
+        grid.append(top)
+    return grid
+
+
+def _budget_curves(table: Any, models: Sequence[str], tasks: Sequence[str], cluster_map: Any,
+                   budgets: Sequence[int] | None, options: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """fin@1(B) and pass@1(B) per model, from the token-budget core (kpass.metrics.budget_curve)."""
+    output_tokens = _nullable_column(table, "output_tokens")
+    answer_token = _nullable_column(table, "answer_token")
+    if output_tokens is None and answer_token is None:
+        return {}, []
+    finished = _nullable_column(table, "finished")
+    correct = np.asarray(table.column("correct"))
+    index = table.problem_index
+    ids = np.asarray(table.categories("problem_id"), dtype=str)
+    curves: dict[str, Any] = {}
+    notes = []
+    for task_code, task in enumerate(tasks):
+        for model_code, model in enumerate(models):
+            problems = np.flatnonzero((index.model_codes == model_code) & (index.task_codes == task_code))
+            if problems.size < 2:
+                continue
+            rows, offsets = index.rows_of(problems)
+            columns = {name: values[rows] for name, values in
+                       (("finished", finished), ("output_tokens", output_tokens),
+                        ("answer_token", answer_token)) if values is not None}
+            grid = list(budgets) if budgets else _auto_budgets(
+                columns.get("output_tokens"), columns.get("answer_token"), columns.get("finished"))
+            label = f"{model}" + (f" / {task}" if len(tasks) > 1 else "")
+            if not grid:
+                notes.append(f"{label}: no budget curve (no token positions recorded).")
+                continue
+            try:
+                counts = budget_counts(np.repeat(ids[index.problem_codes[problems]], np.diff(offsets)),
+                                       correct[rows], grid, **columns)
+                clusters = _clusters_for(cluster_map, task, np.asarray(counts.problem_ids, dtype=str))
+                with warnings.catch_warnings(record=True):
+                    warnings.simplefilter("always")
+                    points = budget_curve(counts, k=1, clusters=clusters, **options)
+            except ValueError as error:
+                notes.append(f"{label}: no budget curve ({error}).")
+                continue
+            for name, attribute in (("pass@1", "pass_at_k"), ("fin@1", "fin_at_k")):
+                key = name if len(tasks) == 1 else f"{task}: {name}"
+                curves.setdefault(key, {})[model] = [
+                    {"budget": int(p.budget), "estimate": _none_if_nan(getattr(p, attribute).estimate),
+                     "low": _none_if_nan(getattr(p, attribute).low),
+                     "high": _none_if_nan(getattr(p, attribute).high), "n_problems": int(p.n_problems)}
+                    for p in points]
+    return curves, notes
+
+
+def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] = "pass@1", *,
+                      sort: str | None = None, baseline: str | None = None, pairs: str = "all",
+                      cluster_by: str | None = None, method: str | None = None,
+                      confidence_level: float = 0.95, seed: int | np.random.Generator | None = DEFAULT_SEED,
+                      n_resamples: int = DEFAULT_N_RESAMPLES, curves: bool = True,
+                      budgets: Sequence[int] | None = None, plugin_manager: Any = None) -> Leaderboard:
+    """Build a leaderboard from a sample table holding several models.
+
+    Every cell (estimate, interval, standard error, problem counts) comes from
+    :func:`kpass.compute_report` grouped by model and task, so it equals ``kpass report``. Each
+    column (a metric, or a task and metric when the table has several tasks) then gets
+
+    * rank intervals (:func:`rank_intervals`) from the paired (cluster) bootstrap over the
+      problems every model of the column has;
+    * for the sort column, paired differences (:func:`kpass.metrics.paired_difference`) of all
+      pairs, of neighbours in the sorted order (``pairs="adjacent"``), or of every model against
+      ``baseline``, with Holm-adjusted p-values over that family (:func:`holm_adjust`).
+
+    Parameters
+    ----------
+    table : kpass.SampleTable
+        Samples of every model (see :func:`kpass.read_samples`).
+    metrics : str or sequence, default: "pass@1"
+        Metric specs (see :func:`kpass.parse_metric_specs`).
+    sort : str, optional
+        Column to sort by and to rank and compare in; a column key or a metric spec (default:
+        the first column).
+    baseline : str, optional
+        Compare every model with this one instead of all pairs.
+    pairs : {"all", "adjacent"}, default: "all"
+        Without a baseline: every pair (M(M-1)/2 comparisons) or neighbours in the sorted order.
+    cluster_by : str, optional
+        Problem field whose clusters are resampled whole (intervals, ranks and comparisons).
+    method : str, optional
+        Interval method of :func:`kpass.mean_ci` (default: the core's).
+    confidence_level : float, default: 0.95
+        Of the intervals, the rank intervals and the comparison intervals.
+    seed : int or Generator, default: 0
+        Seed of every bootstrap (reproducible leaderboards).
+    n_resamples : int, default: 10_000
+        Bootstrap resamples of the intervals, ranks, comparisons and curves
+        (:data:`kpass.reports.report.DEFAULT_N_RESAMPLES`, as ``kpass report``).
+    curves : bool, default: True
+        Also compute pass@k against k and, when the table has token counts, fin@1 and pass@1
+        against the token budget (for the HTML page and the JSON).
+    budgets : sequence of int, optional
+        Budgets of the budget curves (default: powers of two up to the largest budget each
+        model's run decides).
+    plugin_manager : pluggy.PluginManager, optional
+        Host whose metric families are used.
+
+    Returns
+    -------
+    Leaderboard
+
+    Raises
+    ------
+    ValueError
+        Unknown ``baseline``, ``sort`` or ``pairs``; fewer than two problems shared by the models.
+    kpass.DataError
+        What :func:`kpass.compute_report` raises, and clusters that differ between models.
+    """
+    if not isinstance(table, SampleTable):
+        raise TypeError(f"`table` must be a kpass.SampleTable; got {type(table).__name__}.")
+    if pairs not in PAIRS:
+        raise ValueError(f"`pairs` must be one of {PAIRS}; got {pairs!r}.")
+    confidence_level = _check_confidence_level(confidence_level)
+    models = table.categories("model")
+    tasks = table.categories("task")
+    if baseline is not None and baseline not in models:
+        raise ValueError(f"baseline model {baseline!r} is not in the table; models: {', '.join(models)}.")
+    options = {"cluster_by": cluster_by, "method": method, "confidence_level": confidence_level,
+               "seed": seed, "n_resamples": n_resamples}
+    report = compute_report(table, metrics, by=("model", "task"), plugin_manager=plugin_manager, **options)
+    multi_task = len(tasks) > 1
+    columns = [{"key": f"{task}/{spec.name}" if multi_task else spec.name, "task": task,
+                "metric": spec.name,
+                "higher_is_better": bool(getattr(spec.implementation, "higher_is_better", True))}
+               for task in tasks for spec in report.metrics]
+    sort_key = _resolve_sort(sort, columns, plugin_manager)
+    cluster_map = _problem_clusters(table, cluster_by) if cluster_by is not None else None
+    rows = {(row.model, row.task, row.metric): row for row in report.rows}
+    notes = list(report.notes)
+
+    ranks: dict[str, RankIntervals] = {}
+    matrices = {}
+    for column in columns:
+        present, common, matrix, dropped = _column_matrix(report, models, column["task"], column["metric"])
+        column.update(rank_problems=int(common.size), rank_models=len(present),
+                      rank_dropped_problems=int(dropped.size))
+        if dropped.size:
+            shown = ", ".join(dropped[:5].tolist()) + (", ..." if dropped.size > 5 else "")
+            notes.append(f"{column['key']}: rank intervals and comparisons use the {common.size} problems "
+                         f"every model has; {dropped.size} problem(s) that some model lacks are left out "
+                         f"({shown}).")
+        if not present:
+            continue
+        clusters = _clusters_for(cluster_map, column["task"], common)
+        if common.size < 2:
+            notes.append(f"{column['key']}: no rank intervals (fewer than 2 problems shared by the models).")
+            continue
+        if clusters is not None and np.unique(clusters).size < 2:
+            notes.append(f"{column['key']}: no rank intervals (the shared problems are in one cluster).")
+            continue
+        ranks[column["key"]] = rank_intervals(
+            matrix, models=present, clusters=clusters, confidence_level=confidence_level,
+            n_resamples=n_resamples or DEFAULT_N_RESAMPLES, rng=seed,
+            higher_is_better=column["higher_is_better"])
+        matrices[column["key"]] = (present, matrix, clusters)
+
+    sort_column = next(c for c in columns if c["key"] == sort_key)
+
+    def order_key(model: str):
+        row = rows.get((model, sort_column["task"], sort_column["metric"]))
+        if row is None or row.estimate is None:
+            return (1, 0.0, model)
+        return (0, -row.estimate if sort_column["higher_is_better"] else row.estimate, model)
+
+    ordered = sorted(models, key=order_key)
+
+    comparisons: list[dict[str, Any]] = []
+    shown_ranks = dict(ranks)  # the bootstrap's rank intervals, the sort column's reconciled below
+    if sort_key in matrices:
+        present, matrix, clusters = matrices[sort_key]
+        in_order = [m for m in ordered if m in present]
+        if baseline is not None:
+            if baseline not in present:
+                raise ValueError(f"baseline model {baseline!r} has no values in column {sort_key!r}.")
+            pair_list = [(m, baseline) for m in in_order if m != baseline]
+        elif pairs == "adjacent":
+            pair_list = list(zip(in_order[:-1], in_order[1:]))
+        else:
+            pair_list = [(a, b) for i, a in enumerate(in_order) for b in in_order[i + 1:]]
+        comparisons, comparison_notes = _compare_pairs(
+            pair_list, present, matrix, clusters, column=sort_key, method=method,
+            confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
+        notes += comparison_notes
+        if sort_key in ranks:
+            # ranks must not order two models that the paired comparison shown cannot tell apart
+            not_distinguished = [(c["model_a"], c["model_b"]) for c in comparisons
+                                 if c["low"] is not None and c["high"] is not None and c["low"] <= 0.0 <= c["high"]]
+            shown_ranks[sort_key], widened = reconcile_rank_intervals(ranks[sort_key], not_distinguished)
+            if widened:
+                shown = ", ".join(f"{a} / {b}" for a, b in widened[:10]) + (", ..." if len(widened) > 10 else "")
+                notes.append(f"{sort_key}: rank intervals widened to overlap where the paired interval holds 0 "
+                             f"({len(widened)} pair(s): {shown}); the rank bootstrap alone had ordered them.")
+
+    index = table.problem_index
+    problems_per_model = np.bincount(index.model_codes, minlength=len(models))
+    samples_per_model = np.bincount(index.model_codes, weights=index.n_samples, minlength=len(models))
+    entries = []
+    for model in ordered:
+        code = models.index(model)
+        metrics_of_model, ranks_of_model = {}, {}
+        for column in columns:
+            row = rows.get((model, column["task"], column["metric"]))
+            metrics_of_model[column["key"]] = None if row is None else _cell_of(row)
+            if row is not None and row.note:
+                notes.append(f"{model} / {column['key']}: {row.note}.")
+            result = shown_ranks.get(column["key"])
+            if result is not None and model in result.models:
+                i = result.models.index(model)
+                ranks_of_model[column["key"]] = {
+                    "rank": int(result.rank[i]), "low": int(result.low[i]), "high": int(result.high[i]),
+                    "probability_first": float(result.probability_first[i]),
+                    "of": len(result.models)}
+            else:
+                ranks_of_model[column["key"]] = None
+        entries.append({"model": model, "n_problems": int(problems_per_model[code]),
+                        "n_samples": int(samples_per_model[code]), "metrics": metrics_of_model,
+                        "ranks": ranks_of_model})
+
+    exclusions = []
+    for exclusion in report.exclusions:
+        key = f"{exclusion.task}/{exclusion.metric}" if multi_task else exclusion.metric
+        exclusions.append({"model": exclusion.model, "task": exclusion.task, "column": key,
+                           "metric": exclusion.metric, "n_problems": len(exclusion.problem_ids),
+                           "problem_ids": list(exclusion.problem_ids[:20]), "reason": exclusion.reason})
+
+    curve_data: dict[str, Any] = {}
+    budget_data: dict[str, Any] = {}
+    if curves:
+        curve_data, curve_notes = _pass_at_k_curves(table, models, tasks, options, plugin_manager)
+        budget_options = interval_options(method=method, confidence_level=confidence_level, seed=seed,
+                                          n_resamples=n_resamples, clustered=cluster_map is not None)
+        budget_data, budget_notes = _budget_curves(table, models, tasks, cluster_map, budgets, budget_options)
+        notes += curve_notes + budget_notes
+
+    data = {
+        "kind": "kpass.leaderboard",
+        "kpass_version": __version__,
+        "confidence_level": confidence_level,
+        "n_resamples": int(n_resamples or DEFAULT_N_RESAMPLES),
+        "seed": seed if isinstance(seed, (int, type(None))) else str(seed),
+        "method": method,
+        "cluster_by": cluster_by,
+        "sort": sort_key,
+        "baseline": baseline,
+        "tie_rule": ("rank = 1 + number of models with a strictly larger resampled mean; models with "
+                     "identical per-problem values always tie"),
+        "columns": columns,
+        "models": entries,
+        "comparisons": comparisons,
+        "comparison_family": {"column": sort_key, "baseline": baseline,
+                              "pairs": "baseline" if baseline else pairs,
+                              "adjustment": "holm", "size": sum(c["p_value"] is not None
+                                                               for c in comparisons)},
+        "curves": curve_data,
+        "budget_curves": budget_data,
+        "exclusions": exclusions,
+        "notes": notes,
+    }
+    return Leaderboard(data=data, report=report, ranks=ranks)
+
+

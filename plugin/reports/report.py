@@ -1,0 +1,788 @@
+"""Reports: every metric per (model, task) with an interval, and paired comparisons of models.
+
+:func:`compute_report` reduces a :class:`~kpass.SampleTable` to per-problem counts, asks each
+metric family for per-problem values on the problems with enough samples, and aggregates them
+with :func:`kpass.mean_ci`; :func:`compute_comparison` does the same for two models on the same
+problems with :func:`kpass.paired_difference`. Every problem left out of a metric is listed in the
+result's ``exclusions`` with the reason; nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kpass import metrics as core
+
+from kpass.errors import DataError, MetricSpecError, UsageError
+from kpass.data.problems import ProblemSet
+from kpass.host.lookups import parse_metric_specs
+from kpass.host.specs import MetricSpec
+from kpass.data.table import SampleTable
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pluggy
+
+__all__ = [
+    "Comparison", "ComparisonRow", "DEFAULT_N_RESAMPLES", "DEFAULT_SEED", "Exclusion", "Report", "ReportRow",
+    "check_one_model_per_group", "compute_comparison", "compute_report", "interval_options", "problem_attribute",
+]
+
+Group = tuple[tuple[str, str], ...]
+
+
+def _group_value(group: Group, field: str) -> str | None:
+    for name, value in group:
+        if name == field:
+            return value
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Exclusion:
+    """Problems left out of one metric in one group, and why.
+
+    Attributes
+    ----------
+    group : tuple of (field, value)
+        The report group, e.g. ``(("model", "m"), ("task", "t"))``.
+    metric : str
+        Canonical metric name.
+    problem_ids : tuple of str
+        The problems excluded (for ``by`` without ``task``, written ``task/problem_id``).
+    reason : str
+        Why, e.g. ``"4 samples, pass@8 needs 8"``.
+    """
+
+    group: Group
+    metric: str
+    problem_ids: tuple[str, ...]
+    reason: str
+
+    @property
+    def model(self) -> str | None:
+        return _group_value(self.group, "model")
+
+    @property
+    def task(self) -> str | None:
+        return _group_value(self.group, "task")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**dict(self.group), "metric": self.metric, "problem_ids": list(self.problem_ids),
+                "n_problems": len(self.problem_ids), "reason": self.reason}
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportRow:
+    """One metric in one group: the estimate, its interval and what it rests on.
+
+    Attributes
+    ----------
+    group : tuple of (field, value)
+        Report group (``model`` and ``task`` by default; see :attr:`model`, :attr:`task`).
+    metric : str
+        Canonical metric name (``"pass@8"``).
+    estimate, low, high, standard_error : float or None
+        Mean of the per-problem values and its interval; ``None`` when no problem qualified
+        (the interval alone is ``None`` when it is undefined, e.g. for a single problem).
+    n_problems : int
+        Problems the estimate averages over.
+    n_samples : int
+        Samples of those problems.
+    n_clusters : int or None
+        Clusters (with ``cluster_by``).
+    method : str or None
+        Interval method (see :func:`kpass.mean_ci`).
+    n_excluded : int
+        Problems of the group left out (listed in :attr:`Report.exclusions`).
+    note : str
+        Why the estimate or interval is missing, if it is.
+    """
+
+    group: Group
+    metric: str
+    estimate: float | None
+    low: float | None
+    high: float | None
+    standard_error: float | None
+    n_problems: int
+    n_samples: int
+    n_clusters: int | None
+    method: str | None
+    n_excluded: int = 0
+    note: str = ""
+    interval: Any = dataclasses.field(default=None, compare=False, repr=False)
+
+    @property
+    def model(self) -> str | None:
+        return _group_value(self.group, "model")
+
+    @property
+    def task(self) -> str | None:
+        return _group_value(self.group, "task")
+
+    def as_dict(self) -> dict[str, Any]:
+        out = dict(self.group)
+        for name in ("metric", "estimate", "low", "high", "standard_error", "n_problems", "n_samples",
+                     "n_clusters", "method", "n_excluded", "note"):
+            out[name] = getattr(self, name)
+        return out
+
+
+@dataclasses.dataclass
+class Report:
+    """What :func:`compute_report` returns.
+
+    Attributes
+    ----------
+    rows : list of ReportRow
+        One per (group, metric), groups in order of first appearance, metrics in spec order.
+    exclusions : list of Exclusion
+        Every problem left out of a metric, with the reason.
+    notes : list of str
+        Facts about the data a reader should know: the table's own notes first
+        (:attr:`SampleTable.notes`, e.g. epochs a reader left out), extra columns kept as
+        metadata, ragged n, and every warning of the interval core.
+    metrics : list of MetricSpec
+    by : tuple of str
+    cluster_by : str or None
+    confidence_level : float
+    per_problem : dict
+        ``(group, metric) -> (problem_ids, values)`` of the problems each estimate averages.
+    """
+
+    rows: list[ReportRow]
+    exclusions: list[Exclusion]
+    notes: list[str]
+    metrics: list[MetricSpec]
+    by: tuple[str, ...]
+    cluster_by: str | None
+    confidence_level: float
+    per_problem: dict[tuple[Group, str], tuple[tuple[str, ...], NDArray[np.float64]]] = dataclasses.field(
+        default_factory=dict, repr=False)
+
+    def row(self, metric: str, **group: str) -> ReportRow:
+        """The row of ``metric`` whose group matches ``group`` (e.g. ``model="m"``)."""
+        for row in self.rows:
+            if row.metric == metric and all(_group_value(row.group, k) == v for k, v in group.items()):
+                return row
+        raise KeyError(f"no row for metric {metric!r} and group {group}; metrics: "
+                       f"{sorted({r.metric for r in self.rows})}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "by": list(self.by), "cluster_by": self.cluster_by, "confidence_level": self.confidence_level,
+            "metrics": [spec.name for spec in self.metrics],
+            "rows": [row.as_dict() for row in self.rows],
+            "exclusions": [exclusion.as_dict() for exclusion in self.exclusions],
+            "notes": list(self.notes),
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class ComparisonRow:
+    """``model - baseline`` on one metric in one group, paired over the common problems.
+
+    Attributes
+    ----------
+    group : tuple of (field, value)
+        Group without the model (``task`` by default).
+    metric, model, baseline : str
+    estimate, low, high, standard_error : float
+        The paired difference and its interval.
+    p_value, correlation : float
+        Two-sided p-value of "no difference"; correlation of the per-problem values.
+    estimate_model, estimate_baseline : float
+        Each model's mean on the common problems.
+    n_problems : int
+    n_clusters : int or None
+    method : str
+    n_excluded : int
+    """
+
+    group: Group
+    metric: str
+    model: str
+    baseline: str
+    estimate: float | None
+    low: float | None
+    high: float | None
+    standard_error: float | None
+    p_value: float | None
+    correlation: float | None
+    estimate_model: float | None
+    estimate_baseline: float | None
+    n_problems: int
+    n_clusters: int | None
+    method: str | None
+    n_excluded: int = 0
+    note: str = ""
+    result: Any = dataclasses.field(default=None, compare=False, repr=False)
+
+    @property
+    def task(self) -> str | None:
+        return _group_value(self.group, "task")
+
+    def as_dict(self) -> dict[str, Any]:
+        out = dict(self.group)
+        for name in ("metric", "model", "baseline", "estimate", "low", "high", "standard_error", "p_value",
+                     "correlation", "estimate_model", "estimate_baseline", "n_problems", "n_clusters", "method",
+                     "n_excluded", "note"):
+            out[name] = getattr(self, name)
+        return out
+
+
+@dataclasses.dataclass
+class Comparison:
+    """What :func:`compute_comparison` returns (``rows``, ``exclusions``, ``notes`` as in :class:`Report`)."""
+
+    rows: list[ComparisonRow]
+    exclusions: list[Exclusion]
+    notes: list[str]
+    metrics: list[MetricSpec]
+    baseline: str
+    by: tuple[str, ...]
+    cluster_by: str | None
+    confidence_level: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "baseline": self.baseline, "by": list(self.by), "cluster_by": self.cluster_by,
+            "confidence_level": self.confidence_level, "metrics": [spec.name for spec in self.metrics],
+            "rows": [row.as_dict() for row in self.rows],
+            "exclusions": [exclusion.as_dict() for exclusion in self.exclusions],
+            "notes": list(self.notes),
+        }
+
+
+# ----------------------------------------------------------------------------------------------
+# shared machinery
+
+
+
+#: Seed of every bootstrap of the host (reports, comparisons, budgets, leaderboards): the Python
+#: API gives the numbers the ``kpass`` command prints unless told otherwise.
+DEFAULT_SEED = 0
+
+#: Bootstrap resamples of every interval of the host (the core's :func:`kpass.mean_ci` default).
+DEFAULT_N_RESAMPLES = 10_000
+
+
+#: The host's names of the core's interval parameters (the host takes an int ``seed``).
+_HOST_PARAMETERS = {"`rng`": "`seed`", "`clusters`": "`cluster_by`", "clusters=None": "cluster_by=None"}
+
+
+def interval_options(*, method: str | None = None, confidence_level: float = 0.95, seed: Any = DEFAULT_SEED,
+                     n_resamples: int | None = DEFAULT_N_RESAMPLES, paired: bool = False,
+                     clustered: bool = False) -> dict[str, Any]:
+    """Checked keyword arguments of :func:`kpass.mean_ci` (or, with ``paired``, of
+    :func:`kpass.paired_difference`): ``method``, ``confidence_level``, ``n_resamples``, ``rng``.
+
+    Every host path (report, compare, budget, leaderboard) builds its interval options here, so
+    one option gives one number everywhere. The checks are the core's
+    (:func:`kpass.metrics.check_interval_options`), made before any data is used; ``None`` for
+    ``method`` or ``n_resamples`` means the default, ``seed=None`` draws fresh entropy (the core
+    records it in ``details["seed"]``).
+
+    Raises
+    ------
+    UsageError
+        A bad method, confidence level, number of resamples or seed, naming the parameter
+        (``confidence_level``, ``seed``, ...); a ``kpass`` command names its flag instead.
+    TypeError
+        An option of the wrong type.
+    """
+    try:
+        return core.check_interval_options(method=method, confidence_level=confidence_level, rng=seed,
+                                           n_resamples=n_resamples, paired=paired, clustered=clustered)
+    except ValueError as exc:
+        message = str(exc)
+        for core_name, host_name in _HOST_PARAMETERS.items():
+            message = message.replace(core_name, host_name)
+        raise UsageError(message) from None
+
+
+def _resolve_specs(metrics, plugin_manager) -> list[MetricSpec]:
+    if isinstance(metrics, MetricSpec):
+        return [metrics]
+    if isinstance(metrics, str):
+        return parse_metric_specs(metrics, plugin_manager=plugin_manager)
+    items = list(metrics)
+    if items and all(isinstance(item, MetricSpec) for item in items):
+        return items
+    return parse_metric_specs([item.name if isinstance(item, MetricSpec) else item for item in items],
+                              plugin_manager=plugin_manager)
+
+
+def problem_attribute(table: SampleTable, field: str, purpose: str, *, allow_null: bool = False) -> NDArray[np.int64]:
+    """Per-problem code of a categorical column that must be constant within each problem.
+
+    Raises :class:`~kpass.DataError` when the table lacks the field, when it varies within a
+    problem, or (unless ``allow_null``) when it is null for a problem, naming the file and line.
+    """
+    index = table.problem_index
+    if field == "model":
+        return index.model_codes
+    if field == "task":
+        return index.task_codes
+    if field == "problem_id":
+        return index.problem_codes
+    if not table.has_column(field):
+        raise DataError(f"{purpose} names the field '{field}', which the table does not have; fields: "
+                        f"{', '.join(table.columns)}", **table.error_location(), field=field)
+    if not table.is_categorical(field):
+        raise DataError(f"{purpose} needs a categorical (string) field; '{field}' is not one",
+                        **table.error_location(), field=field)
+    codes = table.codes(field).astype(np.int64)[index.order]
+    starts = index.starts
+    low = np.minimum.reduceat(codes, starts)
+    high = np.maximum.reduceat(codes, starts)
+    varying = low != high
+    if varying.any():
+        problem = int(np.flatnonzero(varying)[0])
+        row = int(index.order[starts[problem]])
+        raise DataError(f"{purpose} '{field}' must be the same for every sample of a problem; problem "
+                        f"({table.describe_problem(row)}) has several values", **table.error_location(row),
+                        field=field)
+    if not allow_null and (low < 0).any():
+        problem = int(np.flatnonzero(low < 0)[0])
+        row = int(index.order[starts[problem]])
+        raise DataError(f"{purpose} '{field}' is null for problem ({table.describe_problem(row)}); every "
+                        "problem needs a cluster", **table.error_location(row), field=field)
+    return low
+
+
+def _groups(table: SampleTable, by: Sequence[str]) -> tuple[list[Group], NDArray[np.int64]]:
+    index = table.problem_index
+    if not by:
+        return [()], np.zeros(index.n_problems, dtype=np.int64)
+    columns = [problem_attribute(table, field, "--by", allow_null=True) for field in by]
+    stacked = np.stack(columns, axis=1)
+    keys, group_of_problem = np.unique(stacked, axis=0, return_inverse=True)
+    group_of_problem = group_of_problem.ravel()
+    groups = []
+    for key in keys.tolist():
+        groups.append(tuple((field, "(null)" if code < 0 else table.category_values(field)[code])
+                            for field, code in zip(by, key)))
+    return groups, group_of_problem
+
+
+def check_one_model_per_group(table: SampleTable, group_of_problem: NDArray[np.int64], groups: Sequence[Group],
+                              by: Sequence[str]) -> None:
+    """Refuse a grouping under which one group holds the problems of several models.
+
+    Such a group would average different models together and count the same problem once per
+    model, as if the copies were independent problems (understating the standard error).
+
+    Parameters
+    ----------
+    table : SampleTable
+    group_of_problem : ndarray of int, shape (n_problems,)
+        Group of every problem of ``table.problem_index``.
+    groups : sequence of Group
+        Label of every group (``(field, value)`` pairs; ``()`` for everything).
+    by : sequence of str
+        The grouping fields, for the message.
+
+    Raises
+    ------
+    UsageError
+        Naming the group, its models and the ``--by`` to use instead.
+    """
+    models = table.problem_index.model_codes
+    n_groups = len(groups)
+    low = np.full(n_groups, np.iinfo(np.int64).max)
+    high = np.full(n_groups, -1, dtype=np.int64)
+    np.minimum.at(low, group_of_problem, models)
+    np.maximum.at(high, group_of_problem, models)
+    mixed = np.flatnonzero(high > low)
+    if mixed.size == 0:
+        return
+    group = int(mixed[0])
+    present = np.unique(models[group_of_problem == group])
+    names = ", ".join(repr(name) for name in table.category_values("model")[present[:3]]) + (
+        ", ..." if present.size > 3 else "")
+    where = ", ".join(f"{field}={value}" for field, value in groups[group]) or "the whole table"
+    fields = [field for field in by if field != "model"]
+    raise UsageError(
+        f"--by {','.join(by) if by else repr('')} puts the problems of {present.size} models ({names}) into one "
+        f"group ({where}): their estimates would be averaged together and each model's copy of a problem "
+        f"counted as a separate problem. Include model in --by (e.g. --by {','.join(['model', *fields])})")
+
+
+def _problem_labels(table: SampleTable, problems: NDArray[np.int64], with_task: bool) -> NDArray[np.object_]:
+    """Problem ids (``task/problem_id`` when ``with_task``) of ``problems``, as an object array."""
+    index = table.problem_index
+    ids = table.category_values("problem_id")[index.problem_codes[problems]]
+    if not with_task:
+        return ids
+    return table.category_values("task")[index.task_codes[problems]] + "/" + ids
+
+
+def _check_requirements(table: SampleTable, specs: Sequence[MetricSpec]) -> None:
+    for spec in specs:
+        needed = spec.requires
+        if spec.budget is not None:  # a budget is read from answer_token / output_tokens / finished
+            needed = tuple(name for name in needed if name != "finished")
+        for column in needed:
+            if not table.has_column(column):
+                raise DataError(
+                    f"{spec.name} needs the `{column}` column, which the table does not have"
+                    + (" (binary correct/incorrect data cannot determine cons@k: which wrong answers agree "
+                       "decides the vote)" if column == "answer" else ""),
+                    **table.error_location(), field=column)
+
+
+def _too_few_samples(table: SampleTable, spec: MetricSpec, largest: int, who: str = "") -> DataError:
+    need = spec.min_samples
+    symbol = getattr(spec.implementation, "symbol", "")
+    example = f" (e.g. {symbol}{largest})" if symbol and not getattr(spec.implementation, "parameter", None) else ""
+    return DataError(
+        f"{spec.name} needs {need} samples per problem, but {who or 'no problem'} has more than {largest} "
+        f"(the largest n{' there' if who else ''}), so every problem would be excluded from it. Lower k to at "
+        f"most {largest}{example}, or draw more samples", **table.error_location(), field="sample_index")
+
+
+def _evaluate(table: SampleTable, spec: MetricSpec, problems: NDArray[np.int64],
+              ) -> tuple[NDArray[np.bool_], NDArray[np.float64], list[tuple[str, NDArray[np.bool_]]]]:
+    """``(eligible, values of the eligible problems, [(reason, excluded)])`` of one metric on
+    ``problems``; ``eligible`` and ``excluded`` are masks over ``problems``."""
+    index = table.problem_index
+    need = spec.min_samples
+    n = index.n_samples[problems]
+    short = n < need
+    exclusions = []
+    if short.any():
+        for value in np.unique(n[short]).tolist():
+            exclusions.append((f"{value} sample{'s' if value != 1 else ''}, {spec.name} needs {need}", n == value))
+    eligible = ~short
+    chosen = problems[eligible]
+    if chosen.size == 0:
+        return eligible, np.zeros(0), exclusions
+    family = spec.implementation
+    try:
+        values = family.compute(ProblemSet(table, chosen, budget=spec.budget), spec)
+    except (DataError, UsageError, MetricSpecError):
+        raise
+    except ValueError as exc:  # the core rejected the data of these problems
+        raise DataError(f"{spec.name}: {exc}", **table.error_location()) from exc
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape != (chosen.size,):
+        raise ValueError(f"metric family {type(family).__name__} ({spec.name}) returned shape {values.shape}; "
+                         f"expected ({chosen.size},), one value per problem.")
+    if not np.isfinite(values).all():
+        bad = np.flatnonzero(~np.isfinite(values))[:5]
+        raise ValueError(f"metric family {type(family).__name__} ({spec.name}) returned non-finite values for "
+                         f"problems {_problem_labels(table, chosen[bad], True).tolist()}.")
+    return eligible, values, exclusions
+
+
+def _interval(values: NDArray[np.float64], clusters: NDArray[np.int64] | None,
+              options: dict[str, Any]) -> tuple[Any, list[str]]:
+    """:func:`kpass.mean_ci` with checked ``options``; every warning it gives comes back as text."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = core.mean_ci(values, clusters=clusters, **options)
+    return result, [str(w.message) for w in caught]
+
+
+def _mixed_n_notes(table: SampleTable, groups: list[Group], group_of_problem: NDArray[np.int64]) -> list[str]:
+    index = table.problem_index
+    notes = []
+    low = np.full(len(groups), np.iinfo(np.int64).max)
+    high = np.zeros(len(groups), dtype=np.int64)
+    np.minimum.at(low, group_of_problem, index.n_samples)
+    np.maximum.at(high, group_of_problem, index.n_samples)
+    for g in np.flatnonzero(low != high).tolist():
+        label = ", ".join(f"{k}={v}" for k, v in groups[g]) or "all"
+        notes.append(f"{label}: samples per problem vary from {low[g]} to {high[g]}; each problem's estimate "
+                     "uses its own n (unbiased for every n >= k)")
+    return notes
+
+
+def _table_notes(table: SampleTable) -> list[str]:
+    """The reader's notes on the table (:attr:`SampleTable.notes`), then the host's."""
+    notes = list(table.notes)
+    if table.extra_columns:
+        notes.append(f"columns outside the schema kept as metadata (not interpreted): {', '.join(table.extra_columns)}")
+    return notes
+
+
+def _nan_to_none(value: float) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[MetricSpec], *,
+                   by: Sequence[str] = ("model", "task"), cluster_by: str | None = None,
+                   method: str | None = None, confidence_level: float = 0.95, seed: Any = DEFAULT_SEED,
+                   n_resamples: int = DEFAULT_N_RESAMPLES, plugin_manager: "pluggy.PluginManager | None" = None,
+                   progress: Callable[[int, int], None] | None = None) -> Report:
+    """Estimate every metric per group with an interval, listing every excluded problem.
+
+    Parameters
+    ----------
+    table : SampleTable
+        The samples (see :func:`kpass.read_samples`).
+    metrics : str, sequence of str, or sequence of MetricSpec
+        Metric specs, e.g. ``"pass@1,8 cons@16"`` (see :func:`kpass.parse_metric_specs`).
+    by : sequence of str, default: ("model", "task")
+        Categorical fields to group by; each must be constant within a problem, and a group may
+        hold one model only (``by`` must include ``model`` when the table has several).
+    cluster_by : str, optional
+        Field holding each problem's cluster (``"cluster"`` or a metadata column); intervals
+        then resample or cluster by it.
+    method : str, optional
+        Interval method of :func:`kpass.mean_ci`, one of :data:`kpass.metrics.INTERVAL_METHODS`;
+        default: ``kpass.metrics.DEFAULT_INTERVAL_METHOD``.
+    confidence_level : float, default: 0.95
+    seed : int, numpy.random.Generator or None, default: 0
+        Seed of the bootstrap; the default gives the numbers ``kpass report`` prints. ``None``
+        draws fresh entropy.
+    n_resamples : int, default: 10_000
+        Bootstrap resamples (:data:`DEFAULT_N_RESAMPLES`).
+    plugin_manager : pluggy.PluginManager, optional
+        Host whose metric families are used.
+    progress : callable ``(done, total)``, optional
+        Called after each (group, metric).
+
+    Returns
+    -------
+    Report
+        Its ``notes`` start with the table's own (:attr:`SampleTable.notes`, from the reader).
+
+    Raises
+    ------
+    MetricSpecError
+        Bad specs (listing the valid ones).
+    UsageError
+        A bad interval option (method, confidence level, resamples, seed), or a ``by`` under
+        which one group holds several models.
+    DataError
+        A metric needs a column the table lacks, ``by``/``cluster_by`` fields that vary within a
+        problem (or a null cluster), a metric that no problem has enough samples for (k larger
+        than every n), or data a metric cannot use (naming file, line and field).
+    """
+    if not isinstance(table, SampleTable):
+        raise TypeError(f"`table` must be a kpass.SampleTable; got {type(table).__name__}.")
+    specs = _resolve_specs(metrics, plugin_manager)
+    by = tuple(by)
+    options = interval_options(method=method, confidence_level=confidence_level, seed=seed,
+                               n_resamples=n_resamples, clustered=cluster_by is not None)
+    _check_requirements(table, specs)
+    index = table.problem_index
+    largest = int(index.n_samples.max())
+    for spec in specs:
+        if spec.min_samples > largest:
+            raise _too_few_samples(table, spec, largest)
+    groups, group_of_problem = _groups(table, by)
+    check_one_model_per_group(table, group_of_problem, groups, by)
+    clusters = None if cluster_by is None else problem_attribute(table, cluster_by, "--cluster-by")
+    with_task = "task" not in by
+    rows: list[ReportRow] = []
+    exclusions: list[Exclusion] = []
+    per_problem = {}
+    order = np.argsort(group_of_problem, kind="stable")
+    boundaries = np.searchsorted(group_of_problem[order], np.arange(len(groups) + 1))
+    total = len(groups) * len(specs)
+    done = 0
+    warning_notes: list[str] = []
+    for g, group in enumerate(groups):
+        problems = order[boundaries[g]:boundaries[g + 1]]
+        labels = _problem_labels(table, problems, with_task)
+        label = " / ".join(value for _, value in group)
+        for spec in specs:
+            eligible, values, excluded = _evaluate(table, spec, problems)
+            n_excluded = 0
+            for reason, members in excluded:
+                exclusions.append(Exclusion(group, spec.name, tuple(labels[members].tolist()), reason))
+                n_excluded += int(members.sum())
+            chosen = problems[eligible]
+            n_samples = int(index.n_samples[chosen].sum())
+            per_problem[(group, spec.name)] = (tuple(labels[eligible].tolist()), values)
+            row_clusters = None if clusters is None else clusters[chosen]
+            n_clusters = None if row_clusters is None else int(np.unique(row_clusters).size)
+            if chosen.size == 0:
+                rows.append(ReportRow(group, spec.name, None, None, None, None, 0, 0, n_clusters, None, n_excluded,
+                                      "no problem has enough samples"))
+            else:
+                try:
+                    result, caught = _interval(values, row_clusters, options)
+                except ValueError as exc:  # options were checked: the data cannot give an interval
+                    rows.append(ReportRow(group, spec.name, float(values.mean()), None, None, None, int(chosen.size),
+                                          n_samples, n_clusters, None, n_excluded, f"no interval: {exc}"))
+                else:
+                    prefix = f"{label} / " if label else ""
+                    warning_notes.extend(f"{prefix}{spec.name}: {message}" for message in caught)
+                    rows.append(ReportRow(group, spec.name, float(result.estimate), _nan_to_none(result.low),
+                                          _nan_to_none(result.high), _nan_to_none(result.standard_error),
+                                          int(chosen.size), n_samples, result.n_clusters, result.method,
+                                          n_excluded, "", result))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    notes = _table_notes(table) + _mixed_n_notes(table, groups, group_of_problem) + warning_notes
+    return Report(rows, exclusions, notes, specs, by, cluster_by, options["confidence_level"], per_problem)
+
+
+def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequence[MetricSpec], *,
+                       baseline: str, models: Sequence[str] | None = None, by: Sequence[str] = ("task",),
+                       cluster_by: str | None = None, method: str | None = None, confidence_level: float = 0.95,
+                       seed: Any = DEFAULT_SEED, n_resamples: int = DEFAULT_N_RESAMPLES, intersect: bool = False,
+                       plugin_manager: "pluggy.PluginManager | None" = None,
+                       progress: Callable[[int, int], None] | None = None) -> Comparison:
+    """Paired differences ``model - baseline`` per metric and group, over the same problems.
+
+    Problems are matched by ``(task, problem_id)``. A problem is compared only when both models
+    have enough samples for the metric; the others are listed in ``exclusions``.
+
+    Parameters
+    ----------
+    table : SampleTable
+    metrics : str, sequence of str, or sequence of MetricSpec
+    baseline : str
+        The reference model.
+    models : sequence of str, optional
+        Models to compare with the baseline (default: every other model in the table).
+    by : sequence of str, default: ("task",)
+        Grouping fields besides the model.
+    method : str, optional
+        Interval method of :func:`kpass.paired_difference` (``PAIRED_INTERVAL_METHODS``);
+        default: ``DEFAULT_PAIRED_METHOD``.
+    cluster_by, confidence_level, seed, n_resamples, plugin_manager, progress
+        As in :func:`compute_report` (``seed`` 0 and 10,000 resamples by default).
+    intersect : bool, default: False
+        When a problem is present for one model only: ``False`` raises :class:`~kpass.DataError`
+        naming such problems; ``True`` compares the common problems and lists the others.
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    UsageError
+        An unknown baseline or model, or a bad interval option (a ``ValueError``).
+    DataError
+        As :func:`compute_report`; problems present for one model only (without ``intersect``);
+        a metric no problem can be compared on (k larger than every n of a model).
+    """
+    if not isinstance(table, SampleTable):
+        raise TypeError(f"`table` must be a kpass.SampleTable; got {type(table).__name__}.")
+    specs = _resolve_specs(metrics, plugin_manager)
+    by = tuple(field for field in by if field != "model")
+    options = interval_options(method=method, confidence_level=confidence_level, seed=seed,
+                               n_resamples=n_resamples, paired=True, clustered=cluster_by is not None)
+    all_models = table.categories("model")
+    if baseline not in all_models:
+        raise UsageError(f"baseline model {baseline!r} is not in the table; models: {', '.join(all_models)}.")
+    others = [m for m in all_models if m != baseline] if models is None else list(models)
+    for model in others:
+        if model not in all_models:
+            raise UsageError(f"model {model!r} is not in the table; models: {', '.join(all_models)}.")
+        if model == baseline:
+            raise UsageError(f"model {model!r} is the baseline; compare it with another model.")
+    if not others:
+        raise UsageError(f"the table has only the baseline model {baseline!r}; nothing to compare.")
+    _check_requirements(table, specs)
+    index = table.problem_index
+    base_code = all_models.index(baseline)
+    largest_base = int(index.n_samples[index.model_codes == base_code].max())
+    largest_other, other = max((int(index.n_samples[index.model_codes == all_models.index(m)].max()), m)
+                               for m in others)
+    if largest_base < largest_other:
+        limiting, largest = f"no problem of the baseline {baseline!r}", largest_base
+    else:
+        limiting = f"no problem of {other!r}" if len(others) == 1 else "no problem of any compared model"
+        largest = largest_other
+    for spec in specs:
+        if spec.min_samples > largest:
+            raise _too_few_samples(table, spec, largest, limiting)
+    groups, group_of_problem = _groups(table, by)
+    clusters = None if cluster_by is None else problem_attribute(table, cluster_by, "--cluster-by")
+    # matching key of a problem across models: (group, task, problem_id)
+    n_tasks = max(table.n_categories("task"), 1)
+    n_ids = max(table.n_categories("problem_id"), 1)
+    match_key = (group_of_problem * n_tasks + index.task_codes) * n_ids + index.problem_codes
+    rows: list[ComparisonRow] = []
+    exclusions: list[Exclusion] = []
+    with_task = "task" not in by
+    total = len(groups) * len(specs) * len(others)
+    done = 0
+    warning_notes: list[str] = []
+    for g, group in enumerate(groups):
+        in_group = group_of_problem == g
+        base_problems = np.flatnonzero(in_group & (index.model_codes == base_code))
+        base_labels = _problem_labels(table, base_problems, with_task)
+        for model in others:
+            model_problems = np.flatnonzero(in_group & (index.model_codes == all_models.index(model)))
+            if base_problems.size == 0 and model_problems.size == 0:
+                continue
+            model_labels = _problem_labels(table, model_problems, with_task)
+            label_group = (("model", model), *group)
+            only_model = ~np.isin(match_key[model_problems], match_key[base_problems])
+            only_base = ~np.isin(match_key[base_problems], match_key[model_problems])
+            if (only_model.any() or only_base.any()) and not intersect:
+                shown = (_problem_labels(table, model_problems[only_model][:5], True).tolist()
+                         + _problem_labels(table, base_problems[only_base][:5], True).tolist())
+                first = (model_problems[only_model] if only_model.any() else base_problems[only_base])[0]
+                raise DataError(
+                    f"models {model!r} and {baseline!r} do not have the same problems: {int(only_model.sum())} only "
+                    f"under {model!r}, {int(only_base.sum())} only under {baseline!r} (e.g. {', '.join(shown)}); a "
+                    "paired comparison needs the same problems (use --intersect to compare the common ones and list "
+                    "the others)",
+                    **table.error_location(int(index.order[index.starts[first]])), field="problem_id")
+            for spec in specs:
+                base_ok, base_values, base_excluded = _evaluate(table, spec, base_problems)
+                model_ok, model_values, model_excluded = _evaluate(table, spec, model_problems)
+                for who, only, labels in ((model, only_model, model_labels), (baseline, only_base, base_labels)):
+                    if only.any():
+                        partner = baseline if who == model else model
+                        exclusions.append(Exclusion(label_group, spec.name, tuple(labels[only].tolist()),
+                                                    f"only under {who!r}, not under {partner!r}"))
+                for who, excluded, labels in ((model, model_excluded, model_labels),
+                                              (baseline, base_excluded, base_labels)):
+                    for reason, members in excluded:  # the partner's samples of these problems are unused too
+                        exclusions.append(Exclusion(label_group, spec.name, tuple(labels[members].tolist()),
+                                                    f"{who}: {reason}"))
+                model_chosen, base_chosen = model_problems[model_ok], base_problems[base_ok]
+                common, at_model, at_base = np.intersect1d(match_key[model_chosen], match_key[base_chosen],
+                                                           return_indices=True)
+                n_excluded = int(np.union1d(match_key[model_problems], match_key[base_problems]).size - common.size)
+                a = model_values[at_model]
+                b = base_values[at_base]
+                row_clusters = None if clusters is None else clusters[model_chosen[at_model]]
+                if common.size == 0:
+                    rows.append(ComparisonRow(group, spec.name, model, baseline, None, None, None, None, None, None,
+                                              None, None, 0, None, None, n_excluded, "no common problem qualifies"))
+                else:
+                    try:
+                        with warnings.catch_warnings(record=True) as caught:
+                            warnings.simplefilter("always")
+                            result = core.paired_difference(a, b, clusters=row_clusters, **options)
+                    except ValueError as exc:  # options were checked: the data cannot give an interval
+                        rows.append(ComparisonRow(group, spec.name, model, baseline, float(a.mean() - b.mean()), None,
+                                                  None, None, None, None, float(a.mean()), float(b.mean()),
+                                                  int(common.size), None, None, n_excluded, f"no interval: {exc}"))
+                    else:
+                        label = " / ".join(value for _, value in label_group)
+                        warning_notes.extend(f"{label} / {spec.name} vs {baseline}: {w.message}" for w in caught)
+                        rows.append(ComparisonRow(
+                            group, spec.name, model, baseline, float(result.estimate), _nan_to_none(result.low),
+                            _nan_to_none(result.high), _nan_to_none(result.standard_error),
+                            _nan_to_none(result.p_value), _nan_to_none(result.correlation),
+                            float(result.estimate_a), float(result.estimate_b), int(common.size), result.n_clusters,
+                            result.method, n_excluded, "", result))
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+    notes = _table_notes(table) + warning_notes
+    return Comparison(rows, exclusions, notes, specs, baseline, by, cluster_by, options["confidence_level"])
