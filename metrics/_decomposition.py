@@ -84,7 +84,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -113,6 +113,9 @@ from ._validation import (
     resolve_seed,
 )
 from ._warnings import DegenerateIntervalWarning, UndefinedDecompositionWarning
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._token_budget import BudgetCounts
 
 __all__ = [
     "ATTRIBUTIONS",
@@ -692,7 +695,7 @@ def decompose_pass_change(
     results = []
     degenerate_terms: set[str] = set()
     for b in range(n_budgets):
-        def result(stat: str) -> IntervalResult:
+        def result(stat: str, b: int = b) -> IntervalResult:
             if (stat, b) in linear:
                 return linear[stat, b]
             i = _S[stat]

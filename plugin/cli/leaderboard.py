@@ -106,7 +106,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
                  "json": leaderboard.to_json,
                  "html": lambda: leaderboard.to_html(title=args.title)}
     for path, fmt in targets:
-        if extended is not None and (path is None or fmt == existing.format):
+        if extended is not None and existing is not None and (path is None or fmt == existing.format):
             text = extended.text
         else:
             text = renderers[fmt]()
