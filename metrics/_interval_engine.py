@@ -285,7 +285,7 @@ def interval_core(
         bound = no_difference_bound(n, codes, level, no_difference_range)
         low = np.where(no_difference, -bound, low)
         high = np.where(no_difference, bound, high)
-        for j in np.flatnonzero(no_difference):
+        for j in np.flatnonzero(no_difference).tolist():
             details[j].update(bound_methods=("score", "score"), no_difference_bound=float(bound), n_problems_seen=n)
     standard_error = np.where(constant, 0.0, standard_error)
     if test_zero:

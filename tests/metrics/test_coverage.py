@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from kpass.metrics import DEFAULT_INTERVAL_METHOD, DEFAULT_PAIRED_METHOD, mean_ci, mean_ci_columns
+from kpass.metrics import DEFAULT_INTERVAL_METHOD, DEFAULT_PAIRED_METHOD, mean_ci_columns
 
 
 def _load_study():
