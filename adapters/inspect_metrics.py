@@ -59,6 +59,7 @@ kpass-side modules (:mod:`kpass.adapters.inspect_plugin`, the reader) import Ins
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
@@ -331,6 +332,7 @@ def _metric_function(
             shown = ", ".join(sorted(clash)[:4])
             raise ValueError(f"two kpass metrics of one scorer report {shown}; give them different "
                              "prefix= options (kpass_metrics(..., prefix='strict') reports 'strict/pass@1').")
+        _warn_few_clusters(report)
         _annotate(metric_fn, _details(report, usable, key_prefix, cluster, confidence_level))
         return value
 
@@ -371,6 +373,22 @@ def _annotate(metric_fn: Metric, details: dict[str, Any]) -> None:
     params = metric_params(metric_fn)
     if params is not None:
         params["kpass"] = details
+
+
+#: Few-cluster notes already logged in this process (Inspect calls metrics again while samples run).
+_LOGGED_NOTES: set[str] = set()
+
+
+def _warn_few_clusters(report: Any) -> None:
+    """Log the note the CLI prints for intervals over fewer than 10 clusters, once per process.
+
+    Inspect's metric values are numbers; a log record at warning level is shown on the console
+    and kept in the eval log. The text is :func:`kpass.metrics.few_clusters_note`'s.
+    """
+    notes = {_core().few_clusters_note(row.n_clusters, row.method) for row in report.rows}
+    for note in sorted(note for note in notes if note is not None and note not in _LOGGED_NOTES):
+        _LOGGED_NOTES.add(note)
+        logging.getLogger(__name__).warning("kpass metrics: %s", note)
 
 
 def _check_common(cluster: str | None, method: str | None, confidence_level: float, seed: int | None) -> None:

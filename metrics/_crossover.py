@@ -42,19 +42,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._bootstrap import DEFAULT_N_RESAMPLES, percentile_bounds
 from ._decomposition import _as_fraction
-from ._intervals import (
-    DEFAULT_N_RESAMPLES,
-    _confidence_iv,
-    _factorize,
-    _n_resamples_iv,
-    _percentile_bounds,
-    _resolve_seed,
-    bootstrap_weights,
-)
 from ._passk import pass_at_k
 from ._patterns import CountPatterns, robust_wins
-from ._validation import check_counts
+from ._resampling import bootstrap_weights
+from ._validation import check_confidence_level, check_counts, check_n_resamples, factorize_labels, resolve_seed
 
 __all__ = ["CoverageShift", "Crossover", "CrossoverResult", "pass_at_k_crossover"]
 
@@ -189,7 +182,7 @@ def _interpolated(difference: NDArray[np.float64], index: int) -> float | None:
 def _crossover(direction: str, sign: int, difference, replicate_first, k_max: int, level: float) -> Crossover:
     first = _first_crossing(difference[None, :], sign)[0]
     without = float(np.mean(np.isinf(replicate_first)))
-    low, high = _percentile_bounds(np.sort(replicate_first)[:, None], level)
+    low, high = percentile_bounds(np.sort(replicate_first)[:, None], level)
     low_k = None if np.isinf(low[0]) else int(np.floor(low[0])) + 1
     high_k = None if np.isinf(high[0]) else int(np.ceil(high[0])) + 1
     if np.isinf(first):
@@ -282,13 +275,13 @@ def pass_at_k_crossover(
         raise ValueError(f"`k_max` must be an integer >= 1; got {k_max!r}.")
     elif k_max > smallest:
         raise ValueError(f"`k_max` ({k_max}) exceeds the smallest number of samples ({smallest}).")
-    level = _confidence_iv(confidence_level)
-    n_resamples = _n_resamples_iv(n_resamples)
+    level = check_confidence_level(confidence_level)
+    n_resamples = check_n_resamples(n_resamples)
     robust = _as_fraction(robust_fraction, "robust_fraction")
-    seed, used_seed = _resolve_seed(rng)
+    seed, used_seed = resolve_seed(rng)
     n_clusters = None
     if clusters is not None:
-        n_clusters = len(_factorize(clusters, "clusters", n_problems)[1])
+        n_clusters = len(factorize_labels(clusters, "clusters", n_problems)[1])
 
     ks = np.arange(1, int(k_max) + 1)
     grouped = CountPatterns.of(nb, cb, nm, cm)
@@ -315,11 +308,11 @@ def pass_at_k_crossover(
                                      order_by=grouped.rows()):
         replicates.append(means(grouped.weights(weights)))
     gap_star, lost_star, gained_star, base_star = (np.concatenate(part) for part in zip(*replicates))
-    base_low, base_high = _percentile_bounds(np.sort(base_star, axis=0), level)
-    model_low, model_high = _percentile_bounds(np.sort(base_star - gap_star, axis=0), level)
-    diff_low, diff_high = _percentile_bounds(np.sort(-gap_star, axis=0), level)
-    lost_low, lost_high = _percentile_bounds(np.sort(lost_star, axis=0), level)
-    gained_low, gained_high = _percentile_bounds(np.sort(gained_star, axis=0), level)
+    base_low, base_high = percentile_bounds(np.sort(base_star, axis=0), level)
+    model_low, model_high = percentile_bounds(np.sort(base_star - gap_star, axis=0), level)
+    diff_low, diff_high = percentile_bounds(np.sort(-gap_star, axis=0), level)
+    lost_low, lost_high = percentile_bounds(np.sort(lost_star, axis=0), level)
+    gained_low, gained_high = percentile_bounds(np.sort(gained_star, axis=0), level)
 
     below = _crossover("model_below_base", 1, difference, _first_crossing(-gap_star, 1), int(k_max), level)
     above = _crossover("base_below_model", -1, difference, _first_crossing(-gap_star, -1), int(k_max), level)

@@ -49,10 +49,11 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 from scipy.special import betaln, digamma, logsumexp
 
-from ._intervals import _confidence_iv, _percentile_bounds, _resolve_seed, bootstrap_weights
+from ._bootstrap import percentile_bounds
 from ._passk import pass_at_k
 from ._patterns import CountPatterns
-from ._validation import check_counts
+from ._resampling import bootstrap_weights
+from ._validation import check_confidence_level, check_counts, resolve_seed
 
 __all__ = ["DifficultyFit", "ExtrapolationResult", "extrapolate_pass_at_k", "fit_difficulty"]
 
@@ -447,7 +448,7 @@ def extrapolate_pass_at_k(
         raise ValueError(f"`k` must be an integer >= 1; got {k!r}.")
     if isinstance(n_resamples, (bool, np.bool_)) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 2:
         raise ValueError(f"`n_resamples` must be an integer >= 2; got {n_resamples!r}.")
-    level = _confidence_iv(confidence_level)
+    level = check_confidence_level(confidence_level)
     if not 0 < warn_z <= refuse_z:
         raise ValueError(f"need 0 < `warn_z` <= `refuse_z`; got {warn_z!r} and {refuse_z!r}.")
     fit = fit_difficulty(n, c, components=components)
@@ -467,7 +468,7 @@ def extrapolate_pass_at_k(
     max_z = float(np.max(np.abs(z)))
     quality = "good" if max_z <= warn_z else ("poor" if max_z <= refuse_z else "failed")
 
-    seed, used_seed = _resolve_seed(rng)
+    seed, used_seed = resolve_seed(rng)
     grouped = CountPatterns.of(n, c)
     pn, pc = grouped.patterns[:, 0], grouped.patterns[:, 1]
     replicates, failed = [], 0
@@ -480,7 +481,7 @@ def extrapolate_pass_at_k(
             replicates.append(float(row @ _posterior_pass(theta, m, pn, pc, float(k)) / row.sum()))
     if len(replicates) < 2:
         raise ValueError("the bootstrap refits of the difficulty model failed; no interval.")
-    low, high = _percentile_bounds(np.sort(np.array(replicates))[:, None], level)
+    low, high = percentile_bounds(np.sort(np.array(replicates))[:, None], level)
     n_clusters = None if clusters is None else int(np.unique(np.asarray(clusters), return_inverse=True)[0].size)
     return ExtrapolationResult(
         k=int(k), estimate=estimate, low=float(low[0]), high=float(high[0]),

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._intervals import _factorize, _rng_iv
+from ._validation import check_rng, factorize_labels
 
 __all__ = ["SelectionBias", "selection_inflation"]
 
@@ -158,13 +158,13 @@ def selection_inflation(
         raise ValueError("`values` must be finite; got NaN or infinity.")
     if isinstance(n_draws, (bool, np.bool_)) or not isinstance(n_draws, (int, np.integer)) or n_draws < 100:
         raise ValueError(f"`n_draws` must be an integer >= 100; got {n_draws!r}.")
-    generator, seed = _rng_iv(rng)
+    generator, seed = check_rng(rng)
     centred = v - v.mean(axis=0)
     n_clusters = None
     if clusters is None:
         covariance = centred.T @ centred / (n_problems - 1) / n_problems
     else:
-        codes, labels = _factorize(clusters, "clusters", n_problems)
+        codes, labels = factorize_labels(clusters, "clusters", n_problems)
         n_clusters = len(labels)
         if n_clusters < 2:
             raise ValueError(f"`clusters` has a single cluster ({labels[0]!r}); need at least 2.")
