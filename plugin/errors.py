@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 __all__ = [
-    "DataError", "MetricSpecError", "PluginConflictError", "PluginLoadError", "UnknownMetricError", "UsageError",
+    "DataError", "MetricSpecError", "OutputError", "PluginConflictError", "PluginLoadError", "UnknownMetricError",
+    "UsageError",
 ]
 
 
@@ -58,6 +59,18 @@ class UsageError(ValueError):
     grouping (``--by task``) that would pool several models' samples of one problem. Data that a
     metric cannot use is a :class:`DataError` instead (exit 1).
     """
+
+
+class OutputError(UsageError):
+    """An output that cannot be written (a directory, no permission, a full disk, a name too long).
+
+    The message is one line naming the path and the reason; ``exit_code`` is what the ``kpass``
+    command exits with: 2 when the path is the problem, 1 when the disk is (full, I/O error).
+    """
+
+    def __init__(self, message: str, *, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 class MetricSpecError(ValueError):

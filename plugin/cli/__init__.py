@@ -2,8 +2,8 @@
 
 Exit codes: 0 success, 2 usage error (bad arguments, bad metric spec, missing file), 1 data
 error (the message names the file, the line and the field). Output goes to stdout or, with
-``--output PATH``, to a file written atomically (a temporary file renamed into place, so a failed
-run never leaves a half-written file). A progress bar is drawn on stderr only when stderr is a
+``--output PATH``, to a file written by :mod:`kpass.cli.output` (regular files replaced
+atomically, devices and FIFOs written through, symbolic links followed; every failure one line). A progress bar is drawn on stderr only when stderr is a
 terminal.
 
 New subcommands register themselves in :data:`SUBCOMMANDS` (name -> (add_arguments, run)).
@@ -14,50 +14,23 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from kpass.cli.argtypes import fields, nonnegative_int, positive_float, positive_int, probability
-from kpass.errors import DataError, MetricSpecError, PluginLoadError, UsageError
+from kpass.cli.output import write_output, write_outputs, write_stdout
+from kpass.errors import DataError, MetricSpecError, OutputError, PluginLoadError, UsageError
 
-__all__ = ["EXIT_DATA_ERROR", "EXIT_OK", "EXIT_USAGE", "SUBCOMMANDS", "UsageError", "main", "write_atomically"]
+__all__ = ["EXIT_DATA_ERROR", "EXIT_OK", "EXIT_USAGE", "SUBCOMMANDS", "UsageError", "main", "write_atomically",
+           "write_output", "write_outputs", "write_stdout"]
 
 EXIT_OK = 0
 EXIT_DATA_ERROR = 1
 EXIT_USAGE = 2
 
 
-def write_atomically(path: str | os.PathLike, data: str | bytes | Callable[[str], None]) -> None:
-    """Write ``data`` (text, bytes, or a callable that writes to a given temporary path) to
-    ``path`` through a temporary file in the same directory and an atomic rename."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise UsageError(f"cannot write {path}: directory {directory} does not exist")
-    suffix = os.path.splitext(path)[1]
-    fd, temporary = tempfile.mkstemp(prefix=".kpass-", suffix=suffix, dir=directory)
-    try:
-        if callable(data):
-            os.close(fd)
-            data(temporary)
-        else:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data.encode("utf-8") if isinstance(data, str) else data)
-        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp creates 0600; give the usual mode
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+#: The one writer of output files (kept under its old name for callers outside the CLI).
+write_atomically = write_output
 
 
 # ----------------------------------------------------------------------------------------------
@@ -120,11 +93,10 @@ def _specs(args: argparse.Namespace, default: str = "pass@1"):
 
 def _emit(args: argparse.Namespace, text: str) -> None:
     if args.output:
-        write_atomically(args.output, text)
+        write_output(args.output, text)
         print(f"kpass: wrote {args.output}", file=sys.stderr)
     else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        write_stdout(text)
 
 
 def _plot(args: argparse.Namespace, result: Any) -> None:
@@ -372,6 +344,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PluginLoadError as exc:
         print(f"kpass: plugin error: {exc}", file=sys.stderr)
         return EXIT_DATA_ERROR
+    except OutputError as exc:
+        print(f"kpass {args.command}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
     except (MetricSpecError, UsageError) as exc:
         print(f"kpass {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

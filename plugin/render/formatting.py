@@ -9,6 +9,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from kpass.render.escape import csv_row, markdown_text, terminal_text
 from kpass.reports.report import Comparison, Exclusion, Report
 
 __all__ = ["FORMATS", "exclusion_lines", "format_comparison", "format_report", "format_tail", "render"]
@@ -41,6 +42,8 @@ def _percent(level: float) -> str:
 
 
 def _aligned(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> str:
+    header = [terminal_text(cell) for cell in header]
+    rows = [[terminal_text(cell) for cell in row] for row in rows]
     widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
 
     def line(cells):
@@ -51,8 +54,7 @@ def _aligned(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[in
 
 
 def _markdown(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> str:
-    def esc(cell: str) -> str:
-        return str(cell).replace("|", "\\|")
+    esc = markdown_text
 
     out = ["| " + " | ".join(esc(h) for h in header) + " |",
            "|" + "|".join(("---:" if i in right else ":---") for i in range(len(header))) + "|"]
@@ -63,8 +65,8 @@ def _markdown(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[i
 def _csv(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerow(csv_row(header))
+    writer.writerows(csv_row(row) for row in rows)
     return buffer.getvalue()
 
 
@@ -86,9 +88,11 @@ def format_tail(title_exclusions: str, exclusions: Sequence[Exclusion], notes: S
     none) and the notes, as plain text or Markdown."""
     parts = []
     bullet = "- " if markdown else "  "
+    escape = markdown_text if markdown else terminal_text
+    notes = [escape(note) for note in notes]
     if exclusions:
         parts.append(("\n**" + title_exclusions + "**\n" if markdown else "\n" + title_exclusions + ":")
-                     + "\n" + "\n".join(bullet + line for line in exclusion_lines(exclusions)))
+                     + "\n" + "\n".join(bullet + escape(line) for line in exclusion_lines(exclusions)))
     elif say_none:
         parts.append("\nNo problem was excluded.")
     if notes:

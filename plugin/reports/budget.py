@@ -43,7 +43,8 @@ import numpy as np
 from kpass.metrics import DEFAULT_INTERVAL_METHOD, INTERVAL_METHODS
 
 from kpass.cli.argtypes import budget_list, fraction, k_list, nonnegative_int, positive_int, probability
-from kpass.cli import add_intersect_argument, write_atomically
+from kpass.cli import add_intersect_argument, write_atomically, write_output, write_stdout
+from kpass.render.escape import csv_cell, markdown_text, terminal_text
 from kpass.errors import DataError, UsageError
 from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, Exclusion, _problem_attribute
 
@@ -253,10 +254,12 @@ def _render(headers: list[str], rows: list[list[str]], fmt: str, title: str | No
         lines = []
         if title:
             lines.append(f"**{title}**\n")
-        lines.append("| " + " | ".join(headers) + " |")
+        lines.append("| " + " | ".join(markdown_text(h) for h in headers) + " |")
         lines.append("|" + "|".join("---" for _ in headers) + "|")
-        lines.extend("| " + " | ".join(row) + " |" for row in rows)
+        lines.extend("| " + " | ".join(markdown_text(c) for c in row) + " |" for row in rows)
         return "\n".join(lines)
+    headers = [terminal_text(h) for h in headers]
+    rows = [[terminal_text(c) for c in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
     lines = [title] if title else []
     lines.append("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip())
@@ -268,11 +271,10 @@ def _render(headers: list[str], rows: list[list[str]], fmt: str, title: str | No
 def _write(text: str, output: str | None) -> None:
     text = text if text.endswith("\n") else text + "\n"
     if output:
-        write_atomically(output, text)  # nothing half-written
+        write_output(output, text)  # nothing half-written
         print(f"kpass: wrote {output}", file=sys.stderr)
     else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        write_stdout(text)
 
 
 def _records_text(records: list[dict[str, Any]], fmt: str, *, exclusions: Sequence[Exclusion] | None = None,
@@ -295,7 +297,7 @@ def _records_text(records: list[dict[str, Any]], fmt: str, *, exclusions: Sequen
     writer = csv.DictWriter(buffer, fieldnames=list(records[0]) if records else [])
     writer.writeheader()
     for record in records:
-        writer.writerow({k: ("" if v is None else v) for k, v in record.items()})
+        writer.writerow({k: ("" if v is None else csv_cell(v)) for k, v in record.items()})
     return buffer.getvalue()
 
 

@@ -66,6 +66,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from kpass.render.escape import csv_row, markdown_text
 from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
 
 __all__ = [
@@ -652,14 +653,14 @@ def _match_models(keys: Sequence[str], models: Sequence[str]) -> list[str | None
 
 def _csv_cells(cells: Sequence[str], delimiter: str) -> str:
     buffer = io.StringIO()
-    csv.writer(buffer, delimiter=delimiter, lineterminator="").writerow(list(cells))
+    csv.writer(buffer, delimiter=delimiter, lineterminator="").writerow(csv_row(cells))
     return buffer.getvalue()
 
 
 def _append_markdown(line: str, cells: Sequence[str]) -> str:
     body = line.rstrip()
     trailing = line[len(body):]
-    escaped = [cell.replace("|", "\\|") for cell in cells]
+    escaped = [markdown_text(cell) for cell in cells]
     if body.endswith("|") and not body.endswith("\\|"):
         return body + " " + " | ".join(escaped) + " |" + trailing
     return body + " | " + " | ".join(escaped) + trailing
@@ -779,8 +780,7 @@ def _percent(level: float) -> str:
     return f"{100 * level:g}%"
 
 
-def _md_escape(text: str) -> str:
-    return str(text).replace("|", "\\|")
+_md_escape = markdown_text
 
 
 def _markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]],
@@ -862,7 +862,7 @@ def render_markdown(data: Mapping[str, Any]) -> str:
                             ["c", "l"] + ["l"] * len(header) + ["r", "r"])
     family = data["comparison_family"]
     if data["comparisons"]:
-        against = {"baseline": f"every model against {family['baseline']}",
+        against = {"baseline": f"every model against {markdown_text(family['baseline'])}",
                    "adjacent": "neighbours in the sorted order"}.get(family["pairs"], "all pairs")
         shown, hidden = shown_comparisons(data)
         lines += ["", f"Paired differences in {family['column']} ({against}; {level} CI; "
@@ -882,7 +882,7 @@ def render_markdown(data: Mapping[str, Any]) -> str:
         notes.append(f"{exclusion['model']} / {exclusion['column']}: {exclusion['n_problems']} "
                      f"problem(s) excluded ({exclusion['reason']}).")
     if notes:
-        lines += ["", *[f"- {note}" for note in notes]]
+        lines += ["", *[f"- {markdown_text(note)}" for note in notes]]
     return "\n".join(lines) + "\n"
 
 
@@ -891,10 +891,10 @@ def render_csv(data: Mapping[str, Any]) -> str:
     header, cells = csv_columns(data)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["model", "n_problems", "n_samples", *header])
+    writer.writerow(csv_row(["model", "n_problems", "n_samples", *header]))
     for entry in data["models"]:
-        writer.writerow([entry["model"], entry["n_problems"], entry["n_samples"],
-                         *cells[entry["model"]]])
+        writer.writerow(csv_row([entry["model"], entry["n_problems"], entry["n_samples"],
+                                 *cells[entry["model"]]]))
     return buffer.getvalue()
 
 
@@ -1544,7 +1544,7 @@ def _output_format(path: str | None, fallback: str | None) -> str:
 
 def run_leaderboard(args: argparse.Namespace) -> int:
     """Run ``kpass leaderboard`` from parsed arguments; returns the exit code (0)."""
-    from kpass.cli import UsageError, _read, _specs, write_atomically
+    from kpass.cli import UsageError, _read, _specs, write_outputs, write_stdout
 
     existing = None
     if args.extend:
@@ -1568,15 +1568,13 @@ def run_leaderboard(args: argparse.Namespace) -> int:
     renderers = {"markdown": leaderboard.to_markdown, "csv": leaderboard.to_csv,
                  "json": leaderboard.to_json,
                  "html": lambda: leaderboard.to_html(title=args.title)}
-    for path, fmt in targets:
-        if extended is not None and (path is None or fmt == existing.format):
-            text = extended.text
-        else:
-            text = renderers[fmt]()
+    texts = [(path, extended.text if extended is not None and (path is None or fmt == existing.format)
+              else renderers[fmt]()) for path, fmt in targets]
+    files = [(path, text) for path, text in texts if path is not None]
+    write_outputs(files)  # every file prepared before any is replaced
+    for path, _ in files:
+        print(f"kpass: wrote {path}", file=sys.stderr)
+    for path, text in texts:
         if path is None:
-            sys.stdout.write(text)
-            sys.stdout.flush()
-        else:
-            write_atomically(path, text)
-            print(f"kpass: wrote {path}", file=sys.stderr)
+            write_stdout(text)
     return 0

@@ -20,6 +20,7 @@ import numpy as np
 from kpass import metrics as core
 
 from kpass.errors import DataError
+from kpass.render.escape import csv_row, markdown_text, terminal_text
 from kpass.data.table import SampleTable
 
 __all__ = ["compute_power", "format_power", "power_inputs_from_table"]
@@ -175,13 +176,15 @@ def format_power(result: dict[str, Any], fmt: str = "table") -> str:
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow([k for k, _ in items])
-        writer.writerow([v for _, v in items])
+        writer.writerow(csv_row([k for k, _ in items]))
+        writer.writerow(csv_row([v for _, v in items]))
         return buffer.getvalue()
     if fmt == "markdown":
-        lines = ["| quantity | value |", "|:---|---:|"] + [f"| {k} | {_text(v)} |" for k, v in items]
+        escape = markdown_text
+        lines = ["| quantity | value |", "|:---|---:|"] + [f"| {k} | {escape(_text(v))} |" for k, v in items]
     else:
+        escape = terminal_text
         width = max(len(k) for k, _ in items)
-        lines = [f"{k:<{width}}  {_text(v)}" for k, v in items]
-    lines += [f"note: {note}" for note in result.get("notes", [])]
+        lines = [f"{k:<{width}}  {escape(_text(v))}" for k, v in items]
+    lines += [f"note: {escape(note)}" for note in result.get("notes", [])]
     return "\n".join(lines) + "\n"
