@@ -6,7 +6,8 @@ renderer passes each text cell through the function of its format:
 - :func:`csv_cell`: a text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
   return is prefixed with ``'`` so that a spreadsheet shows it as text instead of running it as a
   formula (OWASP, "CSV Injection"); numbers, and text that reads as a number (``-0.5``), stay
-  as they are.
+  as they are. Control characters other than tab and newline are shown escaped (``\\x0d``,
+  ``\\x1b``): Python's csv module leaves a bare carriage return unquoted, which splits the row.
 - :func:`markdown_text`: ``&``, ``<``, ``>`` become HTML entities (a CommonMark renderer passes
   raw HTML through), ``|`` is escaped (it would split the table cell) and control characters
   are shown escaped as in :func:`terminal_text`.
@@ -40,7 +41,8 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-
 
 
 def csv_cell(value: Any) -> Any:
-    """``value`` made inert for a spreadsheet: text cells that would run as a formula get a ``'``.
+    """``value`` made inert for a spreadsheet: text cells that would run as a formula get a ``'``
+    and control characters other than tab and newline are shown escaped.
 
     Non-text values (numbers, None) are returned unchanged, as is text that reads as a number.
 
@@ -49,7 +51,10 @@ def csv_cell(value: Any) -> Any:
     >>> [csv_cell(v) for v in ["=1+1", "@SUM(A1)", "-0.25", -0.25, "gpt-4", "+cmd"]]
     ["'=1+1", "'@SUM(A1)", '-0.25', -0.25, 'gpt-4', "'+cmd"]
     """
-    if not isinstance(value, str) or not value.startswith(CSV_FORMULA_STARTS):
+    if not isinstance(value, str):
+        return value
+    value = terminal_text(value, keep="\n\t")  # a bare CR is not quoted by the csv module
+    if not value.startswith(CSV_FORMULA_STARTS):
         return value
     if _NUMBER.fullmatch(value.strip()):
         return value
