@@ -288,7 +288,7 @@ def _read_run(results_path: Path, only_task: str | None):
         docs = _read_samples(samples_path)
         score, metric_names = _config_scorer(config, task, samples_path)
         limit = max_gen_toks_of(config, results, task=task, source=results_path)
-        for pipeline in sample_pipelines(config.get("filter_list")):
+        for pipeline in sample_pipelines(config.get("filter_list"), source=str(results_path), task=task):
             answers = pipeline.apply([d["resps"] for d in docs], [d["doc"] for d in docs])
             metric, verdicts = score_samples(
                 answers,

@@ -42,7 +42,8 @@ import numpy as np
 
 from kpass.metrics import DEFAULT_INTERVAL_METHOD, INTERVAL_METHODS
 
-from kpass.cli.argtypes import budget_list, fraction, k_list, nonnegative_int, positive_int, probability
+from kpass.cli.argtypes import (budget_list, fraction, k_list, nonnegative_int, positive_int, probability,
+                                regular_expression)
 from kpass.cli import add_intersect_argument, write_atomically, write_output, write_stdout
 from kpass.render.escape import csv_cell, markdown_text, terminal_text
 from kpass.errors import DataError, UsageError
@@ -70,7 +71,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                              "tiktoken:cl100k_base, or a plugin's NAME:ARG")
     parser.add_argument("--text-field", default="output", metavar="NAME",
                         help="column or metadata key holding the output text (default 'output')")
-    parser.add_argument("--answer-pattern", metavar="REGEX",
+    parser.add_argument("--answer-pattern", metavar="REGEX", type=regular_expression,
                         help="regex whose last match ends the final answer (default: the last occurrence "
                              "of the sample's `answer`)")
     parser.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table")
