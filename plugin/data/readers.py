@@ -30,6 +30,7 @@ import numpy as np
 
 from kpass.errors import DataError
 from kpass.data.table import Categorical, SampleTable
+from kpass.data.validation import TEXT_ENCODING, empty_file_error, loads_json_strict
 
 if TYPE_CHECKING:  # pragma: no cover
     import pluggy
@@ -43,8 +44,8 @@ def _open_text(path: pathlib.Path, newline: str = "") -> IO[str]:
     """Text of a (possibly gzipped) file, lines untranslated; ``newline="\\n"`` splits lines on
     ``\\n`` only (JSON Lines), ``""`` on any line ending (CSV)."""
     if path.name.lower().endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline=newline)
-    return open(path, encoding="utf-8", newline=newline)
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding=TEXT_ENCODING, newline=newline)
+    return open(path, encoding=TEXT_ENCODING, newline=newline)
 
 
 #: Lines of a JSON Lines file parsed into Python objects at a time (then turned into typed
@@ -81,7 +82,7 @@ class JsonlReader(_SuffixReader):
             with _open_text(path) as handle:
                 for line in handle:
                     if line.strip():
-                        record = json.loads(line)
+                        record = loads_json_strict(line)
                         return not isinstance(record, dict) or "problem_id" in record
         except (OSError, UnicodeDecodeError, ValueError, EOFError):
             return True
@@ -105,7 +106,7 @@ class JsonlReader(_SuffixReader):
     @staticmethod
     def _chunks(handle: IO[str], source: str, progress: Progress | None):
         """``(records, lines)`` of successive runs of about JSONL_CHUNK_LINES lines."""
-        loads = json.loads
+        loads = loads_json_strict  # duplicate keys and deep nesting are errors too
         records: list[Any] = []
         lines: list[int] = []
         number = 0
@@ -123,6 +124,9 @@ class JsonlReader(_SuffixReader):
             try:
                 record = loads(line)
             except ValueError as exc:
+                if not isinstance(exc, json.JSONDecodeError):  # a duplicate key, nesting too deep
+                    raise DataError(f"invalid JSON: {exc}", source=source, line=number,
+                                    field=getattr(exc, "key", None)) from None
                 if not line.endswith("\n"):  # the last line, cut short
                     message = (f"truncated last line (no newline at the end and the JSON is incomplete: "
                                f"{exc.msg} at column {exc.colno}); was the file still being written?")
@@ -358,6 +362,9 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
     for path in paths:
         if not os.path.exists(path):
             raise FileNotFoundError(f"no such file: {path}")
+        empty = empty_file_error(path)
+        if empty is not None and reader is None:
+            raise DataError(empty, source=str(path))
         if os.path.isdir(path) and reader is None:
             # Some logs are directories (lm-eval's --output_path); only a reader that claims the
             # directory may read it, never a file reader by its suffix.
