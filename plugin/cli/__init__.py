@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kpass.cli.argtypes import fields, nonnegative_int, positive_float, positive_int, probability
+from kpass.cli.argtypes import difference_of_proportions, fields, nonnegative_int, positive_float, positive_int, probability
 from kpass.cli.output import write_output, write_outputs, write_stdout
 from kpass.errors import DataError, MetricSpecError, OutputError, PluginLoadError, UsageError
 
@@ -217,7 +217,7 @@ def _power_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--samples-a", type=positive_float, metavar="KA", help="samples per problem, model A")
     parser.add_argument("--samples-b", type=positive_float, metavar="KB", help="samples per problem, model B")
     target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("--effect", type=positive_float, metavar="DELTA",
+    target.add_argument("--effect", type=difference_of_proportions, metavar="DELTA",
                         help="effect to detect (difference of pass@1); prints the problems needed")
     target.add_argument("--problems", type=positive_int, metavar="N",
                         help="number of problems; prints the minimum detectable effect")

@@ -13,7 +13,7 @@ import argparse
 from fractions import Fraction
 
 __all__ = [
-    "AS_RUN", "budget_list", "fields", "fraction", "k_list", "nonnegative_int", "positive_float", "positive_int",
+    "AS_RUN", "budget_list", "difference_of_proportions", "fields", "fraction", "k_list", "nonnegative_int", "positive_float", "positive_int",
     "probability", "regular_expression",
 ]
 
@@ -120,3 +120,15 @@ def regular_expression(text: str) -> str:
         return check_pattern(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def difference_of_proportions(text: str) -> float:
+    """An effect to detect: a difference of two pass@1 values, so a number in (0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1); got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"the effect is a difference of pass@1 values, so it lies in (0, 1); "
+                                         f"got {text!r}")
+    return value

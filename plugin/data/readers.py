@@ -171,7 +171,7 @@ class CsvReader(_SuffixReader):
                 raw = handle.read()
             except (UnicodeDecodeError, OSError, EOFError) as exc:
                 raise DataError(f"cannot read the file: {exc}", source=source, line=1) from None
-        reader = csv.reader(io.StringIO(raw, newline=""))
+        reader = csv.reader(io.StringIO(raw, newline=""), strict=True)  # an unterminated quote is an error
         try:
             header = next(reader, None)
         except csv.Error as exc:
