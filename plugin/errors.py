@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 __all__ = [
-    "DataError", "MetricSpecError", "OutputError", "PluginConflictError", "PluginLoadError", "UnknownMetricError",
+    "DataError", "MetricSpecError", "OutputError", "PluginConflictError", "PluginHookError", "PluginLoadError",
+    "PluginTypeError", "UnknownMetricError",
     "UsageError",
 ]
 
@@ -86,6 +87,15 @@ class UnknownMetricError(MetricSpecError, KeyError):
 
 class PluginLoadError(RuntimeError):
     """A plugin of the ``kpass`` entry-point group could not be imported or registered."""
+
+
+class PluginHookError(PluginLoadError):
+    """A plugin's hook or reader raised, or returned the wrong type; the message names the plugin
+    and the hook (or the reader's method)."""
+
+
+class PluginTypeError(PluginHookError, TypeError):
+    """A plugin registered an object of the wrong kind (also a ``TypeError``)."""
 
 
 class PluginConflictError(PluginLoadError, ValueError):

@@ -28,7 +28,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from kpass.errors import DataError
+from kpass.errors import DataError, PluginHookError
 from kpass.data.table import Categorical, SampleTable
 from kpass.data.validation import TEXT_ENCODING, empty_file_error, loads_json_strict
 
@@ -353,6 +353,8 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
         Unreadable or invalid data, naming the file, the line and the field; samples of one
         problem duplicated or split across files.
     """
+    from kpass.host.manager import get_registry
+
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     paths = list(paths)
@@ -376,15 +378,18 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
         else:
             name, chosen = choose_reader(path, reader=reader, plugin_manager=plugin_manager)
         callback = None if progress is None else (lambda units, _path=str(path): progress(_path, units))
+        owner = get_registry(plugin_manager).owners.get(("reader", name))
         try:
             table = chosen.read(path, progress=callback) if callback is not None and _takes_progress(chosen) \
                 else chosen.read(path)
         except DataError:
             raise
-        except (ValueError, TypeError, KeyError, OSError) as exc:
-            raise DataError(f"reader '{name}' failed: {type(exc).__name__}: {exc}", source=str(path)) from exc
+        except Exception as exc:  # noqa: BLE001 - whatever a reader raises is named with its plugin
+            raise DataError(f"reader '{name}' (plugin '{owner}') failed in read(): {type(exc).__name__}: {exc}",
+                            source=str(path)) from exc
         if not isinstance(table, SampleTable):
-            raise TypeError(f"reader '{name}' returned {type(table).__name__}, not a kpass.SampleTable.")
+            raise PluginHookError(f"reader '{name}' (plugin '{owner}') returned {type(table).__name__} from "
+                                  f"read({os.fspath(path)!r}), not a kpass.SampleTable")
         tables.append(table)
     return SampleTable.concat(tables)
 

@@ -22,7 +22,7 @@ from typing import Any
 import pluggy
 
 from kpass.host import hookspecs
-from kpass.errors import PluginConflictError, PluginLoadError
+from kpass.errors import PluginConflictError, PluginHookError, PluginLoadError, PluginTypeError
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -190,12 +190,23 @@ def _call_each(pm: pluggy.PluginManager, hook_name: str, kind: str,
                     f"plugins to load with {_ENV_VAR}."
                 )
             if check is not None:
-                check(name, obj, _plugin)
+                try:
+                    check(name, obj, _plugin)
+                except Exception as exc:
+                    exc.kpass_names_the_plugin = True  # type: ignore[attr-defined]  # the message does
+                    raise
             entries[name] = obj
             owners[(kind, name)] = _plugin
 
         arguments = {"register": register}
-        impl.function(*[arguments[arg] for arg in impl.argnames])
+        try:
+            impl.function(*[arguments[arg] for arg in impl.argnames])
+        except PluginLoadError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a plugin's bug, named with its plugin and hook
+            message = str(exc) if getattr(exc, "kpass_names_the_plugin", False) else (
+                f"kpass plugin '{plugin_name}' failed in its {hook_name} hook: {type(exc).__name__}: {exc}")
+            raise (PluginTypeError if isinstance(exc, TypeError) else PluginHookError)(message) from exc
     return entries
 
 
