@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed-all
 
-.PHONY: venv test demo bench coverage clean
+.PHONY: venv test test-deps lint demo bench coverage dist clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -18,17 +18,33 @@ $(STAMP): pyproject.toml constraints.txt
 
 venv: $(STAMP)
 
-test: $(STAMP)
+# System packages the suite needs (Debian's chromium and chromium-driver, a Java 17 runtime),
+# installed with apt-get only when missing; without root the script names them and fails.
+test-deps:
+	bash scripts/setup-test-deps.sh
+
+# pytest, then the linters (ruff and mypy, scripts/lint.sh) when the script is there.
+test: $(STAMP) test-deps
 	$(PY) -m pytest -p no:cacheprovider
+	if [ -f scripts/lint.sh ]; then bash scripts/lint.sh; fi
+
+lint: $(STAMP)
+	bash scripts/lint.sh
 
 demo: $(STAMP)
 	$(PY) examples/demo/run_demo.py
 
 bench: $(STAMP)
-	$(PY) tests/benchmarks/run_benchmarks.py
+	$(PY) scripts/benchmarks/run_benchmarks.py
 
 coverage: $(STAMP)
-	KPASS_COVERAGE_FULL=1 $(PY) tests/coverage_study.py --full
+	KPASS_COVERAGE_FULL=1 $(PY) scripts/coverage_study.py --full --output docs/coverage.md
+
+# A wheel and an sdist in dist/ (kpass is not on the package index: install from these or a clone).
+dist: $(STAMP)
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	rm -rf kpass.egg-info  # as above: it would hide the editable install's metadata
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info

@@ -8,7 +8,7 @@ read, so kpass works (and lists this plugin) without Inspect installed.
 
 from __future__ import annotations
 
-from kpass.host.hookspecs import hookimpl
+from kpass import hookimpl
 
 __all__ = ["register_readers"]
 

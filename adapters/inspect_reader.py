@@ -108,7 +108,7 @@ def _kpass_cluster_key(header: Any) -> str | None:
 
 
 def _schema_columns() -> tuple[str, ...]:
-    from kpass.data.table import SCHEMA_COLUMNS
+    from kpass import SCHEMA_COLUMNS
 
     return tuple(SCHEMA_COLUMNS)
 

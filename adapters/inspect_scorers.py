@@ -26,7 +26,7 @@ A sample is *finished* when it emitted its final answer before its token limit:
 ``finished = stop_reason not in {"max_tokens", "model_length"} or answer is not None``. A
 generation that stopped on its own counts as finished even without an extractable answer (it is
 then simply wrong); a generation cut off by the token limit counts as finished only if the
-answer was already there (METRICS.md section 6).
+answer was already there (docs/spec.md section 6).
 
 Answers
 -------

@@ -577,7 +577,7 @@ def _write_files(state: _RunState, tracker: Any) -> list[Path]:
 
     directory = _output_dir(tracker)
     directory.mkdir(parents=True, exist_ok=True)
-    from kpass.cli import write_atomically
+    from kpass import write_atomically
 
     report_path = directory / f"kpass_{tracker.date_id}.json"
     written = []
@@ -604,7 +604,7 @@ def run(argv: Sequence[str]) -> int:
     from lm_eval.__main__ import cli_evaluate
 
     from kpass import parse_metric_specs
-    from kpass.render.formatting import format_report
+    from kpass import format_report
 
     specs = []
     if options.metrics is not None:

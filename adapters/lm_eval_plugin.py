@@ -7,7 +7,7 @@ without lm-eval installed: the reader imports lm-eval only when it reads.
 
 from __future__ import annotations
 
-from kpass.host.hookspecs import hookimpl
+from kpass import hookimpl
 
 from .lm_eval_reader import LmEvalSamplesReader
 

@@ -58,7 +58,7 @@ LM_EVAL_DEFAULT_MAX_GEN_TOKS = 256
 
 
 def _data_error(message: str, *, source: Any = None, line: int | None = None, field: str | None = None):
-    from kpass.errors import DataError
+    from kpass import DataError
 
     return DataError(message, source=None if source is None else str(source), line=line, field=field)
 

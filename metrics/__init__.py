@@ -40,6 +40,7 @@ from ._intervals import (
     paired_difference,
     wilson_interval,
 )
+from ._options import check_interval_options
 from ._power import (
     design_effect,
     icc,
@@ -47,11 +48,11 @@ from ._power import (
     power_inputs_from_pilot,
     required_problems,
 )
-from ._result import DegenerateIntervalWarning, IntervalMethodWarning, IntervalResult, PairedResult, PowerInputs
+from ._result import IntervalResult, PairedResult, PowerInputs
 # --- end intervals and power ---
 
 # --- warnings ---
-from ._warnings import KpassWarning
+from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning, KpassWarning
 # --- end warnings ---
 
 # --- token budgets ---

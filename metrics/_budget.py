@@ -2,7 +2,7 @@ r"""Token-budget metrics (higher-is-better): fin@k, the finishing rate under a t
 
 A sample finishes within budget B when its final answer is emitted within its first B output
 tokens; a generation stopped by ``max_tokens`` without an answer has not finished
-(METRICS.md section 6). ``fin@k(B)`` is the pass@k estimator with ``c := f``, the number of
+(docs/spec.md section 6). ``fin@k(B)`` is the pass@k estimator with ``c := f``, the number of
 finished samples, so that ``pass@k(B) = fin@k(B) * pass@k(B | fin)``.
 """
 
@@ -24,7 +24,7 @@ def fin_at_k(n_samples: ArrayLike, n_finished: ArrayLike, k: int | ArrayLike) ->
         \mathrm{fin@}k = 1 - \binom{n-f}{k} \Big/ \binom{n}{k}
 
     where :math:`f` counts the samples that emitted a final answer within the token budget:
-    the pass@k estimator of [1]_ with :math:`c := f` (METRICS.md section 6). With ``k = 1``
+    the pass@k estimator of [1]_ with :math:`c := f` (docs/spec.md section 6). With ``k = 1``
     it is the finishing rate :math:`f/n`.
 
     Parameters

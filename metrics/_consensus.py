@@ -13,7 +13,7 @@ Public functions:
 - :func:`first_k_majority_vote` -- the order-dependent vote over the *first* k samples that the
   evaluation harnesses report as maj@k, to reproduce their numbers.
 
-Definitions follow kpass's ``METRICS.md`` section 4.
+Definitions follow kpass's ``docs/spec.md`` section 4.
 """
 
 from __future__ import annotations
@@ -250,7 +250,7 @@ def cons_at_k(
         \end{cases}
 
     the unbiased (U-statistic) estimate of the success probability of self-consistency
-    voting [2]_ with k samples, as defined in kpass ``METRICS.md`` section 4 [1]_.
+    voting [2]_ with k samples, as defined in kpass ``docs/spec.md`` section 4 [1]_.
 
     Parameters
     ----------
@@ -318,13 +318,13 @@ def cons_at_k(
 
     References
     ----------
-    .. [1] kpass ``METRICS.md``, section 4 "cons@k".
+    .. [1] kpass ``docs/spec.md``, section 4 "cons@k".
     .. [2] X. Wang et al., "Self-Consistency Improves Chain of Thought Reasoning in Language
        Models", arXiv:2203.11171 (2022).
 
     Examples
     --------
-    Answers 7, 5, 5, 7, 7, 3, 5, 5 with gold 7 (METRICS.md MJ17 and MJ16): three samples say 7,
+    Answers 7, 5, 5, 7, 7, 3, 5, 5 with gold 7 (docs/spec.md MJ17 and MJ16): three samples say 7,
     four say 5, one says 3.
 
     >>> cons_at_k([[3, 4, 1]], k=2)
@@ -769,7 +769,7 @@ def first_k_majority_vote(
 
     References
     ----------
-    .. [1] kpass ``METRICS.md``, section 4 "cons@k".
+    .. [1] kpass ``docs/spec.md``, section 4 "cons@k".
     .. [2] X. Wang et al., "Self-Consistency Improves Chain of Thought Reasoning in Language
        Models", arXiv:2203.11171 (2022).
 

@@ -1,7 +1,7 @@
 r"""CoT-Pass@k: pass@k that also requires a correct chain of thought (higher-is-better).
 
 A sample counts towards ``D`` (``n_cot_correct``) when its final answer is correct AND a verifier
-(typically an LLM judge, run several times) judged its reasoning correct (METRICS.md section 5).
+(typically an LLM judge, run several times) judged its reasoning correct (docs/spec.md section 5).
 :func:`count_cot_correct` aggregates several verdicts per sample into ``D``;
 :func:`cot_pass_at_k` is the pass@k estimator with ``c := D``.
 
@@ -160,7 +160,7 @@ def count_cot_correct(
               \mathbb{1}[\text{rule}(\text{verdicts}_{js\cdot})]
 
     Rules over the real verdicts of one sample (yes = 1, no = 0, invalid = NaN/-1/None) [1]_,
-    as METRICS.md section 5 specifies:
+    as docs/spec.md section 5 specifies:
 
     - ``"any"``: at least one yes;
     - ``"majority"``: more yes than no; invalid verdicts abstain; a tie vetoes (so does a

@@ -1,4 +1,4 @@
-r"""What a pass@1 change is made of: finishing, reliability and reach (METRICS.md section 6).
+r"""What a pass@1 change is made of: finishing, reliability and reach (docs/spec.md section 6).
 
 Two models on the same ``N`` problems at one token budget ``B`` (a *base* model and a *model*,
 e.g. its outcome-RL descendant), ``k = 1``. Per problem ``j`` and model ``m``: ``n_j^m`` samples
@@ -68,7 +68,7 @@ seeded coverage study ``tests/budget_coverage.py`` measures both (README, "Token
 
 References
 ----------
-.. [1] kpass METRICS.md, section 6.
+.. [1] kpass docs/spec.md, section 6.
 .. [2] Yang (2026), "What Outcome RL Buys" (finishing, reliability and reach; the published
        equations could not be obtained, so the definitions above are kpass's).
 .. [3] B. Efron and R. Tibshirani, "An Introduction to the Bootstrap", Chapman & Hall (1993),
@@ -444,7 +444,7 @@ def _per_problem_matrix(nb, fb, cb, nm, fm, cm, matched_fraction: Fraction, robu
     n_problems, n_budgets = fb.shape
     x = np.empty((n_problems, n_budgets, _N_COLUMNS))
     nb2, nm2 = nb[:, None], nm[:, None]
-    # pass@1 and fin@1 through the core estimator (fin@k is pass@k with c := f, METRICS.md sec. 6)
+    # pass@1 and fin@1 through the core estimator (fin@k is pass@k with c := f, docs/spec.md sec. 6)
     p_b = np.stack([pass_at_k(nb, cb[:, i], 1) for i in range(n_budgets)], axis=1)
     p_m = np.stack([pass_at_k(nm, cm[:, i], 1) for i in range(n_budgets)], axis=1)
     fin_b = np.stack([pass_at_k(nb, fb[:, i], 1) for i in range(n_budgets)], axis=1)
@@ -501,7 +501,7 @@ def decompose_pass_change(
 
         \Delta \mathrm{pass@1}(B) = F + P + \mathrm{reach}
 
-    with F, P and reach as in the module docstring (METRICS.md section 6), for every attribution
+    with F, P and reach as in the module docstring (docs/spec.md section 6), for every attribution
     of the cross term, plus robust reach, lone wins, matched reliability and the attribution
     spread, each with a paired cluster-bootstrap interval.
 
@@ -598,7 +598,7 @@ def decompose_pass_change(
 
     References
     ----------
-    .. [1] kpass METRICS.md, section 6.
+    .. [1] kpass docs/spec.md, section 6.
     .. [2] Yang (2026), "What Outcome RL Buys".
     .. [3] Efron & Tibshirani (1993), "An Introduction to the Bootstrap", ch. 13-14.
     .. [4] E. B. Wilson, JASA 22(158), 209-212 (1927).

@@ -3,7 +3,7 @@ r"""Confidence intervals for benchmark means, with the problem (or cluster) as t
 A benchmark score is the unweighted mean of per-problem values :math:`v_j` (pass@k, G-Pass@k,
 cons@k, ... of problem :math:`j`). The samples of one problem are correlated, so the unit of
 resampling and of the standard error is the problem, or a whole cluster of problems (passages,
-subjects, templates) when ``clusters`` is given (Miller 2024 [1]_; METRICS.md section 7).
+subjects, templates) when ``clusters`` is given (Miller 2024 [1]_; docs/spec.md section 7).
 
 Methods (``method=``)
 ---------------------
@@ -1736,11 +1736,11 @@ def mean_ci(
     Examples
     --------
     >>> from kpass.metrics import mean_ci
-    >>> r = mean_ci([1, 0, 1, 1, 0, 1, 0, 1, 1, 1], method="t")   # METRICS.md ST1
+    >>> r = mean_ci([1, 0, 1, 1, 0, 1, 0, 1, 1, 1], method="t")   # docs/spec.md ST1
     >>> round(r.estimate, 3), round(r.standard_error, 12)
     (0.7, 0.152752523165)
     >>> r = mean_ci([1, 1, 1, 0, 0, 1, 0, 1, 1, 0], clusters=[0, 0, 0, 1, 1, 2, 2, 2, 2, 3],
-    ...             method="clustered-t")                         # METRICS.md ST5
+    ...             method="clustered-t")                         # docs/spec.md ST5
     >>> round(r.standard_error, 12), r.n_clusters, r.details["df"]
     (0.219089023002, 4, 3)
     >>> r = mean_ci([0.2, 0.9, 1.0, 1.0, 0.6, 1.0, 0.95, 0.3], rng=0)
@@ -2071,7 +2071,7 @@ def wilson_interval(
     >>> from scipy.stats import norm
     >>> from kpass.metrics import wilson_interval
     >>> low, high = wilson_interval(8, 10, confidence_level=2 * norm.cdf(1.96) - 1)  # z = 1.96
-    >>> round(float(low), 12), round(float(high), 12)                                   # METRICS.md ST19
+    >>> round(float(low), 12), round(float(high), 12)                                   # docs/spec.md ST19
     (0.490156846721, 0.943319052019)
     >>> wilson_interval([0, 5], [10, 5])[1].round(4)
     array([0.2775, 1.    ])

@@ -3,7 +3,7 @@ r"""The hypergeometric family of k-sample estimators: pass@k, pass^k, G-Pass@k_t
 Every estimator here is higher-is-better and is computed per problem from counts: ``n`` samples
 drawn for the problem and ``c`` of them correct. Each is the exact expectation, over all
 k-subsets of the ``n`` samples drawn without replacement, of an indicator (a U-statistic), so the
-benchmark score is the unweighted mean of the per-problem values (METRICS.md sections 1-3).
+benchmark score is the unweighted mean of the per-problem values (docs/spec.md sections 1-3).
 
 Shapes
 ------
@@ -288,7 +288,7 @@ def pass_at_k(n_samples: ArrayLike, n_correct: ArrayLike, k: int | ArrayLike) ->
     Notes
     -----
     Published code disagrees at ``k > n``: openai/human-eval returns 1.0 (even for ``c = 0``)
-    and other code returns 0.0 or NaN; kpass raises (METRICS.md section 1). The biased plug-in
+    and other code returns 0.0 or NaN; kpass raises (docs/spec.md section 1). The biased plug-in
     :math:`1-(1-c/n)^k` is :func:`biased_plugin_pass_at_k`. For a sequence of ``k`` the whole
     curve comes from one cumulative product over ``i < max(k)``.
 
@@ -458,13 +458,13 @@ def g_pass_at_k(
     The reference implementation computes ``m`` as ``np.ceil(k * tau)`` in floating point,
     which is one too high for 13 (tau, k) pairs with two-decimal tau and ``k <= 128`` (e.g.
     ``tau = 0.28, k = 25`` gives 8 instead of 7); kpass follows the definition
-    (METRICS.md section 3). Equals ``scipy.stats.hypergeom.sf(m - 1, n, c, k)``, but is
+    (docs/spec.md section 3). Equals ``scipy.stats.hypergeom.sf(m - 1, n, c, k)``, but is
     computed by a vectorized ratio recurrence around the mode (see the module notes).
 
     References
     ----------
     .. [1] J. Liu et al., "Are Your LLMs Capable of Stable Reasoning?", arXiv:2412.13147 (2024),
-       definition of G-Pass@k_tau (METRICS.md section 3).
+       definition of G-Pass@k_tau (docs/spec.md section 3).
 
     Examples
     --------
@@ -553,7 +553,7 @@ def mg_pass_at_k(
     References
     ----------
     .. [1] J. Liu et al., "Are Your LLMs Capable of Stable Reasoning?", arXiv:2412.13147 (2024),
-       definition of mG-Pass@k (METRICS.md section 3).
+       definition of mG-Pass@k (docs/spec.md section 3).
 
     Examples
     --------
@@ -566,7 +566,7 @@ def mg_pass_at_k(
     n, c, k_values, variant, scalar_input, k_is_scalar = _mg_pass_at_k_iv(n_samples, n_correct, k, variant)
     result = np.zeros((n.shape[0], k_values.shape[0]), dtype=np.float64)
     for k_index, k_value in enumerate(k_values.tolist()):
-        first = -(-k_value // 2) + 1  # ceil(k/2) + 1, the published mG-Pass sum (METRICS.md section 3)
+        first = -(-k_value // 2) + 1  # ceil(k/2) + 1, the published mG-Pass sum (docs/spec.md section 3)
         thresholds = list(range(first, k_value + 1))
         half_step = variant == "integral" and k_value % 2 == 1
         if half_step:

@@ -2,7 +2,7 @@ r"""Design effect, intraclass correlation and power analysis for paired model co
 
 How many problems does a benchmark need to detect a difference ``delta`` between two models,
 and what is the smallest difference a benchmark of N problems can detect? Following Miller
-(2024) [1]_ (METRICS.md section 7), with K_A and K_B samples per problem for models A and B:
+(2024) [1]_ (docs/spec.md section 7), with K_A and K_B samples per problem for models A and B:
 
 .. math::
 
@@ -44,7 +44,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from ._result import DegenerateIntervalWarning, PowerInputs
+from ._result import PowerInputs
+from ._warnings import DegenerateIntervalWarning
 from ._validation import check_counts, describe_offenders
 
 __all__ = [

@@ -11,8 +11,7 @@ The warning classes :class:`DegenerateIntervalWarning` (results that are defined
 information about uncertainty, so that such a result is never a silent 0) and
 :class:`IntervalMethodWarning` (intervals that are usable but partly come from a fallback method,
 or that rest on too few clusters) live in :mod:`kpass.metrics._warnings` with their base class
-:class:`~kpass.metrics.KpassWarning`; they are re-exported here for code that imported them from
-this module.
+:class:`~kpass.metrics.KpassWarning`.
 """
 
 from __future__ import annotations
@@ -23,9 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning
-
-__all__ = ["DegenerateIntervalWarning", "IntervalMethodWarning", "IntervalResult", "PairedResult", "PowerInputs"]
+__all__ = ["IntervalResult", "PairedResult", "PowerInputs"]
 
 
 def _freeze(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:

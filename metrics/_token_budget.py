@@ -3,7 +3,7 @@
 Every pass@k of a reasoning model is measured at some output-token budget ``B``: a derivation
 that has not emitted its final answer within its first ``B`` output tokens scores zero. One long
 run yields every smaller budget: truncate each sample at ``B`` tokens and decide again whether it
-finished and whether it is correct (METRICS.md section 6). This module does that for any list of
+finished and whether it is correct (docs/spec.md section 6). This module does that for any list of
 budgets at once, vectorized over samples and budgets, and turns the counts into ``fin@k(B)``,
 ``pass@k(B)`` and ``pass@k(B | fin)`` with intervals.
 
@@ -286,7 +286,7 @@ def budget_counts(
         \mathrm{correct}_i(B) = \mathrm{correct}_i \wedge [a_i \le B],
 
     and per problem ``j``: :math:`f_j(B) = \sum_{i \in j} \mathrm{finished}_i(B)`,
-    :math:`c_j(B) = \sum_{i \in j} \mathrm{correct}_i(B)` (METRICS.md section 6).
+    :math:`c_j(B) = \sum_{i \in j} \mathrm{correct}_i(B)` (docs/spec.md section 6).
 
     Parameters
     ----------
@@ -334,7 +334,7 @@ def budget_counts(
 
     References
     ----------
-    .. [1] kpass METRICS.md, section 6 (token budgets).
+    .. [1] kpass docs/spec.md, section 6 (token budgets).
     .. [2] Yang (2026), "What Outcome RL Buys" (fin@1 and the decomposition of pass@1 changes).
 
     Examples
@@ -512,7 +512,7 @@ def budget_curve(
 
         \mathrm{pass@}k(B \mid \mathrm{fin}) = \mathrm{pass@}k(B) \,/\, \mathrm{fin@}k(B)
 
-    (METRICS.md section 6; the per-problem estimators are :func:`kpass.metrics.fin_at_k` and
+    (docs/spec.md section 6; the per-problem estimators are :func:`kpass.metrics.fin_at_k` and
     :func:`kpass.metrics.pass_at_k`).
 
     Parameters
@@ -557,7 +557,7 @@ def budget_curve(
 
     References
     ----------
-    .. [1] kpass METRICS.md, section 6.
+    .. [1] kpass docs/spec.md, section 6.
     .. [2] Yang (2026), "What Outcome RL Buys".
     """
     from ._budget import fin_at_k

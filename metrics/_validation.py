@@ -220,7 +220,7 @@ def check_k(k: Any, n: NDArray[np.int64] | None = None, *, name: str = "k") -> t
         Number of draws. Floats holding whole numbers are accepted.
     n : ndarray of int64, shape (N,), optional
         Samples per problem; when given, every ``k`` must satisfy ``k <= n`` for every problem
-        (``k > n`` is undefined for a without-replacement estimator; see METRICS.md section 1).
+        (``k > n`` is undefined for a without-replacement estimator; see docs/spec.md section 1).
     name : str, default: "k"
 
     Returns
@@ -336,7 +336,7 @@ def check_tau(tau: Any) -> tuple[list[Fraction], bool]:
 
 
 def exact_threshold(tau: Fraction, k: int) -> int:
-    """Return ``m = max(ceil(tau * k), 1)`` computed exactly (METRICS.md section 3).
+    """Return ``m = max(ceil(tau * k), 1)`` computed exactly (docs/spec.md section 3).
 
     >>> exact_threshold(Fraction("0.28"), 25)   # float: math.ceil(0.28 * 25) == 8
     7

@@ -22,14 +22,18 @@ _HOST_NAMES: dict[str, str] = {
     "DataError": "errors", "MetricSpecError": "errors", "PluginConflictError": "errors",
     "PluginLoadError": "errors", "UnknownMetricError": "errors", "UsageError": "errors",
     "hookimpl": "host.hookspecs", "hookspec": "host.hookspecs",
-    "Registry": "host.manager", "get_plugin_manager": "host.manager", "get_registry": "host.manager",
+    "Registry": "host.registry", "get_plugin_manager": "host.manager", "get_registry": "host.manager",
     "make_plugin_manager": "host.manager", "reset_plugin_manager": "host.manager",
     "ProblemSet": "data.problems",
-    "choose_reader": "data.readers", "read_samples": "data.readers",
+    "choose_reader": "host.lookups", "read_samples": "host.lookups",
     "Comparison": "reports.report", "ComparisonRow": "reports.report", "Exclusion": "reports.report", "Report": "reports.report",
     "ReportRow": "reports.report", "compute_comparison": "reports.report", "compute_report": "reports.report",
-    "MetricFamily": "host.specs", "MetricSpec": "host.specs", "parse_metric_specs": "host.specs",
-    "Categorical": "data.table", "SampleTable": "data.table",
+    "MetricFamily": "host.specs", "MetricSpec": "host.specs", "parse_metric_specs": "host.lookups",
+    "Categorical": "data.table", "SampleTable": "data.table", "SCHEMA_COLUMNS": "data.table",
+    "format_comparison": "render.formatting", "format_report": "render.formatting",
+    "write_atomically": "cli.output",
+    "OutputError": "errors", "PluginHookError": "errors",
+    "BoundedPattern": "data.patterns", "bounded_filter_factory": "data.patterns", "check_pattern": "data.patterns",
 }
 
 if TYPE_CHECKING:  # static tools see the eager imports
@@ -37,12 +41,17 @@ if TYPE_CHECKING:  # static tools see the eager imports
 
     from kpass.errors import DataError, MetricSpecError, PluginConflictError, PluginLoadError, UnknownMetricError, UsageError
     from kpass.host.hookspecs import hookimpl, hookspec
-    from kpass.host.manager import Registry, get_plugin_manager, get_registry, make_plugin_manager, reset_plugin_manager
+    from kpass.host.manager import get_plugin_manager, get_registry, make_plugin_manager, reset_plugin_manager
+    from kpass.host.registry import Registry
+    from kpass.host.lookups import choose_reader, parse_metric_specs, read_samples
     from kpass.data.problems import ProblemSet
-    from kpass.data.readers import choose_reader, read_samples
     from kpass.reports.report import Comparison, ComparisonRow, Exclusion, Report, ReportRow, compute_comparison, compute_report
-    from kpass.host.specs import MetricFamily, MetricSpec, parse_metric_specs
-    from kpass.data.table import Categorical, SampleTable
+    from kpass.host.specs import MetricFamily, MetricSpec
+    from kpass.data.table import SCHEMA_COLUMNS, Categorical, SampleTable
+    from kpass.render.formatting import format_comparison, format_report
+    from kpass.cli.output import write_atomically
+    from kpass.data.patterns import BoundedPattern, bounded_filter_factory, check_pattern
+    from kpass.errors import OutputError, PluginHookError
 
 
 def _public_names() -> list[str]:

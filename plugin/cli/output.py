@@ -28,11 +28,11 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Union
+from typing import Any, Union
 
 from kpass.errors import OutputError
 
-__all__ = ["OutputData", "write_output", "write_outputs", "write_stdout"]
+__all__ = ["OutputData", "emit", "save_figure", "write_atomically", "write_output", "write_outputs", "write_stdout"]
 
 #: What an output holds: text (written as UTF-8), bytes, or a function that writes the file
 #: itself to the temporary path it is given (``lambda tmp: figure.savefig(tmp, format="png")``).
@@ -207,6 +207,30 @@ def write_outputs(outputs: Sequence[tuple[str | os.PathLike, OutputData]]) -> No
 def write_output(path: str | os.PathLike, data: OutputData) -> None:
     """Write one output (see :func:`write_outputs` and the module docstring)."""
     write_outputs([(path, data)])
+
+
+#: The one writer of output files under its old name (callers outside the CLI use it).
+write_atomically = write_output
+
+
+def emit(text: str, output: str | None) -> None:
+    """``text`` to stdout (:func:`write_stdout`), or to the file ``output`` (said on stderr)."""
+    if output:
+        write_output(output, text)
+        print(f"kpass: wrote {output}", file=sys.stderr)
+    else:
+        write_stdout(text)
+
+
+def save_figure(figure: Any, path: str) -> None:
+    """Write a matplotlib figure in the format of the suffix (``.png`` or ``.svg``)."""
+    from kpass.errors import UsageError
+
+    suffix = os.path.splitext(os.fspath(path))[1].lower()
+    if suffix not in (".png", ".svg"):
+        raise UsageError(f"plot file {os.fspath(path)!r} must end in .png or .svg")
+    write_output(path, lambda temporary: figure.savefig(temporary, format=suffix[1:], dpi=120))
+    print(f"kpass: wrote {path}", file=sys.stderr)
 
 
 def write_stdout(text: str) -> None:

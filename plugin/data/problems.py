@@ -32,7 +32,7 @@ class ProblemSet:
         Indices into ``table.problem_index``.
     budget : int or None
         Output-token budget: when set, :attr:`n_correct` and :meth:`n_finished` count samples
-        correct (finished) within their first ``budget`` output tokens (METRICS.md section 6).
+        correct (finished) within their first ``budget`` output tokens (docs/spec.md section 6).
     """
 
     def __init__(self, table: "SampleTable", problems: NDArray[np.int64], *, budget: int | None = None) -> None:
@@ -48,10 +48,6 @@ class ProblemSet:
     def subset(self, mask: NDArray[np.bool_]) -> "ProblemSet":
         """The problems where ``mask`` is true (same budget)."""
         return ProblemSet(self.table, self.problems[np.asarray(mask, dtype=bool)], budget=self.budget)
-
-    def with_budget(self, budget: int | None) -> "ProblemSet":
-        """The same problems read at another output-token budget."""
-        return ProblemSet(self.table, self.problems, budget=budget)
 
     # ------------------------------------------------------------------ counts
 
@@ -134,11 +130,6 @@ class ProblemSet:
     def problem_ids(self) -> list[str]:
         """Problem ids, shape (N,)."""
         return self.table.category_values("problem_id")[self.table.problem_index.problem_codes[self.problems]].tolist()
-
-    @property
-    def task_ids(self) -> list[str]:
-        """Task of each problem."""
-        return self.table.category_values("task")[self.table.problem_index.task_codes[self.problems]].tolist()
 
     def rows(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Table rows of these problems sorted by (problem, sample_index), and offsets (N+1,)."""

@@ -1,9 +1,9 @@
-"""Readers for sample tables stored as JSONL, CSV and Parquet, and reader selection.
+"""The built-in readers of sample tables stored as JSONL, CSV and Parquet.
 
 A reader is any object with ``can_read(path) -> bool`` and ``read(path) -> SampleTable``
 (optionally ``description`` and ``suffixes`` for listings), registered through the
-``register_readers`` hook. :func:`read_samples` picks, for every file, the one reader that
-recognises it (or the reader named by the caller) and concatenates the tables.
+``register_readers`` hook. :func:`kpass.read_samples` (in :mod:`kpass.host.lookups`) picks, for
+every file, the one reader that recognises it (or the reader named by the caller).
 
 File formats (schema in :mod:`kpass.data.table`):
 
@@ -23,19 +23,16 @@ import io
 import json
 import os
 import pathlib
-from collections.abc import Callable, Iterable, Sequence
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import IO, Any
 
 import numpy as np
 
-from kpass.errors import DataError, PluginHookError
+from kpass.errors import DataError
 from kpass.data.table import Categorical, SampleTable
-from kpass.data.validation import TEXT_ENCODING, empty_file_error, loads_json_strict
+from kpass.data.validation import TEXT_ENCODING, loads_json_strict
 
-if TYPE_CHECKING:  # pragma: no cover
-    import pluggy
-
-__all__ = ["CsvReader", "JsonlReader", "ParquetReader", "choose_reader", "read_samples"]
+__all__ = ["CsvReader", "JsonlReader", "ParquetReader"]
 
 Progress = Callable[[int], None]
 
@@ -269,144 +266,3 @@ class ParquetReader(_SuffixReader):
         if progress is not None:
             progress(arrow.num_rows)
         return SampleTable.from_columns(columns, source=source)
-
-
-# ----------------------------------------------------------------------------------------------
-# selection
-
-
-def _describe_readers(readers) -> str:
-    parts = []
-    for name, reader in readers.items():
-        suffixes = getattr(reader, "suffixes", ())
-        description = getattr(reader, "description", "")
-        detail = ", ".join(suffixes)
-        parts.append(f"{name}" + (f" ({detail})" if detail else "") + (f": {description}" if description else ""))
-    return "; ".join(parts)
-
-
-def choose_reader(path: str | os.PathLike, *, reader: str | None = None,
-                  plugin_manager: "pluggy.PluginManager | None" = None) -> tuple[str, Any]:
-    """The ``(name, reader)`` that will read ``path``.
-
-    The named ``reader`` when given; else the only reader whose ``can_read`` accepts the file;
-    else a built-in reader whose suffix matches (it then reports what is wrong with the file).
-
-    Raises
-    ------
-    ValueError
-        Unknown reader name (listing the registered readers).
-    DataError
-        No reader recognises the file, or several do (choose one with ``reader=``).
-    """
-    from kpass.host.manager import get_registry
-
-    registry = get_registry(plugin_manager)
-    readers = registry.readers
-    if reader is not None:
-        if reader not in readers:
-            raise ValueError(f"unknown reader {reader!r}; registered readers: {', '.join(readers) or 'none'}.")
-        return reader, readers[reader]
-    claiming = []
-    for name, candidate in readers.items():
-        try:
-            accepted = bool(candidate.can_read(path))
-        except Exception as exc:  # noqa: BLE001 - a plugin's sniffing must not hide the file's problem
-            raise DataError(f"reader '{name}' (plugin '{registry.owners.get(('reader', name))}') failed "
-                            f"while checking the file: {type(exc).__name__}: {exc}", source=str(path)) from exc
-        if accepted:
-            claiming.append(name)
-    if len(claiming) == 1:
-        return claiming[0], readers[claiming[0]]
-    if len(claiming) > 1:
-        raise DataError(f"several readers recognise this file: {', '.join(claiming)}; choose one with "
-                        f"--reader NAME (Python: reader=NAME)", source=str(path))
-    for name, candidate in readers.items():
-        matches = getattr(candidate, "matches_suffix", None)
-        if matches is not None and matches(path):
-            return name, candidate
-    raise DataError(f"no reader recognises this file; registered readers: {_describe_readers(readers)}",
-                    source=str(path))
-
-
-def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, reader: str | None = None,
-                 plugin_manager: "pluggy.PluginManager | None" = None,
-                 progress: Callable[[str, int], None] | None = None) -> SampleTable:
-    """Read sample files with the registered readers and concatenate them into one table.
-
-    Parameters
-    ----------
-    paths : path or sequence of paths
-        Sample files (JSONL, CSV, Parquet, or any format a plugin reader recognises).
-    reader : str, optional
-        Force one reader by name (``"jsonl"``, ``"csv"``, ``"parquet"``, a plugin's reader).
-    plugin_manager : pluggy.PluginManager, optional
-        Host to take the readers from (default: :func:`kpass.get_plugin_manager`).
-    progress : callable ``(path, units_done)``, optional
-        Called while reading (the CLI draws a progress bar with it).
-
-    Raises
-    ------
-    FileNotFoundError
-        A path that does not exist.
-    DataError
-        Unreadable or invalid data, naming the file, the line and the field; samples of one
-        problem duplicated or split across files.
-    """
-    from kpass.host.manager import get_registry
-
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    paths = list(paths)
-    if not paths:
-        raise ValueError("`paths` is empty: give at least one sample file.")
-    tables = []
-    for path in paths:
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"no such file: {path}")
-        empty = empty_file_error(path)
-        if empty is not None and reader is None:
-            raise DataError(empty, source=str(path))
-        if os.path.isdir(path) and reader is None:
-            # Some logs are directories (lm-eval's --output_path); only a reader that claims the
-            # directory may read it, never a file reader by its suffix.
-            try:
-                name, chosen = choose_reader(path, plugin_manager=plugin_manager)
-            except DataError as exc:
-                raise DataError(f"is a directory that no reader recognises ({exc.message})",
-                                source=str(path)) from exc
-        else:
-            name, chosen = choose_reader(path, reader=reader, plugin_manager=plugin_manager)
-        callback = None if progress is None else (lambda units, _path=str(path): progress(_path, units))
-        owner = get_registry(plugin_manager).owners.get(("reader", name))
-        try:
-            table = chosen.read(path, progress=callback) if callback is not None and _takes_progress(chosen) \
-                else chosen.read(path)
-        except DataError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - whatever a reader raises is named with its plugin
-            raise DataError(f"reader '{name}' (plugin '{owner}') failed in read(): {type(exc).__name__}: {exc}",
-                            source=str(path)) from exc
-        if not isinstance(table, SampleTable):
-            raise PluginHookError(f"reader '{name}' (plugin '{owner}') returned {type(table).__name__} from "
-                                  f"read({os.fspath(path)!r}), not a kpass.SampleTable")
-        tables.append(table)
-    return SampleTable.concat(tables)
-
-
-def _takes_progress(reader: Any) -> bool:
-    import inspect
-
-    try:
-        return "progress" in inspect.signature(reader.read).parameters
-    except (TypeError, ValueError):
-        return False
-
-
-def iter_reader_descriptions(plugin_manager=None) -> Iterable[str]:
-    """One line per registered reader (for ``kpass readers``-style listings)."""
-    from kpass.host.manager import get_registry
-
-    registry = get_registry(plugin_manager)
-    for name, reader in registry.readers.items():
-        yield f"{name}: {getattr(reader, 'description', '')} [{registry.owners.get(('reader', name))}]"

@@ -1,6 +1,6 @@
 """Tokenizers for token budgets: where, in output tokens, a sample's final answer was complete.
 
-One long run yields every smaller budget (METRICS.md section 6): a sample finished within ``B``
+One long run yields every smaller budget (docs/spec.md section 6): a sample finished within ``B``
 iff its final answer was complete within its first ``B`` output tokens. When the framework's log
 does not say at which token the answer was complete, kpass tokenizes the output text and finds it.
 
@@ -43,7 +43,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from kpass.host.hookspecs import hookimpl
+from kpass.errors import DataError
 
 __all__ = [
     "HuggingFaceTokenizer",
@@ -51,8 +51,7 @@ __all__ = [
     "Tokenizer",
     "answer_end_offsets",
     "answer_token_positions",
-    "get_tokenizer",
-    "register_tokenizers",
+    "BUILTIN_TOKENIZERS",
     "token_positions_for_table",
     "truncate_text",
 ]
@@ -244,43 +243,11 @@ def _load_tiktoken(tiktoken: Any, encoding: str) -> Any:
     )
 
 
-_BUILTIN_FACTORIES: dict[str, Callable[[str], Any]] = {
+#: The built-in tokenizer factories by spec name (``hf:PATH``, ``tiktoken:ENCODING``).
+BUILTIN_TOKENIZERS: dict[str, Callable[[str], Any]] = {
     "hf": HuggingFaceTokenizer,
     "tiktoken": TiktokenTokenizer,
 }
-
-
-@hookimpl
-def register_tokenizers(register):
-    """Register the built-in tokenizers ``hf`` and ``tiktoken``."""
-    for name, factory in _BUILTIN_FACTORIES.items():
-        register(name, factory)
-
-
-def get_tokenizer(spec: str, *, plugin_manager: Any = None) -> Any:
-    """Build the tokenizer a spec ``NAME:ARGUMENT`` names (``hf:tokenizer.json``, ``tiktoken:cl100k_base``).
-
-    Raises
-    ------
-    ValueError
-        A malformed spec, an unknown name (the message lists the registered ones), or a factory
-        that cannot build it (missing file, encoding not installed locally).
-    """
-    from kpass.host.manager import get_registry
-
-    if not isinstance(spec, str) or ":" not in spec or not spec.split(":", 1)[1]:
-        raise ValueError(
-            f"tokenizer spec must be NAME:ARGUMENT, e.g. 'hf:path/to/tokenizer.json' or "
-            f"'tiktoken:cl100k_base'; got {spec!r}."
-        )
-    name, argument = spec.split(":", 1)
-    factories: dict[str, Any] = dict(get_registry(plugin_manager).tokenizers)
-    if name not in factories:
-        raise ValueError(f"unknown tokenizer {name!r} in spec {spec!r}; registered: {sorted(factories)}.")
-    tokenizer = factories[name](argument)
-    if not callable(getattr(tokenizer, "token_ends", None)):
-        raise TypeError(f"tokenizer factory {name!r} returned {type(tokenizer).__name__}, which has no token_ends(text).")
-    return tokenizer
 
 
 # ----------------------------------------------------------------------------------------------
@@ -388,8 +355,6 @@ def token_positions_for_table(
     ``text_field`` of each row's ``metadata`` mapping. The final answer is located by
     ``answer_pattern`` or, without one, by the row's ``answer`` column. NaN where unknown.
     """
-    from kpass.errors import DataError
-
     rows = np.arange(len(table)) if rows is None else np.asarray(rows, dtype=np.int64)
     if table.has_column(text_field):
         texts = table.column(text_field)[rows].tolist()

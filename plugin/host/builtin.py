@@ -1,4 +1,4 @@
-"""The built-in metric families and readers, registered through the same hooks as any plugin.
+"""The built-in metric families, readers and tokenizers, registered through the same hooks as any plugin.
 
 Every family here only gathers per-problem inputs from a :class:`~kpass.ProblemSet` and calls the
 metric core (:mod:`kpass.metrics`); no formula lives in the host.
@@ -11,10 +11,11 @@ from numpy.typing import NDArray
 
 from kpass import metrics as core
 
-from kpass.errors import DataError
-from kpass.host.hookspecs import hookimpl
 from kpass.data.problems import ProblemSet
 from kpass.data.readers import CsvReader, JsonlReader, ParquetReader
+from kpass.data.tokenizers import BUILTIN_TOKENIZERS
+from kpass.errors import DataError
+from kpass.host.hookspecs import hookimpl
 from kpass.host.specs import MetricFamily, MetricSpec
 
 __all__ = [
@@ -177,7 +178,6 @@ def register_readers(register):
 
 @hookimpl
 def register_tokenizers(register):
-    # the built-in tokenizers live with the token-budget code (kpass.data.tokenizers)
-    from kpass.data import tokenizers
-
-    tokenizers.register_tokenizers(register)
+    """The built-in tokenizers ``hf`` and ``tiktoken`` (:mod:`kpass.data.tokenizers`)."""
+    for name, factory in BUILTIN_TOKENIZERS.items():
+        register(name, factory)

@@ -17,6 +17,9 @@ import pluggy
 
 __all__ = ["hookimpl", "hookspec", "register_metrics", "register_readers", "register_tokenizers"]
 
+#: The name the built-in plugin (:mod:`kpass.host.builtin`) is registered under.
+BUILTIN_PLUGIN_NAME = "kpass.builtin"
+
 hookspec = pluggy.HookspecMarker("kpass")
 hookimpl = pluggy.HookimplMarker("kpass")
 

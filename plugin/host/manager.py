@@ -12,17 +12,18 @@ loads none; unset, it loads all. The built-ins always load.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.metadata
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import pluggy
 
-from kpass.host import hookspecs
 from kpass.errors import PluginConflictError, PluginHookError, PluginLoadError, PluginTypeError
+from kpass.host import builtin, hookspecs
+from kpass.host.hookspecs import BUILTIN_PLUGIN_NAME
+from kpass.host.registry import Registry
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -34,7 +35,6 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "kpass"
-BUILTIN_PLUGIN_NAME = "kpass.builtin"
 _ENV_VAR = "KPASS_LOAD_PLUGINS"
 
 _lock = threading.Lock()
@@ -116,8 +116,6 @@ def make_plugin_manager(*, load_entry_points: bool = True, builtins: bool = True
     if load_entry_points:
         _load_entry_points(pm)
     if builtins:
-        from kpass.host import builtin
-
         pm.register(builtin, name=BUILTIN_PLUGIN_NAME)
     return pm
 
@@ -137,32 +135,6 @@ def reset_plugin_manager() -> None:
     with _lock:
         _default_manager = None
         _registry_cache.clear()
-
-
-@dataclasses.dataclass(frozen=True)
-class Registry:
-    """Everything the plugins registered, with the plugin that registered each name.
-
-    Attributes
-    ----------
-    metrics, readers, tokenizers : Mapping[str, object]
-        Registered objects by name, in registration order.
-    owners : Mapping[tuple[str, str], str]
-        ``(kind, name) -> plugin name`` where kind is ``"metric"``, ``"reader"`` or ``"tokenizer"``.
-    """
-
-    metrics: Mapping[str, Any]
-    readers: Mapping[str, Any]
-    tokenizers: Mapping[str, Any]
-    owners: Mapping[tuple[str, str], str]
-
-    def metric_symbols(self) -> dict[str, str]:
-        """Lower-cased spec prefix (symbol or alias) -> registered family name."""
-        out: dict[str, str] = {}
-        for name, family in self.metrics.items():
-            for prefix in (family.symbol, *getattr(family, "aliases", ())):
-                out[prefix.lower()] = name
-        return out
 
 
 def _call_each(pm: pluggy.PluginManager, hook_name: str, kind: str,

@@ -24,14 +24,15 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from kpass.errors import MetricSpecError, UnknownMetricError
+from kpass.host.hookspecs import BUILTIN_PLUGIN_NAME
 
 if TYPE_CHECKING:  # pragma: no cover
-    import pluggy
     from numpy.typing import NDArray
 
     from kpass.data.problems import ProblemSet
+    from kpass.host.registry import Registry
 
-__all__ = ["MetricFamily", "MetricSpec", "format_decimal", "parse_metric_specs", "split_spec_text"]
+__all__ = ["MetricFamily", "MetricSpec", "format_decimal", "parse_specs", "split_spec_text"]
 
 
 def format_decimal(value: Fraction) -> str:
@@ -205,9 +206,7 @@ _GROUP = re.compile(r"\[([^\]]*)\]|\(([^)]*)\)")
 _BUDGET_NAMES = ("budget", "b")
 
 
-def _valid_listing(registry) -> str:
-    from kpass.host.manager import BUILTIN_PLUGIN_NAME
-
+def _valid_listing(registry: Registry) -> str:
     families = sorted(registry.metrics.items(),
                       key=lambda item: registry.owners.get(("metric", item[0])) != BUILTIN_PLUGIN_NAME)
     lines = []
@@ -219,7 +218,7 @@ def _valid_listing(registry) -> str:
             + "\n  options go in [...], a token budget in (B=4096); several ks: pass@1,8,64")
 
 
-def _spec_error(text: str, problem: str, registry, cls=MetricSpecError) -> MetricSpecError:
+def _spec_error(text: str, problem: str, registry: Registry, cls=MetricSpecError) -> MetricSpecError:
     return cls(f"invalid metric spec {text!r}: {problem}.\n{_valid_listing(registry)}")
 
 
@@ -242,7 +241,7 @@ def _unbalanced_bracket(text: str) -> str | None:
     return None
 
 
-def _parse_one(text: str, registry) -> list[MetricSpec]:
+def _parse_one(text: str, registry: Registry) -> list[MetricSpec]:
     match = _SPEC.match(text.strip())
     if match is None:
         bracket = _unbalanced_bracket(text.strip())
@@ -323,37 +322,8 @@ def _parse_one(text: str, registry) -> list[MetricSpec]:
     return specs
 
 
-def parse_metric_specs(specs: str | Sequence[str], *,
-                       plugin_manager: "pluggy.PluginManager | None" = None) -> list[MetricSpec]:
-    """Parse metric specs into :class:`MetricSpec` objects, one per metric, in input order.
-
-    Parameters
-    ----------
-    specs : str or sequence of str
-        Spec text(s), e.g. ``"pass@1,8,64 cons@16"`` or ``["pass^4", "g-pass@16_0.5,1.0"]``.
-    plugin_manager : pluggy.PluginManager, optional
-        Host whose registered families are valid (default: :func:`kpass.get_plugin_manager`).
-
-    Returns
-    -------
-    list of MetricSpec
-        Duplicates (same canonical name) are kept once.
-
-    Raises
-    ------
-    UnknownMetricError
-        An unregistered prefix; the message lists every valid family with an example.
-    MetricSpecError
-        Any other malformed spec (bad k, parameter, option, budget), with the same listing.
-
-    Examples
-    --------
-    >>> [s.name for s in parse_metric_specs("pass@1,8 maj@16 G-PASS@16_0.50,1")]
-    ['pass@1', 'pass@8', 'cons@16', 'G-Pass@16_0.5', 'G-Pass@16_1.0']
-    """
-    from kpass.host.manager import get_registry
-
-    registry = get_registry(plugin_manager)
+def parse_specs(specs: str | Sequence[str], registry: Registry) -> list[MetricSpec]:
+    """:func:`kpass.parse_metric_specs` against the families of ``registry``."""
     if isinstance(specs, str):
         texts = [specs]
     else:

@@ -2,72 +2,21 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kpass.render.escape import csv_row, markdown_text, terminal_text
-from kpass.reports.report import Comparison, Exclusion, Report
+from kpass.render.escape import markdown_text, terminal_text
+from kpass.render.numbers import MISSING, format_interval, format_level, format_number, format_p_value, format_raw
+from kpass.render.tables import markdown_lines, render_table
 
-__all__ = ["FORMATS", "exclusion_lines", "format_comparison", "format_report", "format_tail", "render"]
+if TYPE_CHECKING:  # pragma: no cover
+    from kpass.reports.report import Comparison, Exclusion, Report
+
+__all__ = ["FORMATS", "exclusion_lines", "format_comparison", "format_power", "format_report", "format_tail", "render"]
 
 FORMATS = ("table", "markdown", "csv", "json")
 _MAX_IDS = 10
-
-
-def _number(value: float | None, digits: int = 4) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    return f"{value:.{digits}f}"
-
-
-def _p_value(value: float | None) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
-
-
-def _interval(low: float | None, high: float | None) -> str:
-    if low is None or high is None:
-        return "-"
-    return f"[{low:.4f}, {high:.4f}]"
-
-
-def _percent(level: float) -> str:
-    text = f"{level * 100:.6g}"
-    return f"{text}% CI"
-
-
-def _aligned(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> str:
-    header = [terminal_text(cell) for cell in header]
-    rows = [[terminal_text(cell) for cell in row] for row in rows]
-    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
-
-    def line(cells):
-        parts = [(str(c).rjust(w) if i in right else str(c).ljust(w)) for i, (c, w) in enumerate(zip(cells, widths))]
-        return "  ".join(parts).rstrip()
-
-    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
-
-
-def _markdown(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> str:
-    esc = markdown_text
-
-    out = ["| " + " | ".join(esc(h) for h in header) + " |",
-           "|" + "|".join(("---:" if i in right else ":---") for i in range(len(header))) + "|"]
-    out += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
-    return "\n".join(out)
-
-
-def _csv(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(csv_row(header))
-    writer.writerows(csv_row(row) for row in rows)
-    return buffer.getvalue()
 
 
 def exclusion_lines(exclusions: Sequence[Exclusion]) -> list[str]:
@@ -88,7 +37,7 @@ def format_tail(title_exclusions: str, exclusions: Sequence[Exclusion], notes: S
     none) and the notes, as plain text or Markdown."""
     parts = []
     bullet = "- " if markdown else "  "
-    escape = markdown_text if markdown else terminal_text
+    escape = markdown_text if markdown else terminal_text  # notes and ids carry names from the files
     notes = [escape(note) for note in notes]
     if exclusions:
         parts.append(("\n**" + title_exclusions + "**\n" if markdown else "\n" + title_exclusions + ":")
@@ -114,20 +63,20 @@ def format_report(report: Report, fmt: str = "table") -> str:
         rows = []
         for row in report.rows:
             rows.append([value for _, value in row.group] + [
-                row.metric, _raw(row.estimate), _raw(row.low), _raw(row.high), _raw(row.standard_error),
+                row.metric, format_raw(row.estimate), format_raw(row.low), format_raw(row.high), format_raw(row.standard_error),
                 report.confidence_level, row.n_problems, row.n_samples] + ([row.n_clusters] if clustered else [])
                 + [row.n_excluded, row.method or "", row.note])
-        return _csv(header, rows)
-    header = by + ["metric", "estimate", _percent(report.confidence_level), "SE", "problems", "samples"] + (
+        return render_table(header, rows, "csv")
+    header = by + ["metric", "estimate", format_level(report.confidence_level) + " CI", "SE", "problems", "samples"] + (
         ["clusters"] if clustered else []) + ["excluded", "method"]
     right = set(range(len(by) + 1, len(header) - 1))
     rows = []
     for row in report.rows:
         rows.append([value for _, value in row.group] + [
-            row.metric, _number(row.estimate), _interval(row.low, row.high), _number(row.standard_error),
-            str(row.n_problems), str(row.n_samples)] + ([str(row.n_clusters or "-")] if clustered else [])
-            + [str(row.n_excluded), row.method or ("-" if not row.note else row.note)])
-    body = _markdown(header, rows, right) if fmt == "markdown" else _aligned(header, rows, right)
+            row.metric, format_number(row.estimate), format_interval(row.low, row.high), format_number(row.standard_error),
+            str(row.n_problems), str(row.n_samples)] + ([str(row.n_clusters or MISSING)] if clustered else [])
+            + [str(row.n_excluded), row.method or row.note or MISSING])
+    body = render_table(header, rows, fmt, right=right)
     return body + "\n" + format_tail("Excluded problems (not in the estimates)", report.exclusions, report.notes,
                                fmt == "markdown") + "\n"
 
@@ -145,51 +94,57 @@ def format_comparison(comparison: Comparison, fmt: str = "table") -> str:
                        "correlation", "estimate_model", "estimate_baseline", "confidence_level", "n_problems"] + (
             ["n_clusters"] if clustered else []) + ["n_excluded", "method", "note"]
         rows = [[value for _, value in row.group] + [
-            row.metric, row.model, row.baseline, _raw(row.estimate), _raw(row.low), _raw(row.high),
-            _raw(row.standard_error), _raw(row.p_value), _raw(row.correlation), _raw(row.estimate_model),
-            _raw(row.estimate_baseline), comparison.confidence_level, row.n_problems]
+            row.metric, row.model, row.baseline, format_raw(row.estimate), format_raw(row.low), format_raw(row.high),
+            format_raw(row.standard_error), format_raw(row.p_value), format_raw(row.correlation), format_raw(row.estimate_model),
+            format_raw(row.estimate_baseline), comparison.confidence_level, row.n_problems]
             + ([row.n_clusters] if clustered else []) + [row.n_excluded, row.method or "", row.note]
             for row in comparison.rows]
-        return _csv(header, rows)
+        return render_table(header, rows, "csv")
     header = by + ["metric", "model", "baseline", "model est", "baseline est", "difference",
-                   _percent(comparison.confidence_level), "SE", "p-value", "corr", "problems"] + (
+                   format_level(comparison.confidence_level) + " CI", "SE", "p-value", "corr", "problems"] + (
         ["clusters"] if clustered else []) + ["excluded", "method"]
     right = set(range(len(by) + 3, len(header) - 1))
     rows = []
     for row in comparison.rows:
         rows.append([value for _, value in row.group] + [
-            row.metric, row.model, row.baseline, _number(row.estimate_model), _number(row.estimate_baseline),
-            _signed(row.estimate), _interval(row.low, row.high), _number(row.standard_error), _p_value(row.p_value),
-            _number(row.correlation, 3), str(row.n_problems)] + ([str(row.n_clusters or "-")] if clustered else [])
-            + [str(row.n_excluded), row.method or ("-" if not row.note else row.note)])
-    body = _markdown(header, rows, right) if fmt == "markdown" else _aligned(header, rows, right)
+            row.metric, row.model, row.baseline, format_number(row.estimate_model), format_number(row.estimate_baseline),
+            format_number(row.estimate, signed=True), format_interval(row.low, row.high), format_number(row.standard_error), format_p_value(row.p_value),
+            format_number(row.correlation, 3), str(row.n_problems)] + ([str(row.n_clusters or MISSING)] if clustered else [])
+            + [str(row.n_excluded), row.method or row.note or MISSING])
+    body = render_table(header, rows, fmt, right=right)
     return body + "\n" + format_tail("Excluded problems (not compared)", comparison.exclusions, comparison.notes,
                                fmt == "markdown") + "\n"
 
 
 def render(result: Report | Comparison, fmt: str = "table") -> str:
     """:func:`format_report` or :func:`format_comparison`, whichever fits ``result``."""
-    return format_comparison(result, fmt) if isinstance(result, Comparison) else format_report(result, fmt)
-
-
-def _signed(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:+.4f}"
-
-
-def _raw(value: float | None) -> Any:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    return repr(float(value))
+    return format_comparison(result, fmt) if hasattr(result, "baseline") else format_report(result, fmt)
 
 
 def _json_default(value: Any) -> Any:
-    try:
-        import numpy as np
-
-        if isinstance(value, np.generic):
-            return value.item()
-    except ImportError:  # pragma: no cover
-        pass
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return value.item()
     raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def _quantity(value: Any) -> str:
+    if isinstance(value, float):
+        return format_number(value, 6, significant=True)
+    return str(value)
+
+
+def format_power(result: dict[str, Any], fmt: str = "table") -> str:
+    """Render the result of ``kpass power`` (:func:`kpass.cli.power.compute_power`): one line per
+    quantity (``table``), a two-column Markdown table, one CSV row, or JSON."""
+    items = [(k, v) for k, v in result.items() if k != "notes"]
+    if fmt == "json":
+        return json.dumps(result, indent=2) + "\n"
+    if fmt == "csv":
+        return render_table([k for k, _ in items], [[v for _, v in items]], "csv")
+    if fmt == "markdown":
+        lines = markdown_lines(["quantity", "value"], [[k, _quantity(v)] for k, v in items], ["l", "r"])
+    else:
+        width = max(len(k) for k, _ in items)
+        lines = [f"{k:<{width}}  {_quantity(v)}" for k, v in items]
+    lines += [f"note: {note}" for note in result.get("notes", [])]
+    return "\n".join(lines) + "\n"

@@ -13,18 +13,17 @@ and writes a page with no external resource at all (no CDN, no font, no image fi
   the numbers on the page can be checked against it (the browser test does).
 
 Every number shown is formatted by the same functions as the Markdown output
-(:func:`kpass.reports.leaderboard.format_number` etc.).
+(:mod:`kpass.render.numbers`, with :data:`~kpass.render.leaderboard_text.LEADERBOARD_DIGITS`).
 """
 
 from __future__ import annotations
 
-import html
-import json
 import math
 from typing import Any, Mapping, Sequence
 
 from kpass.render.escape import html_json, html_text
-from kpass.reports.leaderboard import format_number, format_p_value, format_rank, shown_comparisons
+from kpass.render.leaderboard_text import format_number, format_p_value, format_rank, shown_comparisons
+from kpass.render.numbers import MISSING
 
 __all__ = ["render_html"]
 
@@ -191,18 +190,18 @@ def _main_table(data: Mapping[str, Any]) -> str:
                          f'data-high="{rank["high"]}"><span class="kp-est">{format_rank(rank)}</span>'
                          f'{rank_bar}</td>')
         else:
-            cells.append('<td class="kp-rank" data-column="rank" data-sort="">n/a</td>')
+            cells.append(f'<td class="kp-rank" data-column="rank" data-sort="">{MISSING}</td>')
         cells.append(f'<td class="kp-model" data-column="model" data-sort="{_esc(entry["model"])}">'
                      f'{_esc(entry["model"])}</td>')
         for column in columns:
             key = column["key"]
             cell = entry["metrics"].get(key)
             if not cell or not _finite(cell["estimate"]):
-                cells.append(f'<td data-column="{_esc(key)}" data-sort="">n/a</td>')
+                cells.append(f'<td data-column="{_esc(key)}" data-sort="">{MISSING}</td>')
                 continue
             column_rank = entry["ranks"].get(key)
             title = (f'{key}: {format_number(cell["estimate"])} [{format_number(cell["low"])}, '
-                     f'{format_number(cell["high"])}], SE {format_number(cell["standard_error"], 4)}, '
+                     f'{format_number(cell["high"])}], SE {format_number(cell["standard_error"])}, '
                      f'{cell["n_problems"]} problems, {cell["method"]}'
                      + (f'; rank {format_rank(column_rank)}' if column_rank else ""))
             low = cell["low"] if _finite(cell["low"]) else cell["estimate"]
@@ -438,7 +437,7 @@ def render_html(data: Mapping[str, Any], *, title: str = "kpass leaderboard") ->
                      f"problem(s) excluded ({exclusion['reason']}).")
     notes_html = ("<h2>Notes</h2><ul class=\"kp-notes\">"
                   + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>") if notes else ""
-    payload = html_json(data, allow_nan=False)
+    payload = html_json(data, allow_nan=False)  # <, > and & as \u escapes: no name ends the element
     explanation = (
         f"Each cell: estimate and {level} interval; the bar draws the interval on a scale shared "
         f"by the column. The rank interval is the range of ranks a model takes in {level} of "

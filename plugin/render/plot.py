@@ -2,7 +2,8 @@
 
 matplotlib is imported lazily and used through :class:`matplotlib.figure.Figure` with the Agg
 canvas, so no GUI backend and no global pyplot state is touched. The file format follows the
-suffix (``.png`` or ``.svg``); the file is written atomically.
+suffix (``.png`` or ``.svg``). Every function returns the figure; the command writes it
+(:func:`kpass.cli.output.save_figure`, atomically).
 
 - Report: pass@k against k (log2 axis) with interval bands per model; G-Pass@k_tau against tau
   (one line per model and k); every other metric as a point with its interval. One row of panels
@@ -13,44 +14,37 @@ suffix (``.png`` or ``.svg``); the file is written atomically.
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kpass.reports.report import Comparison, Report
+import numpy as np
 
-__all__ = ["plot_comparison", "plot_report", "plot_result"]
+from kpass.errors import UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kpass.reports.report import Comparison, Report
+
+__all__ = ["plot_budget_curves", "plot_comparison", "plot_decomposition", "plot_report", "plot_result"]
 
 
-def _figure(n_rows: int, n_cols: int):
+def _figure(n_rows: int, n_cols: int, size: tuple[float, float] = (5.0, 3.6), sharex: bool = False):
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        from kpass.cli import UsageError
-
         raise UsageError("--plot needs matplotlib: pip install 'kpass[plot]'") from None
-    figure = Figure(figsize=(5.0 * n_cols, 3.6 * n_rows), layout="constrained")
+    figure = Figure(figsize=(size[0] * n_cols, size[1] * n_rows), layout="constrained")
     FigureCanvasAgg(figure)
-    axes = figure.subplots(n_rows, n_cols, squeeze=False)
+    axes = figure.subplots(n_rows, n_cols, squeeze=False, sharex=sharex)
     return figure, axes
-
-
-def _save(figure, path: str | os.PathLike) -> None:
-    from kpass.cli import UsageError, write_atomically
-
-    suffix = os.path.splitext(os.fspath(path))[1].lower()
-    if suffix not in (".png", ".svg"):
-        raise UsageError(f"plot file {os.fspath(path)!r} must end in .png or .svg")
-    write_atomically(path, lambda temporary: figure.savefig(temporary, format=suffix[1:], dpi=120))
 
 
 def _label(group, skip: str) -> str:
     return ", ".join(value for name, value in group if name != skip) or "all"
 
 
-def plot_report(report: Report, path: str | os.PathLike) -> None:
-    """Draw a report (see the module docstring) to ``path`` (.png or .svg)."""
+def plot_report(report: Report) -> Any:
+    """A report drawn as the module docstring says (a matplotlib ``Figure``)."""
     curves: dict[str, dict[str, list[tuple[int, Any]]]] = defaultdict(lambda: defaultdict(list))
     taus: dict[str, dict[str, list[tuple[float, Any]]]] = defaultdict(lambda: defaultdict(list))
     points: dict[str, list[tuple[str, str, Any]]] = defaultdict(list)
@@ -70,8 +64,6 @@ def plot_report(report: Report, path: str | os.PathLike) -> None:
     tasks = list(dict.fromkeys([*curves, *taus, *points]))
     kinds = [name for name, data in (("pass", curves), ("gpass", taus), ("points", points)) if data]
     if not tasks:
-        from kpass.cli import UsageError
-
         raise UsageError("nothing to plot: no metric has an estimate")
     figure, axes = _figure(len(tasks), len(kinds))
     level = f"{report.confidence_level:.0%}"
@@ -122,18 +114,16 @@ def plot_report(report: Report, path: str | os.PathLike) -> None:
             ax.grid(alpha=0.3)
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize="small")
-    _save(figure, path)
+    return figure
 
 
-def plot_comparison(comparison: Comparison, path: str | os.PathLike) -> None:
-    """Draw each model's paired difference from the baseline per metric, one panel per task."""
+def plot_comparison(comparison: Comparison) -> Any:
+    """Each model's paired difference from the baseline per metric, one panel per task (a ``Figure``)."""
     by_task: dict[str, list[Any]] = defaultdict(list)
     for row in comparison.rows:
         if row.estimate is not None:
             by_task[row.task if row.task is not None else "all"].append(row)
     if not by_task:
-        from kpass.cli import UsageError
-
         raise UsageError("nothing to plot: no comparison has an estimate")
     figure, axes = _figure(len(by_task), 1)
     for r, (task, rows) in enumerate(by_task.items()):
@@ -148,12 +138,79 @@ def plot_comparison(comparison: Comparison, path: str | os.PathLike) -> None:
         ax.set_xlabel(f"difference from {comparison.baseline} ({comparison.confidence_level:.0%} interval, paired)")
         ax.set_title(task)
         ax.grid(alpha=0.3)
-    _save(figure, path)
+    return figure
 
 
-def plot_result(result: Report | Comparison, path: str | os.PathLike) -> None:
+def plot_result(result: Report | Comparison) -> Any:
     """:func:`plot_report` or :func:`plot_comparison`, whichever fits ``result``."""
-    if isinstance(result, Comparison):
-        plot_comparison(result, path)
-    else:
-        plot_report(result, path)
+    return plot_comparison(result) if hasattr(result, "baseline") else plot_report(result)
+
+
+def _budget_label(budget: int | None) -> str:
+    return "as-run" if budget is None else str(budget)
+
+
+def plot_budget_curves(points: list[tuple[str, str, Any]]) -> Any:
+    """pass@k(B) and fin@k(B) against the token budget (log2 axis) with interval bands, one line
+    per model, task and k; ``points`` are ``(model, task, BudgetCurvePoint)`` (``kpass budget``)."""
+    finite = [p for _, _, p in points if p.budget is not None]
+    if not finite:
+        raise UsageError("--plot draws metrics against the budget: give numeric --budgets")
+    figure, axes = _figure(1, 2, size=(5.0, 4.0), sharex=True)
+    ax_pass, ax_fin = axes[0]
+    series: dict[tuple[str, str, int], list[Any]] = {}
+    for model, task, point in points:
+        if point.budget is not None:
+            series.setdefault((model, task, point.k), []).append(point)
+    for (model, task, k), values in series.items():
+        values.sort(key=lambda p: p.budget)
+        x = [p.budget for p in values]
+        label = f"{model}" + (f" / {task}" if task != "*" else "") + (f" (k={k})" if k != 1 else "")
+        for axis, attribute in ((ax_pass, "pass_at_k"), (ax_fin, "fin_at_k")):
+            estimate = [getattr(p, attribute).estimate for p in values]
+            low = [getattr(p, attribute).low for p in values]
+            high = [getattr(p, attribute).high for p in values]
+            line, = axis.plot(x, estimate, marker="o", label=label)
+            axis.fill_between(x, low, high, alpha=0.2, color=line.get_color())
+    ticks = sorted({p.budget for p in finite})
+    for axis, name in ((ax_pass, "pass@k(B)"), (ax_fin, "fin@k(B)")):
+        axis.set_xscale("log", base=2)
+        axis.set_xticks(ticks, [str(t) for t in ticks])
+        axis.minorticks_off()
+        axis.set_xlabel("output-token budget B")
+        axis.set_ylabel(name)
+        axis.set_ylim(-0.02, 1.02)
+        axis.grid(alpha=0.3)
+    ax_pass.legend(fontsize="small")
+    figure.suptitle("pass@k and fin@k against the token budget (bands: intervals)")
+    return figure
+
+
+def plot_decomposition(results: list[tuple[str, Any]], *, model: str, base: str) -> Any:
+    """A stacked bar of F, P and reach per budget with delta pass@1 and its interval, one panel
+    per task; ``results`` are ``(task, PassChangeDecomposition)`` (``kpass decompose``)."""
+    tasks = list(dict.fromkeys(task for task, _ in results))
+    figure, axes = _figure(1, len(tasks), size=(max(5.0, 4.0 * len(tasks)) / len(tasks), 4.0))
+    for axis, task in zip(axes[0], tasks):
+        rows = [d for t, d in results if t == task]
+        labels = [_budget_label(d.budget) for d in rows]
+        x = np.arange(len(rows))
+        positive = np.zeros(len(rows))
+        negative = np.zeros(len(rows))
+        for name, label in (("finishing", "F finishing"), ("reliability", "P reliability"), ("reach", "reach")):
+            values = np.array([getattr(d, name).estimate for d in rows])
+            bottom = np.where(values >= 0, positive, negative)
+            axis.bar(x, values, 0.6, bottom=bottom, label=label)
+            positive += np.clip(values, 0, None)
+            negative += np.clip(values, None, 0)
+        delta = np.array([d.delta.estimate for d in rows])
+        error = np.array([[d.delta.estimate - d.delta.low for d in rows],
+                          [d.delta.high - d.delta.estimate for d in rows]])
+        axis.errorbar(x, delta, yerr=error, fmt="D", color="black", label="delta pass@1 (interval)")
+        axis.axhline(0, color="grey", linewidth=0.8)
+        axis.set_xticks(x, labels)
+        axis.set_xlabel("output-token budget B")
+        axis.set_ylabel("change in pass@1")
+        axis.set_title(f"{task}: {model} vs {base} ({rows[0].attribution} attribution)", fontsize="small")
+        axis.legend(fontsize="x-small", loc="best", framealpha=0.6)
+    return figure

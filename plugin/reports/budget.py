@@ -1,147 +1,33 @@
-"""``kpass budget`` and ``kpass decompose``: token-budget curves and what a pass@1 change is made of.
+"""Token-budget inputs of ``kpass budget`` and ``kpass decompose``: per-sample arrays of a table.
 
-``kpass budget FILES... --budgets 2048,4096,8192`` prints fin@k, pass@k and pass@k | fin per model,
-task and budget with intervals. ``kpass decompose FILES... --base A --model B --budgets ...``
-prints, per task and budget, the two models' pass@1 and fin@1, the change split into finishing F,
-reliability P and reach (METRICS.md section 6), robust reach, lone wins, matched reliability and
-the attribution spread, each with a paired cluster-bootstrap interval. ``--plot PATH`` draws
-pass@1 and fin@1 against the budget, or a stacked bar of F, P and reach per budget.
-
-Budgets are read from one run by truncation (``answer_token``, else ``output_tokens`` of finished
-samples; see :mod:`kpass.metrics._token_budget`), or with ``--tokenizer SPEC`` from the output text
-(:mod:`kpass.data.tokenizers`). ``as-run`` (the default of ``kpass budget``) reads the recorded
-``finished`` flags: a run made with a native ``max_tokens = B`` is read as it is (stop reason
-"length" means not finished).
-
-Both use the interval options of ``kpass report`` (seed 0, 10,000 resamples, the core's default
-method; :func:`kpass.reports.report.interval_options`). Every warning of the core, and the reader's notes
-(:attr:`kpass.SampleTable.notes`), become notes: after the table, under ``"notes"`` in
-``--format json`` (``{"rows": [...], "exclusions": [...], "notes": [...]}``; decompose has no
-exclusions), and on stderr with ``--format csv``. ``kpass budget -k K`` leaves out, and lists,
-the problems with fewer than K samples; K above every problem's n is a data error.
-
-:func:`add_budget_commands` adds both subcommands to the ``kpass`` argument parser; each sets
-``func`` to a callable ``(args) -> int`` (exit code: 0 success, 1 data error, 2 usage error).
+:class:`BudgetSamples` holds, per row of a :class:`~kpass.SampleTable`, the ``finished`` flag,
+``output_tokens`` and ``answer_token`` (null as NaN), filled from the output text by a tokenizer
+where the table has none, and gives :func:`kpass.metrics.budget_counts` of any set of problems.
 """
 
 from __future__ import annotations
 
-import argparse
-import csv
-import dataclasses
-import io
-import json
-import math
-import os
-import sys
 from collections.abc import Sequence
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from kpass.metrics import DEFAULT_INTERVAL_METHOD, INTERVAL_METHODS
+from kpass.data.table import SampleTable
+from kpass.data.tokenizers import token_positions_for_table
+from kpass.errors import DataError
+from kpass.metrics import budget_counts
+from kpass.reports.report import problem_attribute
 
-from kpass.cli.argtypes import (budget_list, fraction, k_list, nonnegative_int, positive_int, probability,
-                                regular_expression)
-from kpass.cli import add_intersect_argument, write_atomically, write_output, write_stdout
-from kpass.render.escape import csv_cell, markdown_text, terminal_text
-from kpass.errors import DataError, UsageError
-from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, Exclusion, _problem_attribute
-
-__all__ = ["add_budget_commands", "main", "run_budget", "run_decompose"]
+__all__ = ["BudgetSamples"]
 
 
-# ----------------------------------------------------------------------------------------------
-# argument parsing
 
-
-def _add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", metavar="FILE", help="sample files (JSONL, CSV, Parquet, Inspect or lm-eval logs)")
-    parser.add_argument("--reader", help="force a reader by name")
-    parser.add_argument("--cluster-by", metavar="FIELD",
-                        help="column holding each problem's cluster (the bootstrap then resamples clusters)")
-    parser.add_argument("--confidence", type=probability, default=0.95, help="confidence level (default 0.95)")
-    parser.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED,
-                        help=f"bootstrap seed (default {DEFAULT_SEED}: reproducible)")
-    parser.add_argument("--n-resamples", type=positive_int, default=DEFAULT_N_RESAMPLES,
-                        help=f"bootstrap resamples (default {DEFAULT_N_RESAMPLES}, as kpass report)")
-    parser.add_argument("--tokenizer", metavar="SPEC",
-                        help="find answer positions in the output text: hf:PATH/tokenizer.json, "
-                             "tiktoken:cl100k_base, or a plugin's NAME:ARG")
-    parser.add_argument("--text-field", default="output", metavar="NAME",
-                        help="column or metadata key holding the output text (default 'output')")
-    parser.add_argument("--answer-pattern", metavar="REGEX", type=regular_expression,
-                        help="regex whose last match ends the final answer (default: the last occurrence "
-                             "of the sample's `answer`)")
-    parser.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table")
-    parser.add_argument("--output", metavar="PATH", help="write the table there instead of stdout")
-    parser.add_argument("--plot", metavar="PATH", help="also draw a plot (PNG or SVG; needs matplotlib)")
-
-
-def add_budget_commands(subparsers: Any) -> None:
-    """Add ``budget`` and ``decompose`` to the ``kpass`` subcommands (``parser.add_subparsers()``)."""
-    budget = subparsers.add_parser(
-        "budget",
-        help="fin@k, pass@k and pass@k | fin at token budgets",
-        description="fin@k(B), pass@k(B) and pass@k(B | fin) per model, task and budget, with intervals "
-                    "(METRICS.md section 6). One long run gives every smaller budget by truncation.",
-    )
-    _add_common(budget)
-    budget.add_argument("--budgets", type=budget_list, default=[None],
-                        help="comma-separated output-token budgets, e.g. 2048,4096,8k; 'as-run' reads the "
-                             "recorded `finished` flags (default)")
-    budget.add_argument("-k", "--k", type=k_list, default=[1],
-                        help="k values (default 1); problems with fewer samples than k are left out of that k "
-                             "and listed")
-    budget.add_argument("--by", default="model,task",
-                        help="group by these of model,task (default both; with several models, model must be one)")
-    budget.add_argument("--method", help=f"interval method of fin@k and pass@k ({', '.join(INTERVAL_METHODS)}; "
-                                         f"default: {DEFAULT_INTERVAL_METHOD}, as kpass report)")
-    budget.add_argument("--ratio-method", choices=("bootstrap", "bca"), default="bootstrap",
-                        help="interval of pass@k | fin (default: percentile bootstrap)")
-    budget.set_defaults(func=run_budget)
-
-    decompose = subparsers.add_parser(
-        "decompose",
-        help="split a pass@1 change into finishing, reliability and reach",
-        description="delta pass@1(B) = F + P + reach for a model against its base on the same problems, "
-                    "per budget, with robust reach, lone wins, matched reliability and paired "
-                    "cluster-bootstrap intervals (METRICS.md section 6).",
-    )
-    _add_common(decompose)
-    decompose.add_argument("--base", required=True, metavar="MODEL", help="the base model")
-    decompose.add_argument("--model", required=True, metavar="MODEL", help="the model compared with it")
-    decompose.add_argument("--budgets", type=budget_list, default=[None],
-                           help="comma-separated output-token budgets or 'as-run' (default as-run)")
-    decompose.add_argument("--task", action="append", help="only these tasks (default: every common task)")
-    decompose.add_argument("--attribution", choices=("base", "reverse", "shapley"), default="base",
-                           help="attribution of the cross term for the headline F and P (default base)")
-    decompose.add_argument("--method", choices=("bootstrap", "bca"), default="bootstrap",
-                           help="percentile (default) or BCa paired cluster bootstrap")
-    decompose.add_argument("--reach-interval", choices=("score", "bootstrap"), default="score",
-                           help="interval of reach, robust reach and lone wins: score (default; holds on "
-                                "few problems) or the percentile bootstrap")
-    add_intersect_argument(decompose, "compare on the problems both models have (default: unmatched problems are "
-                                      "an error)")
-    decompose.add_argument("--matched-fraction", type=fraction, default=Fraction(7, 8),
-                           help="finished fraction both models need for matched reliability (default 7/8)")
-    decompose.add_argument("--robust-fraction", type=fraction, default=Fraction(1, 2),
-                           help="correct fraction for robust reach (default 1/2)")
-    decompose.set_defaults(func=run_decompose)
-
-
-# ----------------------------------------------------------------------------------------------
-# reading
-
-
-class _Samples:
+class BudgetSamples:
     """Per-row arrays of a sample table, with token positions filled by a tokenizer if asked."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
-        from kpass.data.readers import read_samples
-
-        self.table = table = read_samples(args.files, reader=args.reader)
+    def __init__(self, table: SampleTable, *, tokenizer: Any = None, text_field: str = "output",
+                 answer_pattern: str | None = None, cluster_by: str | None = None) -> None:
+        self.table = table
         self.source = table.error_location()["source"]
         n_rows = len(table)
 
@@ -155,20 +41,14 @@ class _Samples:
         self.output_tokens = nullable("output_tokens")
         self.answer_token = nullable("answer_token")
         self.correct = table.column("correct")
-        if args.tokenizer:
-            from kpass.data.tokenizers import get_tokenizer, token_positions_for_table
-
-            try:
-                tokenizer = get_tokenizer(args.tokenizer)
-            except (ValueError, TypeError, ImportError) as exc:
-                raise UsageError(str(exc)) from exc
+        if tokenizer is not None:
             answer_token = self.answer_token if self.answer_token is not None else np.full(n_rows, np.nan)
             output_tokens = self.output_tokens if self.output_tokens is not None else np.full(n_rows, np.nan)
             not_unfinished = np.ones(n_rows, dtype=bool) if self.finished is None else ~(self.finished == 0)
             rows = np.flatnonzero(np.isnan(answer_token) & not_unfinished | np.isnan(output_tokens))
             if rows.size:
                 found_answer, found_output = token_positions_for_table(
-                    table, tokenizer, text_field=args.text_field, answer_pattern=args.answer_pattern, rows=rows)
+                    table, tokenizer, text_field=text_field, answer_pattern=answer_pattern, rows=rows)
                 fill_answer = np.isnan(answer_token[rows]) & not_unfinished[rows]
                 answer_token[rows[fill_answer]] = found_answer[fill_answer]
                 fill_output = np.isnan(output_tokens[rows])
@@ -180,8 +60,8 @@ class _Samples:
         self.tasks = table.categories("task")
         self.problem_names = table.category_values("problem_id")
         # per problem, checked like kpass report's: present, categorical, one value per problem, never null
-        self.cluster_of_problem = None if not args.cluster_by else table.category_values(args.cluster_by)[
-            _problem_attribute(table, args.cluster_by, "--cluster-by")]
+        self.cluster_of_problem = None if not cluster_by else table.category_values(cluster_by)[
+            problem_attribute(table, cluster_by, "--cluster-by")]
 
     def problems(self, model: str, task: str | None) -> np.ndarray:
         """Problem numbers (of the table's problem index) of one model and task (or every task)."""
@@ -200,8 +80,6 @@ class _Samples:
 
     def counts(self, problems: np.ndarray, budgets: Sequence[int | None], with_task: bool = False):
         """:func:`kpass.metrics.budget_counts` of ``problems`` (its rows are in sorted label order)."""
-        from kpass.metrics import budget_counts
-
         rows, offsets = self.index.rows_of(problems)
         label = np.repeat(self.labels(problems, with_task), np.diff(offsets))
         columns = {}
@@ -227,474 +105,3 @@ class _Samples:
         if self.cluster_of_problem is None:
             return None
         return dict(zip(self.labels(problems, False).tolist(), self.cluster_of_problem[problems].tolist()))
-
-
-# ----------------------------------------------------------------------------------------------
-# formatting
-
-
-def _number(value: float, digits: int = 4) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "nan"
-    return f"{value:.{digits}f}"
-
-
-def _signed(value: float, digits: int = 4) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "nan"
-    return f"{value:+.{digits}f}"
-
-
-def _interval_text(result: Any, signed: bool = False) -> str:
-    fmt = _signed if signed else _number
-    return f"{fmt(result.estimate)} [{fmt(result.low)}, {fmt(result.high)}]"
-
-
-def _render(headers: list[str], rows: list[list[str]], fmt: str, title: str | None = None) -> str:
-    if fmt == "markdown":
-        lines = []
-        if title:
-            lines.append(f"**{title}**\n")
-        lines.append("| " + " | ".join(markdown_text(h) for h in headers) + " |")
-        lines.append("|" + "|".join("---" for _ in headers) + "|")
-        lines.extend("| " + " | ".join(markdown_text(c) for c in row) + " |" for row in rows)
-        return "\n".join(lines)
-    headers = [terminal_text(h) for h in headers]
-    rows = [[terminal_text(c) for c in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    lines = [title] if title else []
-    lines.append("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip())
-    lines.append("  ".join("-" * w for w in widths))
-    lines.extend("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows)
-    return "\n".join(lines)
-
-
-def _write(text: str, output: str | None) -> None:
-    text = text if text.endswith("\n") else text + "\n"
-    if output:
-        write_output(output, text)  # nothing half-written
-        print(f"kpass: wrote {output}", file=sys.stderr)
-    else:
-        write_stdout(text)
-
-
-def _records_text(records: list[dict[str, Any]], fmt: str, *, exclusions: Sequence[Exclusion] | None = None,
-                  notes: Sequence[str] = ()) -> str:
-    """JSON ``{"rows": [...], "exclusions": [...], "notes": [...]}`` or CSV of the rows (a CSV has
-    no room for exclusions and notes: they go to stderr, never lost)."""
-    if fmt == "json":
-        data: dict[str, Any] = {"rows": records}
-        if exclusions is not None:
-            data["exclusions"] = [exclusion.as_dict() for exclusion in exclusions]
-        data["notes"] = list(notes)
-        return json.dumps(data, indent=2, default=_json_default)
-    from kpass.render.formatting import exclusion_lines
-
-    for line in exclusion_lines(exclusions or ()):
-        print(f"kpass: excluded: {line}", file=sys.stderr)
-    for note in notes:
-        print(f"kpass: note: {note}", file=sys.stderr)
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(records[0]) if records else [])
-    writer.writeheader()
-    for record in records:
-        writer.writerow({k: ("" if v is None else csv_cell(v)) for k, v in record.items()})
-    return buffer.getvalue()
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, (np.floating, np.integer)):
-        return value.item()
-    if isinstance(value, (tuple, set)):
-        return list(value)
-    if isinstance(value, Fraction):
-        return str(value)
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
-
-
-def _budget_label(budget: int | None) -> str:
-    return "as-run" if budget is None else str(budget)
-
-
-# ----------------------------------------------------------------------------------------------
-# kpass budget
-
-
-def run_budget(args: argparse.Namespace) -> int:
-    """``kpass budget``; data errors raise :class:`~kpass.DataError`, usage errors ``UsageError``
-    (the ``kpass`` command turns them into exit codes 1 and 2)."""
-    _check_plot(args)
-    _budget(args)
-    return 0
-
-
-def _check_plot(args: argparse.Namespace) -> None:
-    if args.plot and os.path.splitext(args.plot)[1].lower() not in (".png", ".svg"):
-        raise UsageError(f"--plot {args.plot}: the file name must end in .png or .svg")
-
-
-def _budget(args: argparse.Namespace) -> None:
-    import warnings
-
-    from kpass.metrics import UndefinedBudgetMetricWarning, budget_curve
-
-    from kpass.reports.report import check_one_model_per_group, interval_options
-
-    by = [part.strip() for part in args.by.split(",") if part.strip()]
-    unknown = [part for part in by if part not in ("model", "task")]
-    if unknown or not by:
-        raise UsageError(f"--by takes model and/or task; got {args.by!r}")
-    # the same interval options as kpass report, so that pass@k(as-run) here is report's pass@k
-    options = interval_options(method=args.method, confidence_level=args.confidence, seed=args.seed,
-                               n_resamples=args.n_resamples, clustered=bool(args.cluster_by))
-    samples = _Samples(args)
-    index = samples.index
-    largest = int(index.n_samples.max())
-    too_large = [k for k in args.k if k > largest]
-    if too_large:
-        raise DataError(f"-k {','.join(map(str, too_large))}: k needs that many samples per problem, but no problem "
-                        f"has more than {largest} (the largest n), so every problem would be excluded. Lower -k to "
-                        f"at most {largest}", source=samples.source, field="sample_index")
-    group_models = index.model_codes if "model" in by else np.zeros_like(index.model_codes)
-    group_tasks = index.task_codes if "task" in by else np.zeros_like(index.task_codes)
-    keys, group_of_problem = np.unique(group_models * len(samples.tasks) + group_tasks, return_inverse=True)
-    group_of_problem = group_of_problem.ravel()
-    groups = [tuple((field, samples.models[key // len(samples.tasks)] if field == "model"
-                     else samples.tasks[key % len(samples.tasks)]) for field in by) for key in keys.tolist()]
-    check_one_model_per_group(samples.table, group_of_problem, groups, by)
-    with_task = "task" not in by
-    points = []
-    exclusions: list[Exclusion] = []
-    notes = list(samples.table.notes)
-    skipped: list[str] = []
-    for g, key in enumerate(keys.tolist()):
-        problems = np.flatnonzero(group_of_problem == g)
-        model = samples.models[key // len(samples.tasks)] if "model" in by else "*"
-        task = samples.tasks[key % len(samples.tasks)] if "task" in by else "*"
-        where = f"model {model!r}, task {task!r}"
-        counts = samples.counts(problems, args.budgets, with_task=with_task)
-        clusters = samples.clusters(problems, with_task=with_task)
-        if counts.n_problems < 2:
-            raise DataError(f"{where}: an interval needs at least 2 problems; got {counts.n_problems}",
-                            source=samples.source)
-        ids = np.asarray(counts.problem_ids, dtype=object)
-        group_points = []
-        for keep, ks in _ks_by_eligible_problems(counts.n_samples, args.k):
-            short_n = np.unique(counts.n_samples[~keep]).tolist()
-            for k in ks:  # problems with fewer samples than k are left out of k and listed, as in kpass report
-                for n in short_n:
-                    members = counts.n_samples == n
-                    exclusions.append(Exclusion((("model", model), ("task", task)), f"k={k}",
-                                                tuple(ids[members].tolist()),
-                                                f"{n} sample{'s' if n != 1 else ''}, k = {k} needs {k}"))
-            if keep.sum() < 2:
-                skipped.append(f"{where}, k = {','.join(map(str, ks))}: {int(keep.sum())} problem(s) with enough "
-                               "samples; an interval needs 2, so no row")
-                continue
-            chosen = counts if keep.all() else dataclasses.replace(
-                counts, problem_ids=tuple(ids[keep].tolist()), n_samples=counts.n_samples[keep],
-                n_finished=counts.n_finished[keep], n_correct=counts.n_correct[keep])
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    curve = budget_curve(chosen, k=ks, clusters=None if clusters is None else clusters[keep],
-                                         ratio_method=args.ratio_method, **options)
-                except ValueError as exc:  # options were checked: the data cannot give these intervals
-                    raise DataError(f"{where}: {exc}", source=samples.source) from exc
-            for warning in caught:
-                notes.append(f"{where}: {warning.message}")
-                if issubclass(warning.category, UndefinedBudgetMetricWarning):
-                    print(f"warning: {where}: {warning.message}", file=sys.stderr)
-            group_points.extend(curve)
-        budget_order = {budget: i for i, budget in reversed(list(enumerate(args.budgets)))}
-        group_points.sort(key=lambda point: (budget_order[point.budget], args.k.index(point.k)))
-        points.extend((model, task, point) for point in group_points)
-    if not points:
-        raise DataError(f"no row has 2 problems with enough samples for an interval: {'; '.join(skipped[:3])}",
-                        source=samples.source, field="sample_index")
-    notes = list(dict.fromkeys(notes + skipped))
-
-    records = [
-        {
-            "model": model, "task": task, "budget": point.budget, "k": point.k,
-            "fin": point.fin_at_k.estimate, "fin_low": point.fin_at_k.low, "fin_high": point.fin_at_k.high,
-            "pass": point.pass_at_k.estimate, "pass_low": point.pass_at_k.low, "pass_high": point.pass_at_k.high,
-            "pass_given_fin": point.pass_given_fin.estimate, "pass_given_fin_low": point.pass_given_fin.low,
-            "pass_given_fin_high": point.pass_given_fin.high, "n_problems": point.n_problems,
-            "n_samples": point.n_samples, "method": point.pass_at_k.method,
-            "ratio_method": point.pass_given_fin.method, "confidence_level": args.confidence,
-        }
-        for model, task, point in points
-    ]
-    if args.format in ("csv", "json"):
-        text = _records_text(records, args.format, exclusions=exclusions, notes=notes)
-    else:
-        level = f"{args.confidence:.0%}"
-        ks = sorted({point.k for _, _, point in points})
-        k_label = str(ks[0]) if len(ks) == 1 else "k"
-        headers = ["model", "task", "budget"] + (["k"] if len(ks) > 1 else []) + [
-            f"fin@{k_label}", f"{level} interval", f"pass@{k_label}", f"{level} interval",
-            f"pass@{k_label} | fin", f"{level} interval", "problems", "samples"]
-        rows = []
-        for model, task, point in points:
-            row = [model, task, _budget_label(point.budget)] + ([str(point.k)] if len(ks) > 1 else [])
-            for result in (point.fin_at_k, point.pass_at_k, point.pass_given_fin):
-                row += [_number(result.estimate), f"[{_number(result.low)}, {_number(result.high)}]"]
-            rows.append(row + [str(point.n_problems), str(point.n_samples)])
-        text = _render(headers, rows, args.format,
-                       title=f"token budgets: fin@{k_label}, pass@{k_label} ({options['method']} intervals) and "
-                             f"pass@{k_label} | fin = pass / fin ({args.ratio_method} over "
-                             f"{'clusters' if args.cluster_by else 'problems'}, {args.n_resamples} resamples, "
-                             f"seed {args.seed})")
-        text += _tail(exclusions, notes, args.format)
-    _write(text, args.output)
-    if args.plot:
-        _plot_budget(points, args.plot)
-
-
-def _ks_by_eligible_problems(n_samples: np.ndarray, ks: Sequence[int]) -> list[tuple[np.ndarray, list[int]]]:
-    """``(problems with n >= k, [k, ...])``: the ks that share one set of eligible problems (one
-    :func:`~kpass.metrics.budget_curve` call each; usually every k, on every problem)."""
-    sets: dict[bytes, tuple[np.ndarray, list[int]]] = {}
-    for k in dict.fromkeys(ks):
-        keep = n_samples >= k
-        sets.setdefault(keep.tobytes(), (keep, []))[1].append(k)
-    return list(sets.values())
-
-
-def _tail(exclusions: Sequence[Exclusion], notes: Sequence[str], fmt: str) -> str:
-    """The exclusions and notes after a table (the same layout as ``kpass report``)."""
-    from kpass.render.formatting import format_tail
-
-    if not exclusions and not notes:
-        return ""
-    return "\n" + format_tail("Excluded problems (not in the estimates)", exclusions, notes,
-                              fmt == "markdown", say_none=False)
-
-
-# ----------------------------------------------------------------------------------------------
-# kpass decompose
-
-_TERMS = (
-    ("base_pass", "pass@1 base", False),
-    ("model_pass", "pass@1 model", False),
-    ("delta", "delta pass@1", True),
-    ("base_fin", "fin@1 base", False),
-    ("model_fin", "fin@1 model", False),
-    ("finishing", "F finishing", True),
-    ("reliability", "P reliability", True),
-    ("reach", "reach", True),
-)
-
-
-def run_decompose(args: argparse.Namespace) -> int:
-    """``kpass decompose``; errors as :func:`run_budget`."""
-    _check_plot(args)
-    _decompose(args)
-    return 0
-
-
-def _decompose(args: argparse.Namespace) -> None:
-    import warnings
-
-    from kpass.metrics import UndefinedDecompositionWarning, decompose_budget_counts
-
-    if args.base == args.model:
-        raise UsageError("--base and --model name the same model")
-    samples = _Samples(args)
-    for name, option in ((args.base, "--base"), (args.model, "--model")):
-        if name not in samples.models:
-            raise UsageError(f"{option} {name!r}: no such model in the files; models: {', '.join(samples.models)}")
-    index = samples.index
-    base_code, model_code = samples.models.index(args.base), samples.models.index(args.model)
-    base_tasks = {samples.tasks[t] for t in index.task_codes[index.model_codes == base_code].tolist()}
-    model_tasks = {samples.tasks[t] for t in index.task_codes[index.model_codes == model_code].tolist()}
-    if args.task:
-        for task in args.task:
-            if task not in base_tasks or task not in model_tasks:
-                raise UsageError(f"--task {task!r}: not run by both models (base: {sorted(base_tasks)}, "
-                                  f"model: {sorted(model_tasks)})")
-        tasks = list(dict.fromkeys(args.task))
-    else:
-        tasks = sorted(base_tasks & model_tasks)
-        if not tasks:
-            raise DataError(f"models {args.base!r} and {args.model!r} have no task in common "
-                            f"(base: {sorted(base_tasks)}, model: {sorted(model_tasks)})", source=samples.source)
-    results = []
-    notes = list(samples.table.notes)
-    for task in tasks:
-        base_counts = samples.counts(samples.problems(args.base, task), args.budgets)
-        model_counts = samples.counts(samples.problems(args.model, task), args.budgets)
-        clusters = samples.cluster_map(samples.problems(args.base, task))
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                # the seed and resamples of kpass report and compare (their linear terms agree)
-                decomposition = decompose_budget_counts(
-                    base_counts, model_counts, clusters=clusters, intersect=args.intersect,
-                    attribution=args.attribution, method=args.method, reach_interval=args.reach_interval,
-                    confidence_level=args.confidence, n_resamples=args.n_resamples, rng=args.seed,
-                    matched_fraction=args.matched_fraction, robust_fraction=args.robust_fraction)
-            except ValueError as exc:  # unmatched problems, too few problems: the data's problem
-                raise DataError(f"task {task!r}: {exc}", source=samples.source) from exc
-        for warning in caught:
-            notes.append(f"task {task!r}: {warning.message}")
-            if issubclass(warning.category, UndefinedDecompositionWarning):
-                print(f"warning: task {task!r}: {warning.message}", file=sys.stderr)
-        results.extend((task, d) for d in decomposition)
-    notes = list(dict.fromkeys(notes))
-
-    if args.format in ("csv", "json"):
-        records = [{"task": task, "base": args.base, "model": args.model, **d.as_dict()} for task, d in results]
-        text = _records_text(records, args.format, notes=notes)
-    else:
-        blocks = [_decompose_block(task, d, args) for task, d in results]
-        text = "\n\n".join(blocks) + _tail((), notes, args.format)
-    _write(text, args.output)
-    if args.plot:
-        _plot_decomposition(results, args)
-
-
-def _decompose_block(task: str, d: Any, args: argparse.Namespace) -> str:
-    level = f"{d.confidence_level:.0%}"
-    method = "percentile" if d.method == "bootstrap" else "BCa"
-    unit = "clusters" if d.n_clusters else "problems"
-    reach_method = d.reach.method if d.reach.method == "score" else f"{method} bootstrap"
-    title = (f"task {task}, budget {_budget_label(d.budget)}: {args.model} vs {args.base}, {d.n_problems} "
-             f"problems (|R|={d.n_reached} base-unreached, |M|={d.n_mirror} mirror, |S|={d.n_rest} rest)\n"
-             f"{level} intervals, paired over {unit}, {d.n_resamples} resamples, seed {args.seed}: "
-             f"pass, fin, delta {d.delta.method}; F, P, spread, matched {method} bootstrap; reach, robust "
-             f"reach, lone wins {reach_method}")
-    rows: list[list[str]] = []
-    for name, label, signed in _TERMS:
-        result = getattr(d, name)
-        if name in ("finishing", "reliability"):
-            label = f"{label} ({d.attribution})"
-        rows.append([label, (_signed if signed else _number)(result.estimate),
-                     f"[{(_signed if signed else _number)(result.low)}, {(_signed if signed else _number)(result.high)}]"])
-    rows.append(["F + P + reach", _signed(d.finishing.estimate + d.reliability.estimate + d.reach.estimate), ""])
-    for attribution, (finishing, reliability) in d.attributions.items():
-        if attribution == d.attribution:
-            continue
-        rows.append([f"F, P ({attribution})", f"{_signed(finishing.estimate)}, {_signed(reliability.estimate)}",
-                     f"[{_signed(finishing.low)}, {_signed(finishing.high)}], "
-                     f"[{_signed(reliability.low)}, {_signed(reliability.high)}]"])
-    extra = (
-        ("attribution_spread", "attribution spread |I|", False, ""),
-        ("robust_reach", "robust reach", False, f"{d.n_robust_reach} of {d.n_reached} problems in R"),
-        ("robust_reach_mirror", "robust reach (mirror)", False, f"{d.n_robust_reach_mirror} of {d.n_mirror} in M"),
-        ("lone_wins_model", "lone wins model", False, f"{d.n_lone_wins_model} problems"),
-        ("lone_wins_base", "lone wins base", False, f"{d.n_lone_wins_base} problems"),
-        ("matched_reliability_base", "matched pass@1|fin base", False, f"{d.n_matched} matched problems"),
-        ("matched_reliability_model", "matched pass@1|fin model", False, ""),
-        ("matched_reliability_delta", "matched reliability delta", True, ""),
-    )
-    for name, label, signed, note in extra:
-        result = getattr(d, name)
-        fmt = _signed if signed else _number
-        rows.append([label, fmt(result.estimate), f"[{fmt(result.low)}, {fmt(result.high)}]", note])
-    headers = ["term", "estimate", f"{level} interval", "note"]
-    for row in rows:
-        row.extend([""] * (len(headers) - len(row)))
-    return _render(headers, rows, args.format, title=title)
-
-
-# ----------------------------------------------------------------------------------------------
-# plots
-
-
-def _pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise UsageError("--plot needs matplotlib: pip install 'kpass[plot]'") from exc
-    return plt
-
-
-def _plot_format(path: str) -> str:
-    return os.path.splitext(path)[1].lower().lstrip(".")
-
-
-def _plot_budget(points: list[tuple[str, str, Any]], path: str) -> None:
-    plt = _pyplot()
-    finite = [p for _, _, p in points if p.budget is not None]
-    if not finite:
-        raise UsageError("--plot draws metrics against the budget: give numeric --budgets")
-    figure, (ax_pass, ax_fin) = plt.subplots(1, 2, figsize=(10, 4), sharex=True)
-    series: dict[tuple[str, str, int], list[Any]] = {}
-    for model, task, point in points:
-        if point.budget is not None:
-            series.setdefault((model, task, point.k), []).append(point)
-    for (model, task, k), values in series.items():
-        values.sort(key=lambda p: p.budget)
-        x = [p.budget for p in values]
-        label = f"{model}" + (f" / {task}" if task != "*" else "") + (f" (k={k})" if k != 1 else "")
-        for axis, attribute in ((ax_pass, "pass_at_k"), (ax_fin, "fin_at_k")):
-            estimate = [getattr(p, attribute).estimate for p in values]
-            low = [getattr(p, attribute).low for p in values]
-            high = [getattr(p, attribute).high for p in values]
-            line, = axis.plot(x, estimate, marker="o", label=label)
-            axis.fill_between(x, low, high, alpha=0.2, color=line.get_color())
-    ticks = sorted({p.budget for p in finite})
-    for axis, name in ((ax_pass, "pass@k(B)"), (ax_fin, "fin@k(B)")):
-        axis.set_xscale("log", base=2)
-        axis.set_xticks(ticks, [str(t) for t in ticks])
-        axis.minorticks_off()
-        axis.set_xlabel("output-token budget B")
-        axis.set_ylabel(name)
-        axis.set_ylim(-0.02, 1.02)
-        axis.grid(alpha=0.3)
-    ax_pass.legend(fontsize="small")
-    figure.suptitle("pass@k and fin@k against the token budget (bands: intervals)")
-    figure.tight_layout()
-    write_atomically(path, lambda temporary: figure.savefig(temporary, format=_plot_format(path)))
-    plt.close(figure)
-    print(f"kpass: wrote {path}", file=sys.stderr)
-
-
-def _plot_decomposition(results: list[tuple[str, Any]], args: argparse.Namespace) -> None:
-    plt = _pyplot()
-    tasks = list(dict.fromkeys(task for task, _ in results))
-    figure, axes = plt.subplots(1, len(tasks), figsize=(max(5, 4 * len(tasks)), 4), squeeze=False)
-    for axis, task in zip(axes[0], tasks):
-        rows = [d for t, d in results if t == task]
-        labels = [_budget_label(d.budget) for d in rows]
-        x = np.arange(len(rows))
-        positive = np.zeros(len(rows))
-        negative = np.zeros(len(rows))
-        for name, label in (("finishing", "F finishing"), ("reliability", "P reliability"), ("reach", "reach")):
-            values = np.array([getattr(d, name).estimate for d in rows])
-            bottom = np.where(values >= 0, positive, negative)
-            axis.bar(x, values, 0.6, bottom=bottom, label=label)
-            positive += np.clip(values, 0, None)
-            negative += np.clip(values, None, 0)
-        delta = np.array([d.delta.estimate for d in rows])
-        error = np.array([[d.delta.estimate - d.delta.low for d in rows], [d.delta.high - d.delta.estimate for d in rows]])
-        axis.errorbar(x, delta, yerr=error, fmt="D", color="black", label="delta pass@1 (interval)")
-        axis.axhline(0, color="grey", linewidth=0.8)
-        axis.set_xticks(x, labels)
-        axis.set_xlabel("output-token budget B")
-        axis.set_ylabel("change in pass@1")
-        axis.set_title(f"{task}: {args.model} vs {args.base} ({rows[0].attribution} attribution)", fontsize="small")
-        axis.legend(fontsize="x-small", loc="best", framealpha=0.6)
-    figure.tight_layout()
-    write_atomically(args.plot, lambda temporary: figure.savefig(temporary, format=_plot_format(args.plot)))
-    plt.close(figure)
-    print(f"kpass: wrote {args.plot}", file=sys.stderr)
-
-
-# ----------------------------------------------------------------------------------------------
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``kpass`` with its arguments (``python -m kpass.reports.budget budget ...`` is ``kpass budget ...``)."""
-    from kpass.cli import main as kpass_main
-
-    return kpass_main(argv)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

@@ -15,7 +15,7 @@ known:
   with Holm-adjusted p-values (:func:`holm_adjust`): all pairs, neighbours in the sorted order,
   or every model against ``baseline``; the Holm family is exactly the comparisons listed;
 * ``--extend``: the new columns joined onto an existing leaderboard file (CSV or Markdown), its
-  rows and columns kept exactly as they were (:func:`extend_table`).
+  rows and columns kept exactly as they were (:mod:`kpass.data.leaderboard_tables`).
 
 Ranks and comparisons of a column use the problems that every model of the column has (a paired
 resample needs the same problems); problems some model lacks are left out and listed in the notes.
@@ -28,8 +28,8 @@ standard_error, n_problems, ... and ``ranks[key]`` = rank, low, high, probabilit
 ``comparisons`` (model_a, model_b, difference, low, high, p_value, p_value_holm, correlation,
 n_problems, note), ``comparison_family``, ``curves`` (pass@k against k), ``budget_curves``
 (pass@1 and fin@1 against the token budget), ``exclusions`` and ``notes``. Markdown and CSV show
-the table (Markdown also the comparisons and notes); the HTML page
-(:mod:`kpass.render.leaderboard_html`) shows all of it.
+the table (Markdown also the comparisons and notes; :mod:`kpass.render.leaderboard_text`); the
+HTML page (:mod:`kpass.render.leaderboard_html`) shows all of it.
 
 Ranks and ties
 --------------
@@ -49,51 +49,29 @@ resamples from each end of the model's rank distribution:
 
 from __future__ import annotations
 
-import argparse
-import csv
-import io
 import json
 import math
 import numbers
-import os
-import re
-import sys
+import warnings
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from kpass.render.escape import csv_row, markdown_text
-from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
+from kpass import __version__
+from kpass.data.leaderboard_tables import ExtendResult, LeaderboardTable, extend_table
+from kpass.data.table import SampleTable
+from kpass.errors import DataError
+from kpass.host.lookups import parse_metric_specs
+from kpass.metrics import DegenerateIntervalWarning, bootstrap_weights, budget_counts, budget_curve, paired_difference
+from kpass.render.escape import csv_cell, markdown_text
+from kpass.render.leaderboard_html import render_html
+from kpass.render.leaderboard_text import csv_columns, markdown_columns, render_csv, render_json, render_markdown
+from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, compute_report, interval_options
 
-__all__ = [
-    "ExtendResult",
-    "Leaderboard",
-    "LeaderboardTable",
-    "PAIRS",
-    "RankIntervals",
-    "TIE_TOLERANCE",
-    "add_leaderboard_command",
-    "build_leaderboard",
-    "csv_columns",
-    "extend_table",
-    "format_interval",
-    "format_number",
-    "format_p_value",
-    "format_rank",
-    "holm_adjust",
-    "markdown_columns",
-    "rank_intervals",
-    "read_leaderboard_table",
-    "render_csv",
-    "render_json",
-    "render_markdown",
-    "run_leaderboard",
-    "shown_comparisons",
-]
+__all__ = ["Leaderboard", "PAIRS", "RankIntervals", "TIE_TOLERANCE", "build_leaderboard", "holm_adjust", "rank_intervals"]
 
 #: Relative tolerance below which two resampled means count as equal (floating-point rounding).
 TIE_TOLERANCE = 1e-10
@@ -312,8 +290,6 @@ def rank_intervals(values: ArrayLike, *, models: Sequence[str] | None = None,
     >>> result.low.tolist(), result.high.tolist()
     ([1, 2, 2], [1, 2, 2])
     """
-    from kpass.metrics import bootstrap_weights
-
     matrix = np.asarray(values, dtype=np.float64)
     if matrix.ndim != 2:
         raise ValueError(f"`values` must have shape (n_models, n_problems); got shape {matrix.shape}.")
@@ -375,536 +351,6 @@ def rank_intervals(values: ArrayLike, *, models: Sequence[str] | None = None,
 
 
 # --------------------------------------------------------------------------------------------
-# --extend: join new columns onto an existing leaderboard table (CSV or Markdown)
-# --------------------------------------------------------------------------------------------
-
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+$")
-_MD_DELIMITER_CELL = re.compile(r"^\s*:?-+:?\s*$")
-_MD_UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
-
-
-def _split_lines(text: str) -> list[str]:
-    """Physical lines with their terminators, split exactly as ``open(newline='')`` does."""
-    return _LINE.findall(text)
-
-
-def _strip_terminator(line: str) -> tuple[str, str]:
-    body = line.rstrip("\r\n")
-    return body, line[len(body):]
-
-
-@dataclass(frozen=True)
-class LeaderboardTable:
-    """An existing leaderboard table read from a CSV or Markdown file.
-
-    Attributes
-    ----------
-    source : str
-        File name, for messages.
-    format : {"csv", "markdown"}
-        Format of the file.
-    header : tuple of str
-        Column names (stripped cell texts).
-    rows : tuple of tuple of str
-        Cell texts of the body rows (stripped; Markdown escapes kept).
-    row_lines : tuple of int
-        1-based line number on which each body row starts.
-    """
-
-    source: str
-    format: str
-    header: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    row_lines: tuple[int, ...]
-    _text: str
-    _header_line: int          # 0-based physical line index of the header (last line of the record)
-    _delimiter_line: int | None
-    _row_line_ends: tuple[int, ...]   # 0-based index of the last physical line of each body row
-    _csv_delimiter: str = ","
-
-    def column(self, name: str) -> int:
-        """Index of column ``name`` (compared without surrounding whitespace, BOM or emphasis;
-        ignoring case when only one column matches that way)."""
-        wanted = _normalize_key(name, markdown=self.format == "markdown")
-        names = [_normalize_key(cell, markdown=self.format == "markdown") for cell in self.header]
-        if wanted in names:
-            return names.index(wanted)
-        folded = [i for i, cell in enumerate(names) if cell.casefold() == wanted.casefold()]
-        if len(folded) == 1:
-            return folded[0]
-        raise ValueError(f"{self.source}: no column named {name!r} (the `--key` option); the table "
-                         f"has columns {list(self.header)}.")
-
-
-def _normalize_key(cell: str, *, markdown: bool) -> str:
-    text = cell.replace("\ufeff", "").strip()
-    if markdown:
-        link = re.fullmatch(r"\[(.*)\]\([^)]*\)", text)
-        if link:
-            text = link.group(1).strip()
-        for mark in ("**", "__", "`", "*", "_"):
-            if len(text) > 2 * len(mark) and text.startswith(mark) and text.endswith(mark):
-                text = text[len(mark):-len(mark)].strip()
-        text = text.replace("\\|", "|")
-        link = re.fullmatch(r"\[(.*)\]\([^)]*\)", text)
-        if link:
-            text = link.group(1).strip()
-    return text
-
-
-def _split_markdown_row(line: str) -> list[str]:
-    inner = line.strip()
-    if inner.startswith("|"):
-        inner = inner[1:]
-    if inner.endswith("|") and not inner.endswith("\\|"):
-        inner = inner[:-1]
-    return [cell.strip() for cell in _MD_UNESCAPED_PIPE.split(inner)]
-
-
-def _read_markdown_table(text: str, source: str, key: str | None) -> LeaderboardTable:
-    from kpass.errors import DataError
-
-    lines = [_strip_terminator(line)[0] for line in _split_lines(text)]
-    candidates = []
-    index = 0
-    while index + 1 < len(lines):
-        header_line, delimiter_line = lines[index], lines[index + 1]
-        if "|" in header_line and "-" in delimiter_line:
-            header = _split_markdown_row(header_line)
-            delimiters = _split_markdown_row(delimiter_line)
-            if (len(header) == len(delimiters)
-                    and all(_MD_DELIMITER_CELL.match(cell) for cell in delimiters)):
-                end = index + 2
-                while end < len(lines) and lines[end].strip() and "|" in lines[end]:
-                    end += 1
-                rows = tuple(tuple(_split_markdown_row(lines[i])) for i in range(index + 2, end))
-                for line_index, row in zip(range(index + 2, end), rows):
-                    if len(row) > len(header):
-                        raise DataError(
-                            f"the row has {len(row)} cells but the table header has {len(header)}; "
-                            f"new columns cannot be placed unambiguously", source=source,
-                            line=line_index + 1)
-                table = LeaderboardTable(
-                    source=source, format="markdown", header=tuple(header), rows=rows,
-                    row_lines=tuple(range(index + 3, end + 1)), _text=text, _header_line=index,
-                    _delimiter_line=index + 1, _row_line_ends=tuple(range(index + 2, end)))
-                candidates.append(table)
-                index = end
-                continue
-        index += 1
-    if not candidates:
-        raise DataError("no Markdown pipe table found (a header row, a `|---|` delimiter row, then "
-                        "body rows)", source=source)
-    if key is None:
-        return candidates[0]
-    for table in candidates:
-        try:
-            table.column(key)
-        except ValueError:
-            continue
-        return table
-    raise ValueError(f"{source}: no Markdown table has a column named {key!r} (the `--key` option); "
-                     f"tables found have columns {[list(t.header) for t in candidates]}.")
-
-
-def _read_csv_table(text: str, source: str) -> LeaderboardTable:
-    from kpass.errors import DataError
-
-    physical = _split_lines(text)
-    first = next((line for line in physical if line.strip()), "")
-    if source.lower().endswith((".tsv", ".tab")):
-        delimiter = "\t"
-    else:   # the header decides: a comma, else a semicolon, else a tab
-        delimiter = next((d for d in (",", ";", "\t") if d in first), ",")
-    consumed = iter(physical)
-    reader = csv.reader(consumed, delimiter=delimiter, strict=True)  # an unterminated quote is an error
-    header: tuple[str, ...] | None = None
-    header_line = -1
-    rows: list[tuple[str, ...]] = []
-    row_lines: list[int] = []
-    row_ends: list[int] = []
-    start = 0
-    try:
-        for record in reader:
-            end = reader.line_num          # physical lines consumed so far
-            if record and any(cell.strip() for cell in record):
-                if header is None:
-                    header = tuple(cell.replace("\ufeff", "").strip() for cell in record)
-                    header_line = end - 1
-                else:
-                    if len(record) > len(header):
-                        raise DataError(
-                            f"the row has {len(record)} cells but the header has {len(header)}; new "
-                            f"columns cannot be placed unambiguously", source=source, line=start + 1)
-                    rows.append(tuple(record))
-                    row_lines.append(start + 1)
-                    row_ends.append(end - 1)
-            start = end
-    except csv.Error as error:
-        raise DataError(f"malformed CSV ({error}: an unterminated quote?)", source=source,
-                        line=reader.line_num) from None
-    if header is None:
-        raise DataError("the CSV file has no header row", source=source)
-    return LeaderboardTable(source=source, format="csv", header=header, rows=tuple(rows),
-                            row_lines=tuple(row_lines), _text=text, _header_line=header_line,
-                            _delimiter_line=None, _row_line_ends=tuple(row_ends),
-                            _csv_delimiter=delimiter)
-
-
-def read_leaderboard_table(path: str | os.PathLike[str], *, key: str | None = None,
-                           format: str | None = None) -> LeaderboardTable:
-    """Read an existing leaderboard table from a CSV or Markdown file.
-
-    Parameters
-    ----------
-    path : path-like
-        ``.csv``/``.tsv`` files are read as CSV (delimiter: tab for ``.tsv``, else the first of
-        ``,``, ``;``, tab found in the header line),
-        ``.md``/``.markdown`` files as Markdown: the first pipe table (having column ``key`` when
-        given) is used, and every other line of the file is kept as it is.
-    key : str, optional
-        Column that names the model; with Markdown, selects the table.
-    format : {"csv", "markdown"}, optional
-        Overrides the format guessed from the suffix.
-
-    Returns
-    -------
-    LeaderboardTable
-
-    Raises
-    ------
-    kpass.DataError
-        If the file holds no table or a malformed record (naming the file and the line).
-    ValueError
-        If no table has the column ``key``, or the format cannot be told from the suffix.
-    """
-    source = os.fspath(path)
-    if format is None:
-        suffix = Path(source).suffix.lower()
-        if suffix in (".md", ".markdown"):
-            format = "markdown"
-        elif suffix in (".csv", ".tsv", ".tab", ".txt"):
-            format = "csv"
-        else:
-            raise ValueError(f"{source}: cannot tell the table format from the suffix {suffix!r}; "
-                             f"use a .csv or .md file.")
-    with open(source, encoding="utf-8", newline="") as handle:
-        text = handle.read()
-    if format == "markdown":
-        return _read_markdown_table(text, source, key)
-    if format == "csv":
-        return _read_csv_table(text, source)
-    raise ValueError(f"`format` must be 'csv' or 'markdown'; got {format!r}.")
-
-
-@dataclass(frozen=True)
-class ExtendResult:
-    """An existing leaderboard table with new columns joined on.
-
-    Attributes
-    ----------
-    text : str
-        The whole file with the new columns appended to the table (every other byte unchanged).
-    matched : dict of int to str
-        Body-row index -> model joined onto that row.
-    unmatched_rows : tuple of (int, str)
-        (line number, key) of rows that match no model; their new cells are empty.
-    unmatched_models : tuple of str
-        Models that match no row (not added to the table).
-    duplicate_keys : tuple of str
-        Keys that occur on more than one row (each such row gets the model's values).
-    """
-
-    text: str
-    matched: dict[int, str]
-    unmatched_rows: tuple[tuple[int, str], ...]
-    unmatched_models: tuple[str, ...]
-    duplicate_keys: tuple[str, ...]
-
-    def report(self) -> str:
-        """A human-readable summary of the join (for stderr)."""
-        parts = [f"joined {len(set(self.matched.values()))} model(s) onto {len(self.matched)} row(s)"]
-        if self.unmatched_rows:
-            listed = ", ".join(f"{key!r} (line {line})" for line, key in self.unmatched_rows)
-            parts.append(f"{len(self.unmatched_rows)} row(s) match no model: {listed}")
-        if self.unmatched_models:
-            parts.append(f"{len(self.unmatched_models)} model(s) match no row: "
-                         + ", ".join(repr(m) for m in self.unmatched_models))
-        if self.duplicate_keys:
-            parts.append("keys on more than one row: " + ", ".join(repr(k) for k in self.duplicate_keys))
-        return "; ".join(parts) + "."
-
-
-def _match_models(keys: Sequence[str], models: Sequence[str]) -> list[str | None]:
-    """Exact match first; then a case-insensitive match when it is unique."""
-    exact = set(models)
-    folded: dict[str, list[str]] = {}
-    for model in models:
-        folded.setdefault(model.casefold(), []).append(model)
-    matches: list[str | None] = []
-    for key in keys:
-        if key in exact:
-            matches.append(key)
-        elif len(folded.get(key.casefold(), [])) == 1:
-            matches.append(folded[key.casefold()][0])
-        else:
-            matches.append(None)
-    return matches
-
-
-def _csv_cells(cells: Sequence[str], delimiter: str) -> str:
-    buffer = io.StringIO()
-    csv.writer(buffer, delimiter=delimiter, lineterminator="").writerow(csv_row(cells))
-    return buffer.getvalue()
-
-
-def _append_markdown(line: str, cells: Sequence[str]) -> str:
-    body = line.rstrip()
-    trailing = line[len(body):]
-    escaped = [markdown_text(cell) for cell in cells]
-    if body.endswith("|") and not body.endswith("\\|"):
-        return body + " " + " | ".join(escaped) + " |" + trailing
-    return body + " | " + " | ".join(escaped) + trailing
-
-
-def extend_table(table: LeaderboardTable, key: str, columns: Sequence[str],
-                 values: Mapping[str, Sequence[str]]) -> ExtendResult:
-    """Append ``columns`` to an existing table, filling each row from the model named in ``key``.
-
-    The existing rows, columns, cell texts, quoting, line endings and (for Markdown) every line
-    outside the table are kept exactly: new cells are appended to the end of each table line.
-    Rows shorter than the header get empty cells first so the new columns line up.
-
-    Parameters
-    ----------
-    table : LeaderboardTable
-        From :func:`read_leaderboard_table`.
-    key : str
-        Column naming the model. A row matches a model whose name equals the key cell (stripped;
-        in Markdown also stripped of a link or emphasis), or equals it ignoring case when only one
-        model does.
-    columns : sequence of str
-        Names of the new columns; a name already in the table gets the suffix ``" (kpass)"``.
-    values : mapping of str to sequence of str
-        Model -> its cells for ``columns``.
-
-    Returns
-    -------
-    ExtendResult
-    """
-    key_index = table.column(key)
-    markdown = table.format == "markdown"
-    existing = {_normalize_key(c, markdown=markdown) for c in table.header}
-    new_columns = [c + " (kpass)" if c in existing else c for c in columns]
-    for model, cells in values.items():
-        if len(cells) != len(columns):
-            raise ValueError(f"model {model!r} has {len(cells)} values for {len(columns)} columns.")
-    width = len(table.header)
-    keys = [_normalize_key(row[key_index], markdown=markdown) if key_index < len(row) else ""
-            for row in table.rows]
-    matches = _match_models(keys, list(values))
-    seen: dict[str, int] = {}
-    for key_value in keys:
-        seen[key_value] = seen.get(key_value, 0) + 1
-
-    lines = _split_lines(table._text)
-    empty = [""] * len(columns)
-
-    def appended(index: int, cells: Sequence[str], n_existing: int) -> None:
-        body, terminator = _strip_terminator(lines[index])
-        padded = [""] * max(0, width - n_existing) + list(cells)
-        if markdown:
-            lines[index] = _append_markdown(body, padded) + terminator
-        else:
-            lines[index] = body + table._csv_delimiter + _csv_cells(padded, table._csv_delimiter) \
-                + terminator
-
-    appended(table._header_line, new_columns, width)
-    if table._delimiter_line is not None:
-        body, terminator = _strip_terminator(lines[table._delimiter_line])
-        lines[table._delimiter_line] = _append_markdown(body, ["---"] * len(columns)) + terminator
-    matched: dict[int, str] = {}
-    unmatched_rows = []
-    for row_index, (row, line_end, match) in enumerate(zip(table.rows, table._row_line_ends, matches)):
-        if match is None:
-            unmatched_rows.append((table.row_lines[row_index], keys[row_index]))
-            appended(line_end, empty, len(row))
-        else:
-            matched[row_index] = match
-            appended(line_end, values[match], len(row))
-    used = set(matched.values())
-    return ExtendResult(
-        text="".join(lines), matched=matched, unmatched_rows=tuple(unmatched_rows),
-        unmatched_models=tuple(m for m in values if m not in used),
-        duplicate_keys=tuple(sorted(k for k, n in seen.items() if n > 1 and k)))
-
-
-# --------------------------------------------------------------------------------------------
-# Rendering (every renderer reads the JSON form, so all outputs show the same numbers)
-# --------------------------------------------------------------------------------------------
-
-
-def format_number(value: float | None, digits: int = 3) -> str:
-    """The text a leaderboard shows for a number: ``digits`` decimals, or ``"n/a"`` when undefined."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "n/a"
-    if abs(value) >= 1000:
-        return f"{value:.{digits + 1}g}"
-    return f"{value:.{digits}f}"
-
-
-def format_p_value(value: float | None) -> str:
-    """p-values: three significant digits, ``"<0.0001"`` below 1e-4."""
-    if value is None or not math.isfinite(value):
-        return "n/a"
-    if value < 1e-4:
-        return "<0.0001"
-    return f"{value:.3g}" if value < 0.01 else f"{value:.3f}"
-
-
-def format_rank(rank: Mapping[str, Any] | None) -> str:
-    """``"2"`` when the rank interval is one rank, else ``"1-4"`` (low-high)."""
-    if not rank:
-        return "n/a"
-    return str(rank["low"]) if rank["low"] == rank["high"] else f"{rank['low']}-{rank['high']}"
-
-
-def format_interval(cell: Mapping[str, Any] | None) -> str:
-    """``"0.612 [0.540, 0.684]"``: estimate and interval of one leaderboard cell."""
-    if not cell:
-        return "n/a"
-    return (f"{format_number(cell['estimate'])} "
-            f"[{format_number(cell['low'])}, {format_number(cell['high'])}]")
-
-
-def _percent(level: float) -> str:
-    return f"{100 * level:g}%"
-
-
-_md_escape = markdown_text
-
-
-def _markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]],
-                    align: Sequence[str]) -> list[str]:
-    lines = ["| " + " | ".join(_md_escape(h) for h in header) + " |",
-             "|" + "|".join({"r": "---:", "l": "---", "c": ":---:"}[a] for a in align) + "|"]
-    lines += ["| " + " | ".join(_md_escape(c) for c in row) + " |" for row in rows]
-    return lines
-
-
-def markdown_columns(data: Mapping[str, Any]) -> tuple[list[str], dict[str, list[str]]]:
-    """The human-readable columns a leaderboard adds: per metric "estimate [CI]", then the rank.
-
-    Returns the column names and, per model, their cells (used by Markdown output and by
-    ``--extend`` onto Markdown tables).
-    """
-    level = _percent(data["confidence_level"])
-    keys = [column["key"] for column in data["columns"]]
-    header = [f"{key} ({level} CI)" for key in keys] + [f"rank by {data['sort']} ({level})"]
-    cells = {}
-    for entry in data["models"]:
-        cells[entry["model"]] = ([format_interval(entry["metrics"].get(key)) for key in keys]
-                                 + [format_rank(entry["ranks"].get(data["sort"]))])
-    return header, cells
-
-
-def csv_columns(data: Mapping[str, Any]) -> tuple[list[str], dict[str, list[str]]]:
-    """The machine-readable columns: per metric estimate, low, high, se, problems, rank, rank low/high."""
-    parts = ["", " low", " high", " se", " n_problems", " rank", " rank low", " rank high"]
-    header = [key + part for key in (c["key"] for c in data["columns"]) for part in parts]
-    cells = {}
-    for entry in data["models"]:
-        row = []
-        for column in data["columns"]:
-            cell = entry["metrics"].get(column["key"])
-            rank = entry["ranks"].get(column["key"])
-            row += ([_csv_value(cell[name]) for name in
-                     ("estimate", "low", "high", "standard_error", "n_problems")]
-                    if cell else [""] * 5)
-            row += [_csv_value(rank[name]) for name in ("rank", "low", "high")] if rank else [""] * 3
-        cells[entry["model"]] = row
-    return header, cells
-
-
-def _csv_value(value: Any) -> str:
-    """Full precision for floats (``repr``), empty for undefined values."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return ""
-    return repr(value) if isinstance(value, float) else str(value)
-
-
-#: Above this many pairwise comparisons, Markdown and HTML show only neighbours in the sorted
-#: order (the JSON output always has every comparison).
-MAX_SHOWN_COMPARISONS = 120
-
-
-def shown_comparisons(data: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], int]:
-    """The comparisons a table shows and how many it leaves to the JSON output.
-
-    All of them up to :data:`MAX_SHOWN_COMPARISONS`; beyond, the comparisons of neighbours in the
-    leaderboard order (their Holm p-values are still adjusted over the whole family).
-    """
-    comparisons = list(data["comparisons"])
-    if len(comparisons) <= MAX_SHOWN_COMPARISONS or data["comparison_family"]["pairs"] != "all":
-        return comparisons, 0
-    order = {entry["model"]: i for i, entry in enumerate(data["models"])}
-    shown = [c for c in comparisons if abs(order[c["model_a"]] - order[c["model_b"]]) == 1]
-    return shown, len(comparisons) - len(shown)
-
-
-def render_markdown(data: Mapping[str, Any]) -> str:
-    """The leaderboard as Markdown: the main table, the pairwise comparisons, the notes."""
-    level = _percent(data["confidence_level"])
-    header, cells = markdown_columns(data)
-    rank_header = header.pop()
-    rows = [[cells[e["model"]][-1], e["model"], *cells[e["model"]][:-1], str(e["n_problems"]),
-             str(e["n_samples"])] for e in data["models"]]
-    lines = _markdown_table([rank_header, "model", *header, "problems", "samples"], rows,
-                            ["c", "l"] + ["l"] * len(header) + ["r", "r"])
-    family = data["comparison_family"]
-    if data["comparisons"]:
-        against = {"baseline": f"every model against {markdown_text(family['baseline'])}",
-                   "adjacent": "neighbours in the sorted order"}.get(family["pairs"], "all pairs")
-        shown, hidden = shown_comparisons(data)
-        lines += ["", f"Paired differences in {family['column']} ({against}; {level} CI; "
-                      f"p-values Holm-adjusted over the {family['size']} comparisons"
-                      + (f"; the {len(shown)} between neighbours shown, all {len(shown) + hidden} "
-                         f"in the JSON output" if hidden else "") + "):", ""]
-        pair_rows = [[c["model_a"], c["model_b"],
-                      format_interval({"estimate": c["difference"], "low": c["low"],
-                                       "high": c["high"]}),
-                      format_p_value(c["p_value"]), format_p_value(c["p_value_holm"]),
-                      str(c["n_problems"])]
-                     for c in shown]
-        lines += _markdown_table(["model A", "model B", f"A - B ({level} CI)", "p", "p (Holm)",
-                                  "problems"], pair_rows, ["l", "l", "l", "r", "r", "r"])
-    notes = list(data.get("notes", []))
-    for exclusion in data.get("exclusions", []):
-        notes.append(f"{exclusion['model']} / {exclusion['column']}: {exclusion['n_problems']} "
-                     f"problem(s) excluded ({exclusion['reason']}).")
-    if notes:
-        lines += ["", *[f"- {markdown_text(note)}" for note in notes]]
-    return "\n".join(lines) + "\n"
-
-
-def render_csv(data: Mapping[str, Any]) -> str:
-    """The leaderboard as one CSV table (models in leaderboard order; comparisons are in JSON)."""
-    header, cells = csv_columns(data)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(csv_row(["model", "n_problems", "n_samples", *header]))
-    for entry in data["models"]:
-        writer.writerow(csv_row([entry["model"], entry["n_problems"], entry["n_samples"],
-                                 *cells[entry["model"]]]))
-    return buffer.getvalue()
-
-
-def render_json(data: Mapping[str, Any]) -> str:
-    """The leaderboard as JSON (undefined numbers are ``null``, never ``NaN``)."""
-    return json.dumps(data, indent=2, allow_nan=False) + "\n"
-
-
-# --------------------------------------------------------------------------------------------
 # Building a leaderboard from a sample table
 # --------------------------------------------------------------------------------------------
 
@@ -961,8 +407,6 @@ class Leaderboard:
 
     def to_html(self, *, title: str = "kpass leaderboard") -> str:
         """One self-contained HTML page (see :mod:`kpass.render.leaderboard_html`)."""
-        from kpass.render.leaderboard_html import render_html
-
         return render_html(self.data, title=title)
 
     def extend(self, table: LeaderboardTable, key: str) -> ExtendResult:
@@ -973,7 +417,9 @@ class Leaderboard:
         """
         header, cells = (markdown_columns(self.data) if table.format == "markdown"
                          else csv_columns(self.data))
-        return extend_table(table, key, header, cells)
+        escape = markdown_text if table.format == "markdown" else csv_cell  # names come from the files
+        return extend_table(table, key, [escape(h) for h in header],
+                            {model: [escape(c) for c in row] for model, row in cells.items()})
 
 
 def _cell_of(row: Any) -> dict[str, Any]:
@@ -986,8 +432,6 @@ def _cell_of(row: Any) -> dict[str, Any]:
 
 def _problem_clusters(table: Any, cluster_by: str) -> dict[str, tuple[NDArray[np.str_], NDArray[np.str_]]]:
     """Per task: (sorted problem ids, their cluster labels); one cluster per problem id across models."""
-    from kpass.errors import DataError
-
     index = table.problem_index
     first_rows = index.order[index.starts]
     cluster_codes = np.asarray(table.codes(cluster_by), dtype=np.int64)[first_rows]
@@ -1069,11 +513,6 @@ def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], mat
     Calls :func:`kpass.metrics.paired_difference` on blocks of pairs at once (its 2-D form, one
     column per pair): the same result as one call per pair, much faster for many pairs.
     """
-    import warnings
-
-    from kpass.metrics import DegenerateIntervalWarning, paired_difference
-    from kpass.reports.report import interval_options
-
     position = {model: i for i, model in enumerate(present)}
     # the options of kpass compare, built by the same function
     options = interval_options(method=method, confidence_level=confidence_level, seed=seed, n_resamples=n_resamples,
@@ -1116,8 +555,6 @@ def _resolve_sort(sort: str | None, columns: Sequence[Mapping[str, Any]], plugin
         return keys[0]
     if sort in keys:
         return sort
-    from kpass.host.specs import parse_metric_specs
-
     task, _, spec_text = sort.rpartition("/")
     try:
         names = [spec.name for spec in parse_metric_specs(spec_text, plugin_manager=plugin_manager)]
@@ -1141,8 +578,6 @@ def _pass_at_k_curves(table: Any, models: Sequence[str], tasks: Sequence[str], o
                       plugin_manager: Any) -> tuple[dict[str, Any], list[str]]:
     """pass@k against k per model: k = 1, 2, 4, ... up to the fewest samples of the model's problems,
     so that every point of a curve averages over the same problems."""
-    from kpass.reports.report import compute_report
-
     index = table.problem_index
     groups = index.model_codes * len(tasks) + index.task_codes
     fewest = np.full(len(models) * len(tasks), np.iinfo(np.int64).max)
@@ -1205,10 +640,6 @@ def _auto_budgets(output_tokens, answer_token, finished) -> list[int]:
 def _budget_curves(table: Any, models: Sequence[str], tasks: Sequence[str], cluster_map: Any,
                    budgets: Sequence[int] | None, options: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """fin@1(B) and pass@1(B) per model, from the token-budget core (kpass.metrics.budget_curve)."""
-    import warnings
-
-    from kpass.metrics import budget_counts, budget_curve
-
     output_tokens = _nullable_column(table, "output_tokens")
     answer_token = _nullable_column(table, "answer_token")
     if output_tokens is None and answer_token is None:
@@ -1316,10 +747,6 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
     kpass.DataError
         What :func:`kpass.compute_report` raises, and clusters that differ between models.
     """
-    from kpass import __version__
-    from kpass.reports.report import compute_report, interval_options
-    from kpass.data.table import SampleTable
-
     if not isinstance(table, SampleTable):
         raise TypeError(f"`table` must be a kpass.SampleTable; got {type(table).__name__}.")
     if pairs not in PAIRS:
@@ -1463,119 +890,3 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
     return Leaderboard(data=data, report=report, ranks=ranks)
 
 
-# --------------------------------------------------------------------------------------------
-# The `kpass leaderboard` command
-# --------------------------------------------------------------------------------------------
-
-_SUFFIX_FORMATS = {".md": "markdown", ".markdown": "markdown", ".csv": "csv", ".json": "json",
-                   ".html": "html", ".htm": "html"}
-OUTPUT_FORMATS = ("markdown", "csv", "json", "html")
-
-
-def _budget_list(text: str) -> list[int]:
-    try:
-        values = [int(part) for part in text.replace(" ", "").split(",") if part]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected budgets such as 1024,2048,4096; got {text!r}") from None
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"budgets must be positive integers; got {text!r}")
-    return sorted(set(values))
-
-
-def add_leaderboard_command(subparsers: Any) -> None:
-    """Add ``kpass leaderboard`` to the ``kpass`` argument parser (called by :mod:`kpass.cli`).
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The ``kpass`` command's subparsers; the new parser sets ``func`` to :func:`run_leaderboard`.
-    """
-    from kpass.cli import _add_input_arguments, _add_metric_arguments
-
-    description = (
-        "One row per model with every metric's estimate and interval, rank intervals from the "
-        "paired (cluster) bootstrap, and paired comparisons with Holm-adjusted p-values. Outputs "
-        "Markdown, CSV, JSON or a self-contained HTML page; --extend joins the new columns onto an "
-        "existing leaderboard table.")
-    parser = subparsers.add_parser(
-        "leaderboard", help="many models in one table with intervals, rank intervals and comparisons",
-        description=description)
-    _add_input_arguments(parser)
-    _add_metric_arguments(parser)
-    parser.add_argument("--sort", metavar="METRIC",
-                        help="column to sort, rank and compare by (default: the first metric)")
-    parser.add_argument("--baseline", metavar="MODEL",
-                        help="compare every model with MODEL (default: compare all pairs)")
-    parser.add_argument("--pairs", choices=PAIRS, default="all",
-                        help="without --baseline: all pairs, or neighbours in the sorted order "
-                             "(default: all)")
-    parser.add_argument("--format", "-f", choices=OUTPUT_FORMATS,
-                        help="format of stdout, or of an --output whose suffix says nothing "
-                             "(default: markdown; .md, .csv, .json, .html outputs follow their suffix)")
-    parser.add_argument("--output", "-o", metavar="PATH", action="append",
-                        help="write to PATH (atomically); repeat for several formats at once")
-    parser.add_argument("--extend", metavar="TABLE",
-                        help="existing leaderboard (.csv or .md) to join the new columns onto; its rows "
-                             "and columns are kept as they are")
-    parser.add_argument("--key", metavar="COLUMN", default="model",
-                        help="column of --extend's table naming the model (default: model)")
-    parser.add_argument("--title", default="kpass leaderboard", help="title of the HTML page")
-    parser.add_argument("--budgets", type=_budget_list, metavar="B1,B2,...",
-                        help="token budgets of the budget curves (default: powers of two up to what "
-                             "each run decides)")
-    parser.add_argument("--no-curves", action="store_true",
-                        help="skip the pass@k and budget curves (JSON and HTML)")
-    parser.add_argument("--no-progress", action="store_true", help="never draw a progress bar")
-    parser.set_defaults(func=run_leaderboard)
-
-
-def _output_format(path: str | None, fallback: str | None) -> str:
-    if path is None:
-        return fallback or "markdown"
-    suffix = Path(path).suffix.lower()
-    if suffix in _SUFFIX_FORMATS:
-        return _SUFFIX_FORMATS[suffix]
-    if fallback:
-        return fallback
-    from kpass.cli import UsageError
-
-    raise UsageError(f"--output {path}: cannot tell the format from the suffix; use .md, .csv, .json "
-                     f"or .html, or give --format")
-
-
-def run_leaderboard(args: argparse.Namespace) -> int:
-    """Run ``kpass leaderboard`` from parsed arguments; returns the exit code (0)."""
-    from kpass.cli import UsageError, _read, _specs, write_outputs, write_stdout
-
-    existing = None
-    if args.extend:
-        if not os.path.exists(args.extend):
-            raise UsageError(f"--extend {args.extend}: no such file")
-        existing = read_leaderboard_table(args.extend, key=args.key)
-        existing.column(args.key)
-    targets = [(path, _output_format(path, args.format)) for path in (args.output or [None])]
-    specs = _specs(args)
-    table = _read(args)
-    # a bad --sort or --baseline raises ValueError: `kpass` reports it as a usage error (exit 2)
-    leaderboard = build_leaderboard(
-        table, specs, sort=args.sort, baseline=args.baseline, pairs=args.pairs,
-        cluster_by=args.cluster_by, method=args.method, confidence_level=args.confidence,
-        seed=args.seed, n_resamples=args.n_resamples, curves=not args.no_curves,
-        budgets=args.budgets)
-    extended = None
-    if existing is not None:
-        extended = leaderboard.extend(existing, args.key)
-        print(f"kpass leaderboard --extend {args.extend}: {extended.report()}", file=sys.stderr)
-    renderers = {"markdown": leaderboard.to_markdown, "csv": leaderboard.to_csv,
-                 "json": leaderboard.to_json,
-                 "html": lambda: leaderboard.to_html(title=args.title)}
-    texts = [(path, extended.text if extended is not None and (path is None or fmt == existing.format)
-              else renderers[fmt]()) for path, fmt in targets]
-    files = [(path, text) for path, text in texts if path is not None]
-    write_outputs(files)  # every file prepared before any is replaced
-    for path, _ in files:
-        print(f"kpass: wrote {path}", file=sys.stderr)
-    for path, text in texts:
-        if path is None:
-            write_stdout(text)
-    return 0

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -20,11 +19,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kpass import metrics as core
-from kpass.metrics import DEFAULT_PAIRED_METHOD, PAIRED_INTERVAL_METHODS
 
 from kpass.errors import DataError, MetricSpecError, UsageError
 from kpass.data.problems import ProblemSet
-from kpass.host.specs import MetricSpec, parse_metric_specs
+from kpass.host.lookups import parse_metric_specs
+from kpass.host.specs import MetricSpec
 from kpass.data.table import SampleTable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,8 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "Comparison", "ComparisonRow", "DEFAULT_N_RESAMPLES", "DEFAULT_SEED", "Exclusion", "Report", "ReportRow",
-    "check_interval_method", "check_one_model_per_group", "compute_comparison", "compute_report",
-    "interval_options",
+    "check_one_model_per_group", "compute_comparison", "compute_report", "interval_options", "problem_attribute",
 ]
 
 Group = tuple[tuple[str, str], ...]
@@ -276,37 +274,8 @@ DEFAULT_SEED = 0
 DEFAULT_N_RESAMPLES = 10_000
 
 
-def check_interval_method(method: str | None, *, paired: bool, clustered: bool) -> str:
-    """The interval method to use, checked before any data is touched.
-
-    Parameters
-    ----------
-    method : str or None
-        A name from :data:`kpass.metrics.INTERVAL_METHODS` (estimates) or
-        ``PAIRED_INTERVAL_METHODS`` (paired differences); ``None`` picks the core's default
-        (``DEFAULT_INTERVAL_METHOD`` / ``DEFAULT_PAIRED_METHOD``).
-    paired : bool
-        For :func:`kpass.paired_difference` rather than :func:`kpass.mean_ci`.
-    clustered : bool
-        Whether clusters are given (``--cluster-by``).
-
-    Raises
-    ------
-    UsageError
-        An unknown method, ``clustered-t`` without clusters, ``t`` with clusters.
-    """
-    allowed = PAIRED_INTERVAL_METHODS if paired else core.INTERVAL_METHODS
-    if method is None:
-        return DEFAULT_PAIRED_METHOD if paired else core.DEFAULT_INTERVAL_METHOD
-    if not isinstance(method, str) or method not in allowed:
-        what = "paired differences" if paired else "estimates"
-        raise UsageError(f"--method {method}: not an interval method for {what}; choose one of {', '.join(allowed)}")
-    if method == "clustered-t" and not clustered:
-        raise UsageError("--method clustered-t needs clusters: give --cluster-by FIELD (Python: cluster_by=...)")
-    if method == "t" and clustered:
-        raise UsageError("--method t ignores --cluster-by and would understate the uncertainty; use "
-                         "--method clustered-t (Inspect's clustered standard error) or drop --cluster-by")
-    return method
+#: The host's names of the core's interval parameters (the host takes an int ``seed``).
+_HOST_PARAMETERS = {"`rng`": "`seed`", "`clusters`": "`cluster_by`", "clusters=None": "cluster_by=None"}
 
 
 def interval_options(*, method: str | None = None, confidence_level: float = 0.95, seed: Any = DEFAULT_SEED,
@@ -316,29 +285,27 @@ def interval_options(*, method: str | None = None, confidence_level: float = 0.9
     :func:`kpass.paired_difference`): ``method``, ``confidence_level``, ``n_resamples``, ``rng``.
 
     Every host path (report, compare, budget, leaderboard) builds its interval options here, so
-    one option gives one number everywhere. ``None`` for ``method`` or ``n_resamples`` means the
-    default (:func:`check_interval_method`, :data:`DEFAULT_N_RESAMPLES`); ``seed=None`` draws
-    fresh entropy (the core records it in ``details["seed"]``).
+    one option gives one number everywhere. The checks are the core's
+    (:func:`kpass.metrics.check_interval_options`), made before any data is used; ``None`` for
+    ``method`` or ``n_resamples`` means the default, ``seed=None`` draws fresh entropy (the core
+    records it in ``details["seed"]``).
 
     Raises
     ------
     UsageError
-        A bad method (see :func:`check_interval_method`), confidence level, number of resamples or seed.
+        A bad method, confidence level, number of resamples or seed, naming the parameter
+        (``confidence_level``, ``seed``, ...); a ``kpass`` command names its flag instead.
+    TypeError
+        An option of the wrong type.
     """
-    method = check_interval_method(method, paired=paired, clustered=clustered)
-    if isinstance(confidence_level, (bool, np.bool_)) or not isinstance(confidence_level, numbers.Real) \
-            or not 0 < float(confidence_level) < 1:
-        raise UsageError(f"--confidence {confidence_level!r}: the confidence level must be a number in (0, 1)")
-    if n_resamples is None:
-        n_resamples = DEFAULT_N_RESAMPLES
-    if isinstance(n_resamples, (bool, np.bool_)) or not isinstance(n_resamples, numbers.Integral) \
-            or n_resamples < 2:
-        raise UsageError(f"--n-resamples {n_resamples!r}: the number of bootstrap resamples must be an integer >= 2")
-    if not (seed is None or isinstance(seed, (np.random.Generator, np.random.SeedSequence))
-            or (isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_)) and seed >= 0)):
-        raise UsageError(f"--seed {seed!r}: the seed must be an integer >= 0, a numpy Generator or None")
-    return {"method": method, "confidence_level": float(confidence_level), "n_resamples": int(n_resamples),
-            "rng": seed}
+    try:
+        return core.check_interval_options(method=method, confidence_level=confidence_level, rng=seed,
+                                           n_resamples=n_resamples, paired=paired, clustered=clustered)
+    except ValueError as exc:
+        message = str(exc)
+        for core_name, host_name in _HOST_PARAMETERS.items():
+            message = message.replace(core_name, host_name)
+        raise UsageError(message) from None
 
 
 def _resolve_specs(metrics, plugin_manager) -> list[MetricSpec]:
@@ -353,7 +320,7 @@ def _resolve_specs(metrics, plugin_manager) -> list[MetricSpec]:
                               plugin_manager=plugin_manager)
 
 
-def _problem_attribute(table: SampleTable, field: str, purpose: str, *, allow_null: bool = False) -> NDArray[np.int64]:
+def problem_attribute(table: SampleTable, field: str, purpose: str, *, allow_null: bool = False) -> NDArray[np.int64]:
     """Per-problem code of a categorical column that must be constant within each problem.
 
     Raises :class:`~kpass.DataError` when the table lacks the field, when it varies within a
@@ -395,7 +362,7 @@ def _groups(table: SampleTable, by: Sequence[str]) -> tuple[list[Group], NDArray
     index = table.problem_index
     if not by:
         return [()], np.zeros(index.n_problems, dtype=np.int64)
-    columns = [_problem_attribute(table, field, "--by", allow_null=True) for field in by]
+    columns = [problem_attribute(table, field, "--by", allow_null=True) for field in by]
     stacked = np.stack(columns, axis=1)
     keys, group_of_problem = np.unique(stacked, axis=0, return_inverse=True)
     group_of_problem = group_of_problem.ravel()
@@ -618,7 +585,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
             raise _too_few_samples(table, spec, largest)
     groups, group_of_problem = _groups(table, by)
     check_one_model_per_group(table, group_of_problem, groups, by)
-    clusters = None if cluster_by is None else _problem_attribute(table, cluster_by, "--cluster-by")
+    clusters = None if cluster_by is None else problem_attribute(table, cluster_by, "--cluster-by")
     with_task = "task" not in by
     rows: list[ReportRow] = []
     exclusions: list[Exclusion] = []
@@ -740,7 +707,7 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
         if spec.min_samples > largest:
             raise _too_few_samples(table, spec, largest, limiting)
     groups, group_of_problem = _groups(table, by)
-    clusters = None if cluster_by is None else _problem_attribute(table, cluster_by, "--cluster-by")
+    clusters = None if cluster_by is None else problem_attribute(table, cluster_by, "--cluster-by")
     # matching key of a problem across models: (group, task, problem_id)
     n_tasks = max(table.n_categories("task"), 1)
     n_ids = max(table.n_categories("problem_id"), 1)

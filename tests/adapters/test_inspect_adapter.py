@@ -342,7 +342,7 @@ def test_answer_fin_and_cot_reducers():
             data["cot_verdicts"] = verdicts
         return Score(value=value, metadata={"kpass": data})
 
-    # METRICS.md MJ17: answers 7,5,5,7,7,3,5,5 with gold 7, k=2, fractional ties -> 3/8
+    # docs/spec.md MJ17: answers 7,5,5,7,7,3,5,5 with gold 7, k=2, fractional ties -> 3/8
     scores = [score("C" if a == "7" else "I", a) for a in "7 5 5 7 7 3 5 5".split()]
     (cons,) = create_reducers(["kpass/cons_at_2"])
     assert cons(scores).value == pytest.approx(3 / 8, abs=1e-12)

@@ -193,7 +193,7 @@ def test_cons_uses_extracted_answers_fin_uses_stop_reasons_cot_rules_differ(run)
     # fin@1: only the draws cut off by max_tokens before an answer are unfinished; the draw cut
     # off after its answer ("A") and the draw that stopped without one ("X") are finished
     assert kp["fin@1"] == pytest.approx(1 - 7 / 48, abs=1e-12)
-    # CoT-Pass@2 under the three rules, as METRICS.md section 5 specifies: any > majority > all
+    # CoT-Pass@2 under the three rules, as docs/spec.md section 5 specifies: any > majority > all
     assert kp["CoT-Pass@2"] > kp["CoT-Pass@2[rule=majority]"] > kp["CoT-Pass@2[rule=all]"]
     assert kp["CoT-Pass@2"] == pytest.approx(kp["pass@2"], abs=1e-12)   # every correct draw has one yes
 

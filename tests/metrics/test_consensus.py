@@ -1,6 +1,6 @@
 """Tests of kpass.metrics._consensus: cons@k, class counts from answers, the first-k vote.
 
-References: kpass METRICS.md section 4 and its table (MJ*); brute-force enumeration of every
+References: kpass docs/spec.md section 4 and its table (MJ*); brute-force enumeration of every
 k-subset with exact ``fractions.Fraction`` arithmetic; an independent exact integer programme
 over count vectors for larger n; lm-evaluation-harness 0.4.13's own filters for the first-k vote.
 """
@@ -129,13 +129,13 @@ def small_problems(draw, max_n: int = 12):
 
 
 def test_reference_values_from_metrics_md():
-    # METRICS.md MJ1: n=10, c=6 gold, the 4 others one wrong class, k=3 -> 2/3
+    # docs/spec.md MJ1: n=10, c=6 gold, the 4 others one wrong class, k=3 -> 2/3
     assert cons_at_k([[6, 4]], 3)[0] == pytest.approx(2 / 3, abs=1e-12)
-    # METRICS.md MJ17: answers 7,5,5,7,7,3,5,5, gold 7, k=2, fractional -> 3/8
+    # docs/spec.md MJ17: answers 7,5,5,7,7,3,5,5, gold 7, k=2, fractional -> 3/8
     counts, n_invalid = class_counts_from_answers([["7", "5", "5", "7", "7", "3", "5", "5"]], ["7"])
     assert counts.tolist() == [[3, 4, 1]] and n_invalid.tolist() == [0]
     assert cons_at_k(counts, 2, n_invalid=n_invalid)[0] == pytest.approx(3 / 8, abs=1e-12)
-    # METRICS.md MJ16: the same, strict ties -> 3/28
+    # docs/spec.md MJ16: the same, strict ties -> 3/28
     assert cons_at_k(counts, 2, ties="strict")[0] == pytest.approx(3 / 28, abs=1e-12)
 
 
@@ -395,7 +395,7 @@ def test_class_counts_from_answers_iv():
 
 
 def test_class_counts_from_codes_hand_worked():
-    # METRICS.md MJ17: answers 7,5,5,7,7,3,5,5 with gold 7, coded 7 -> 0, 5 -> 1, 3 -> 2, in problem 1;
+    # docs/spec.md MJ17: answers 7,5,5,7,7,3,5,5 with gold 7, coded 7 -> 0, 5 -> 1, 3 -> 2, in problem 1;
     # problem 0 has no sample; problem 2: one gold, one invalid, sparse and negative-free codes
     problem = [1] * 8 + [2, 2, 2]
     codes = [0, 1, 1, 0, 0, 2, 1, 1, 10**12, -1, 5]
@@ -404,7 +404,7 @@ def test_class_counts_from_codes_hand_worked():
     assert counts.tolist() == [[0, 0, 0], [3, 4, 1], [1, 1, 0]]
     assert n_invalid.tolist() == [0, 0, 1]
     assert counts.dtype == np.int64 and n_invalid.dtype == np.int64
-    assert cons_at_k(counts[1:2], 2)[0] == pytest.approx(3 / 8, abs=1e-15)  # METRICS.md MJ17
+    assert cons_at_k(counts[1:2], 2)[0] == pytest.approx(3 / 8, abs=1e-15)  # docs/spec.md MJ17
     # the same code in two problems is two classes, one per problem
     counts, _ = class_counts_from_codes([0, 0, 1, 1, 1], [3, 3, 3, 4, 4], [False] * 5, 2)
     assert counts.tolist() == [[0, 2, 0], [0, 2, 1]]
@@ -552,9 +552,9 @@ def test_first_k_majority_vote_matches_lm_eval_filters(n, data):
 
 
 def test_first_k_vote_averaged_over_all_orders_is_fractional_cons_at_k():
-    # METRICS.md s. 4: "fractional" is the expectation of the harnesses' first-seen tie-break
+    # docs/spec.md s. 4: "fractional" is the expectation of the harnesses' first-seen tie-break
     # under a random sample order. Exact check over all 8! orders of MJ17's answers.
-    answers = ["7", "5", "5", "7", "7", "3", "5", "5"]  # METRICS.md MJ17
+    answers = ["7", "5", "5", "7", "7", "3", "5", "5"]  # docs/spec.md MJ17
     rows = [[answers[i] for i in order] for order in itertools.permutations(range(8))]
     votes = first_k_majority_vote(rows, ["7"] * len(rows), [2, 3, 5, 8]).mean(axis=0)
     np.testing.assert_allclose(votes, cons_at_k([[3, 4, 1]], [2, 3, 5, 8])[0], rtol=0, atol=1e-12)

@@ -1,4 +1,4 @@
-"""Tests of CoT-Pass@k and of the verdict aggregation rules (METRICS.md section 5)."""
+"""Tests of CoT-Pass@k and of the verdict aggregation rules (docs/spec.md section 5)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ YES, NO, INVALID = 1.0, 0.0, np.nan
 
 
 def test_cot_pass_reference_value():
-    # METRICS.md CT2: CoT-Pass@2 with n = 8, D = 4 is 1 - C(4,2)/C(8,2) = 11/14
+    # docs/spec.md CT2: CoT-Pass@2 with n = 8, D = 4 is 1 - C(4,2)/C(8,2) = 11/14
     assert abs(cot_pass_at_k([8], [4], 2)[0] - 11 / 14) < TOL
 
 
@@ -25,7 +25,7 @@ def test_cot_pass_reference_value():
 def test_cot_pass_is_pass_at_k_with_d_and_never_above_pass_at_k(case):
     n, c, d_raw, k = case
     d = min(d_raw, c)  # D <= c: CoT-correct samples are answer-correct
-    expected = 1 - Fraction(math.comb(n - d, k), math.comb(n, k))  # Wen 2025 CoT-Pass@K, METRICS.md section 5
+    expected = 1 - Fraction(math.comb(n - d, k), math.comb(n, k))  # Wen 2025 CoT-Pass@K, docs/spec.md section 5
     value = cot_pass_at_k([n], [d], k)[0]
     assert abs(value - float(expected)) < TOL
     assert value <= pass_at_k([n], [c], k)[0] + 1e-15
@@ -126,7 +126,7 @@ def test_sample_without_verdicts_never_counts():
 
 
 def reference_count(answer_correct, verdicts, slot_mask, rule):
-    """Literal Python loop over problems, samples and verdicts (METRICS.md section 5)."""
+    """Literal Python loop over problems, samples and verdicts (docs/spec.md section 5)."""
     counts = []
     for j in range(len(answer_correct)):
         total = 0

@@ -1,4 +1,4 @@
-"""In-suite, reduced, seeded version of the coverage study (tests/coverage_study.py).
+"""In-suite, reduced, seeded version of the coverage study (scripts/coverage_study.py).
 
 The full study (``make coverage``: 2,000 simulated benchmarks per cell, the whole grid) writes
 the table in the README. Here a few of its cells run with 1,500 simulations each (seconds): the
@@ -27,7 +27,7 @@ from kpass.metrics import DEFAULT_INTERVAL_METHOD, DEFAULT_PAIRED_METHOD, mean_c
 
 
 def _load_study():
-    path = pathlib.Path(__file__).resolve().parents[1] / "coverage_study.py"
+    path = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "coverage_study.py"
     spec = importlib.util.spec_from_file_location("kpass_coverage_study", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module

@@ -1,4 +1,4 @@
-"""delta pass@1 = F + P + reach (kpass.metrics._decomposition), METRICS.md section 6."""
+"""delta pass@1 = F + P + reach (kpass.metrics._decomposition), docs/spec.md section 6."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from kpass.metrics._decomposition import _S, _per_problem_matrix, _statistic
 pytestmark = pytest.mark.filterwarnings(
     "ignore::kpass.metrics.DegenerateIntervalWarning",
     "ignore::kpass.metrics.UndefinedDecompositionWarning",
-    "ignore::kpass.metrics._result.IntervalMethodWarning",  # the linear terms on tiny generated data
+    "ignore::kpass.metrics._warnings.IntervalMethodWarning",  # the linear terms on tiny generated data
 )
 
 
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.filterwarnings(
 
 
 def _reference(nb, fb, cb, nm, fm, cm, matched=Fraction(7, 8), robust=Fraction(1, 2)):
-    """METRICS.md section 6 written literally, in exact rational arithmetic."""
+    """docs/spec.md section 6 written literally, in exact rational arithmetic."""
     N = len(nb)
     pb = [Fraction(c, n) for c, n in zip(cb, nb)]
     pm = [Fraction(c, n) for c, n in zip(cm, nm)]
@@ -434,7 +434,7 @@ def test_score_interval_of_a_fraction_is_wilsons():
 
 
 def _coverage_module():
-    path = pathlib.Path(__file__).resolve().parents[1] / "budget_coverage.py"
+    path = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "budget_coverage.py"
     spec = importlib.util.spec_from_file_location("budget_coverage", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -442,7 +442,7 @@ def _coverage_module():
 
 
 def test_seeded_coverage_of_f_p_and_reach_at_100_problems():
-    """Reduced run of tests/budget_coverage.py (full: ``python tests/budget_coverage.py --full``)."""
+    """Reduced run of scripts/budget_coverage.py (full: ``python scripts/budget_coverage.py --full``)."""
     study = _coverage_module()
     table = study.coverage_study(n_problems=(100,), n_simulations=400, n_resamples=999,
                                  methods=("bootstrap",), reach_intervals=("score",), seed=20260101)

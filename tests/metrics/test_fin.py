@@ -1,4 +1,4 @@
-"""Tests of fin@k, the finishing rate under a token budget (METRICS.md section 6)."""
+"""Tests of fin@k, the finishing rate under a token budget (docs/spec.md section 6)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def finished_batches(draw):
 @given(finished_batches())
 def test_fin_at_k_is_pass_at_k_with_c_equal_to_f(batch):
     n, f, k = batch
-    # METRICS.md section 6: fin@k(B) = the pass@k estimator with c := f
+    # docs/spec.md section 6: fin@k(B) = the pass@k estimator with c := f
     np.testing.assert_array_equal(fin_at_k(n, f, k), pass_at_k(n, f, k))
     for j in range(len(n)):
         exact = 1 - Fraction(math.comb(int(n[j] - f[j]), k), math.comb(int(n[j]), k))
@@ -37,7 +37,7 @@ def test_fin_at_k_is_pass_at_k_with_c_equal_to_f(batch):
 
 def test_fin_at_one_is_the_finishing_rate():
     np.testing.assert_array_equal(fin_at_k([10, 8, 5], [3, 8, 0], 1), [0.3, 1.0, 0.0])
-    assert abs(fin_at_k([10], [3], 5)[0] - 11 / 12) < TOL  # same numbers as METRICS.md PK3
+    assert abs(fin_at_k([10], [3], 5)[0] - 11 / 12) < TOL  # same numbers as docs/spec.md PK3
 
 
 def test_fin_at_k_shapes_and_large_n():

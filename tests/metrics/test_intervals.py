@@ -22,22 +22,22 @@ from kpass.metrics import (
     wilson_interval,
 )
 from kpass.metrics import _intervals, _power, _result, _warnings
-from kpass.metrics._result import IntervalMethodWarning
+from kpass.metrics._warnings import IntervalMethodWarning
 
-ST13_Z = 1.959963984540  # METRICS.md ST13
+ST13_Z = 1.959963984540  # docs/spec.md ST13
 
 # hypothesis draws many tiny cluster sets and piles of equal values; the tests of those warnings
 # (few clusters, score fallback) record them explicitly with pytest.warns / catch_warnings
-pytestmark = pytest.mark.filterwarnings("ignore::kpass.metrics._result.IntervalMethodWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::kpass.metrics._warnings.IntervalMethodWarning")
 
 
 # ---------------------------------------------------------------------------------------------
-# reference values (METRICS.md)
+# reference values (docs/spec.md)
 # ---------------------------------------------------------------------------------------------
 
 
 def test_st1_standard_error():
-    # METRICS.md ST1: SE of 1,0,1,1,0,1,0,1,1,1
+    # docs/spec.md ST1: SE of 1,0,1,1,0,1,0,1,1,1
     result = mean_ci([1, 0, 1, 1, 0, 1, 0, 1, 1, 1], method="t")
     assert result.standard_error == pytest.approx(0.152752523165, abs=1e-12)
     assert result.estimate == pytest.approx(0.7)
@@ -51,7 +51,7 @@ def test_st1_standard_error():
 
 
 def test_st5_clustered_standard_error():
-    # METRICS.md ST5: clusters [1,1,1],[0,0],[1,0,1,1],[0]
+    # docs/spec.md ST5: clusters [1,1,1],[0,0],[1,0,1,1],[0]
     values = [1, 1, 1, 0, 0, 1, 0, 1, 1, 0]
     clusters = ["a", "a", "a", "b", "b", "c", "c", "c", "c", "d"]
     result = mean_ci(values, clusters=clusters, method="clustered-t")
@@ -60,7 +60,7 @@ def test_st5_clustered_standard_error():
 
 
 def test_st19_wilson():
-    # METRICS.md ST19: Wilson 8/10 with z = 1.96 exactly
+    # docs/spec.md ST19: Wilson 8/10 with z = 1.96 exactly
     level = 2 * stats.norm.cdf(1.96) - 1
     low, high = wilson_interval(8, 10, confidence_level=level)
     assert float(low) == pytest.approx(0.490156846721, abs=1e-12)
@@ -68,7 +68,7 @@ def test_st19_wilson():
 
 
 def test_st13_wilson_uses_z_0975():
-    # METRICS.md ST13: z_0.975 = 1.959963984540; Wilson at the default level uses it
+    # docs/spec.md ST13: z_0.975 = 1.959963984540; Wilson at the default level uses it
     low, high = wilson_interval([3, 8], [10, 10])
     for c, lo, hi in zip([3, 8], low, high):
         p, n, z = c / 10, 10, ST13_Z
@@ -926,7 +926,7 @@ def test_every_kpass_warning_is_a_kpass_warning_and_none_is_a_runtime_warning():
         category = getattr(km, name)
         assert issubclass(category, km.KpassWarning) and issubclass(category, UserWarning), name
         assert not issubclass(category, RuntimeWarning), name  # a RuntimeWarning filter must not swallow them
-    assert _result.IntervalMethodWarning is km.IntervalMethodWarning  # the old import path still works
+    assert _warnings.IntervalMethodWarning is km.IntervalMethodWarning  # defined once, in _warnings
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")

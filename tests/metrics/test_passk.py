@@ -1,6 +1,6 @@
 """Tests of the hypergeometric family: pass@k, pass^k, G-Pass@k_tau, mG-Pass@k, the plug-in.
 
-Reference values cite their id in /work/shared/METRICS.md ("METRICS.md PK3"); every other
+Reference values cite their id in docs/spec.md ("docs/spec.md PK3"); every other
 expectation is computed here with exact ``fractions.Fraction`` arithmetic from the definitions.
 """
 
@@ -50,7 +50,7 @@ def exact_tail(n: int, c: int, k: int, m: int) -> Fraction:
 
 
 def exact_threshold(tau: Fraction, k: int) -> int:
-    return max(math.ceil(tau * k), 1)  # METRICS.md section 3
+    return max(math.ceil(tau * k), 1)  # docs/spec.md section 3
 
 
 def exact_mg_published(n: int, c: int, k: int) -> Fraction:
@@ -81,15 +81,15 @@ two_decimal_taus = st.integers(0, 100).map(lambda t: Fraction(t, 100))
 taus = st.one_of(two_decimal_taus, st.fractions(min_value=0, max_value=1, max_denominator=200))
 
 
-# ---------------------------------------------------------------- METRICS.md reference values
+# ---------------------------------------------------------------- docs/spec.md reference values
 @pytest.mark.parametrize(
     ("ref_id", "n", "c", "k", "expected"),
     [
-        ("PK1", 10, 3, 1, 0.3),  # METRICS.md PK1
-        ("PK3", 10, 3, 5, 11 / 12),  # METRICS.md PK3
-        ("PK5", 200, 10, 1, 0.05),  # METRICS.md PK5
-        ("PK6", 200, 10, 5, 0.228284460737),  # METRICS.md PK6
-        ("PK11", 5, 0, 1, 0.0),  # METRICS.md PK11
+        ("PK1", 10, 3, 1, 0.3),  # docs/spec.md PK1
+        ("PK3", 10, 3, 5, 11 / 12),  # docs/spec.md PK3
+        ("PK5", 200, 10, 1, 0.05),  # docs/spec.md PK5
+        ("PK6", 200, 10, 5, 0.228284460737),  # docs/spec.md PK6
+        ("PK11", 5, 0, 1, 0.0),  # docs/spec.md PK11
     ],
 )
 def test_pass_at_k_reference_values(ref_id, n, c, k, expected):
@@ -98,7 +98,7 @@ def test_pass_at_k_reference_values(ref_id, n, c, k, expected):
 
 
 def test_plugin_reference_value():
-    # METRICS.md PK3: plug-in 1 - (1 - 3/10)^5 = 0.83193, biased low against 11/12
+    # docs/spec.md PK3: plug-in 1 - (1 - 3/10)^5 = 0.83193, biased low against 11/12
     assert abs(biased_plugin_pass_at_k([10], [3], 5)[0] - 0.83193) < TOL
     assert biased_plugin_pass_at_k([10], [3], 5)[0] < pass_at_k([10], [3], 5)[0]
 
@@ -106,8 +106,8 @@ def test_plugin_reference_value():
 @pytest.mark.parametrize(
     ("ref_id", "n", "c", "k", "expected"),
     [
-        ("PH2", 10, 3, 2, 1 / 15),  # METRICS.md PH2
-        ("PH3", 8, 6, 4, 3 / 14),  # METRICS.md PH3
+        ("PH2", 10, 3, 2, 1 / 15),  # docs/spec.md PH2
+        ("PH3", 8, 6, 4, 3 / 14),  # docs/spec.md PH3
     ],
 )
 def test_pass_hat_k_reference_values(ref_id, n, c, k, expected):
@@ -117,9 +117,9 @@ def test_pass_hat_k_reference_values(ref_id, n, c, k, expected):
 @pytest.mark.parametrize(
     ("ref_id", "n", "c", "k", "tau", "expected"),
     [
-        ("GP3", 48, 24, 16, 0.5, 0.619945418198),  # METRICS.md GP3
-        ("GP5", 48, 24, 16, 1.0, 1 / 3065857),  # METRICS.md GP5
-        ("GP10", 16, 8, 4, 0.5, 93 / 130),  # METRICS.md GP10
+        ("GP3", 48, 24, 16, 0.5, 0.619945418198),  # docs/spec.md GP3
+        ("GP5", 48, 24, 16, 1.0, 1 / 3065857),  # docs/spec.md GP5
+        ("GP10", 16, 8, 4, 0.5, 93 / 130),  # docs/spec.md GP10
     ],
 )
 def test_g_pass_at_k_reference_values(ref_id, n, c, k, tau, expected):
@@ -129,13 +129,13 @@ def test_g_pass_at_k_reference_values(ref_id, n, c, k, tau, expected):
 @pytest.mark.parametrize(
     ("ref_id", "n", "c", "k", "expected"),
     [
-        ("GP6", 48, 24, 16, 0.079963612132),  # METRICS.md GP6
-        ("GP13", 16, 8, 4, 21 / 130),  # METRICS.md GP13
+        ("GP6", 48, 24, 16, 0.079963612132),  # docs/spec.md GP6
+        ("GP13", 16, 8, 4, 21 / 130),  # docs/spec.md GP13
     ],
 )
 def test_mg_pass_at_k_reference_values(ref_id, n, c, k, expected):
     assert abs(mg_pass_at_k([n], [c], k)[0] - expected) < TOL, ref_id
-    # even k: the exact integral equals the published sum (METRICS.md section 3)
+    # even k: the exact integral equals the published sum (docs/spec.md section 3)
     assert mg_pass_at_k([n], [c], k, variant="integral")[0] == mg_pass_at_k([n], [c], k)[0]
 
 
@@ -327,7 +327,7 @@ def test_kernel_paths_and_chunking_agree_with_fractions(monkeypatch, settings):
 
 # ---------------------------------------------------------------- the exact threshold m
 # The 13 (tau, k) pairs with two-decimal tau and k <= 128 where float np.ceil(k * tau) is one too
-# high (METRICS.md section 3), listed as (tau, k, exact m, float m).
+# high (docs/spec.md section 3), listed as (tau, k, exact m, float m).
 FLOAT_CEIL_PAIRS = [
     (0.07, 100, 7, 8), (0.14, 50, 7, 8), (0.14, 100, 14, 15), (0.28, 25, 7, 8),
     (0.28, 50, 14, 15), (0.28, 75, 21, 22), (0.28, 100, 28, 29), (0.55, 100, 55, 56),
@@ -381,7 +381,7 @@ def test_mg_pass_variants(triple):
 
 
 def test_mg_pass_k_one():
-    # k = 1: the published sum is empty (0); the integral is pass@1 = c/n (METRICS.md section 3).
+    # k = 1: the published sum is empty (0); the integral is pass@1 = c/n (docs/spec.md section 3).
     # Defined but meaningless, so it warns (STYLE section 4) rather than giving a silent 0.
     with pytest.warns(MeaninglessMetricWarning, match=r"k = 1 is 0 for every problem by definition"):
         assert mg_pass_at_k([10], [3], 1)[0] == 0.0

@@ -22,11 +22,11 @@ from kpass.metrics import (
     required_problems,
 )
 
-ST13_Z = 1.959963984540  # METRICS.md ST13: z_0.975
+ST13_Z = 1.959963984540  # docs/spec.md ST13: z_0.975
 
 
 def test_required_problems_formula_with_st13():
-    # METRICS.md section 7 (Miller 2024): n = (z_{1-a/2} + z_{1-b})^2 (w2 + sA2/KA + sB2/KB) / delta^2
+    # docs/spec.md section 7 (Miller 2024): n = (z_{1-a/2} + z_{1-b})^2 (w2 + sA2/KA + sB2/KB) / delta^2
     # power = 0.5 makes z_{1-b} = 0, so only ST13's z is left.
     variance = 0.01 + 0.2 / 4 + 0.15 / 8
     expected = ST13_Z**2 * variance / 0.02**2
@@ -134,7 +134,7 @@ def test_icc_forms_agree_with_literal_anova():
 
 
 def test_icc_estimates_var_p_over_pbar_qbar():
-    # METRICS.md section 7: rho = Var(p_j) / (pbar (1 - pbar)); Beta(2, 2): (1/20) / (1/4) = 0.2
+    # docs/spec.md section 7: rho = Var(p_j) / (pbar (1 - pbar)); Beta(2, 2): (1/20) / (1/4) = 0.2
     rng = np.random.default_rng(2)
     p = rng.beta(2, 2, size=20_000)
     c = rng.binomial(10, p)

@@ -56,7 +56,7 @@ def test_padded_matrix_equals_row_by_row_counts(data, pad_value):
 def test_counts_feed_the_estimators():
     outcomes = [[1, 0, 0, 0, 1, 0, 0, 0, 0, 1]]  # n = 10, c = 3
     n, c = counts_from_matrix(outcomes)
-    assert abs(pass_at_k(n, c, 5)[0] - 11 / 12) < 1e-12  # METRICS.md PK3
+    assert abs(pass_at_k(n, c, 5)[0] - 11 / 12) < 1e-12  # docs/spec.md PK3
 
 
 def test_counts_from_matrix_iv():

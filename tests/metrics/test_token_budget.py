@@ -1,4 +1,4 @@
-"""Token-budget counts (kpass.metrics._token_budget), METRICS.md section 6."""
+"""Token-budget counts (kpass.metrics._token_budget), docs/spec.md section 6."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = sorted(
-    p for folder in ("metrics", "plugin", "adapters", "tests", "examples") for p in (REPO / folder).rglob("*.py")
+    p for folder in ("metrics", "plugin", "adapters", "tests", "scripts", "examples") for p in (REPO / folder).rglob("*.py")
 )
 
 

@@ -14,8 +14,8 @@ import pytest
 
 import kpass
 from kpass.cli import main
-from kpass.data.readers import read_samples
-from kpass.data.table import MAX_INTEGER
+from kpass.host.lookups import read_samples
+from kpass.data.columns import MAX_INTEGER
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 FIELDS = ["model", "task", "problem_id", "sample_index", "correct", "output_tokens"]

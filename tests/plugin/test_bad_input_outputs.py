@@ -62,11 +62,23 @@ def test_regular_file_is_replaced_and_keeps_its_mode(samples, tmp_path, capsys):
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root can replace /dev/null; the FIFO test covers others")
 def test_dev_null_as_root_stays_a_character_device(samples, capsys):
+    restore_dev_null()  # the machine is shared: an older kpass elsewhere may have replaced it
     before = os.stat("/dev/null")
-    code, _, err = run("report", samples, "-o", "/dev/null", capsys=capsys)
-    assert code == 0, err
-    after = os.stat("/dev/null")
-    assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
+    try:
+        code, _, err = run("report", samples, "-o", "/dev/null", capsys=capsys)
+        assert code == 0, err
+        after = os.stat("/dev/null")
+        assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
+    finally:
+        restore_dev_null()
+
+
+def restore_dev_null() -> None:
+    """Put back the character device 1:3 if /dev/null is anything else (root only)."""
+    if not stat.S_ISCHR(os.stat("/dev/null").st_mode):
+        os.unlink("/dev/null")
+        os.mknod("/dev/null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        os.chmod("/dev/null", 0o666)
 
 
 def test_fifo_is_written_through(samples, tmp_path, capsys):

@@ -9,7 +9,7 @@ import pytest
 
 import kpass
 from kpass.cli import main
-from kpass.data.readers import read_samples
+from kpass.host.lookups import read_samples
 from kpass.errors import PluginHookError
 from kpass.host import manager
 

@@ -14,7 +14,7 @@ from kpass.cli import main
 from kpass.metrics import budget_counts, decompose_budget_counts, fin_at_k, pass_at_k
 
 pytestmark = pytest.mark.filterwarnings("ignore::kpass.metrics.DegenerateIntervalWarning",
-                                        "ignore::kpass.metrics._result.IntervalMethodWarning")
+                                        "ignore::kpass.metrics._warnings.IntervalMethodWarning")
 
 
 def prorl_like_records(n_problems: int = 1000, n: int = 10, seed: int = 0) -> list[dict]:

@@ -66,7 +66,7 @@ def test_every_warning_becomes_a_note(run_cli, write_jsonl):
 
 
 def test_the_readers_notes_reach_budget_and_decompose(run_cli, write_jsonl, monkeypatch):
-    from kpass.data import readers
+    from kpass.host import lookups as readers
 
     records = ragged_records(models=("a", "b"))
     path = write_jsonl(records)

@@ -1,5 +1,5 @@
 """The ``kpass`` command: formats, atomic output, plots, progress, exit codes, the bundled example
-and the README output (which must be what the command really prints)."""
+and the output shown in README.md and docs/ (which must be what the command really prints)."""
 
 from __future__ import annotations
 
@@ -184,7 +184,8 @@ def test_installed_console_script_on_the_bundled_example(tmp_path):
 
 
 def _readme_blocks():
-    text = (REPO / "README.md").read_text()
+    # README.md and every docs/ page: each ```console block of a `kpass` command shows its real output
+    text = "".join(page.read_text() for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))])
     return re.findall(r"```console\n\$ (kpass [^\n]+)\n(.*?)```", text, flags=re.S)
 
 
@@ -196,5 +197,5 @@ def test_readme_shows_real_output(run_cli, monkeypatch):
     for command, shown in blocks:
         code, out, err = run_cli(*command.split()[1:])
         assert code == 0, err
-        assert out == shown, (f"README output of `{command}` is stale; regenerate it with "
+        assert out == shown, (f"documented output of `{command}` is stale; regenerate it with "
                               f"`.venv/bin/{command}` from the repository root")

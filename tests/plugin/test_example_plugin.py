@@ -1,4 +1,4 @@
-"""The README's worked plugin example, really installed: ``pip install`` of the distribution in
+"""The worked plugin example of docs/plugins.md, really installed: ``pip install`` of the distribution in
 ``kpass_example_plugin/`` into a temporary directory, then the real ``kpass`` command with that
 directory on PYTHONPATH discovers it through its ``kpass`` entry point."""
 
@@ -122,7 +122,7 @@ def test_duplicate_name_from_an_installed_plugin_names_both(installed, tmp_path)
 
 
 def test_example_plugin_source_is_the_readme_example():
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "plugins.md").read_text()
     source = (HERE / "kpass_example_plugin" / "kpass_example_plugin" / "__init__.py").read_text()
     start = source.index("class PassWithReplacement")
     assert source[start:].strip() in readme

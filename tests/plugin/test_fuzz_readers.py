@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kpass
-from kpass.data.readers import read_samples
+from kpass.host.lookups import read_samples
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fuzzing import FUZZ, assert_table_or_kpass_error, mutated, write_temporary

@@ -19,16 +19,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kpass.data.leaderboard_tables import extend_table, read_leaderboard_table
+from kpass.render.leaderboard_text import render_csv, render_markdown
 from kpass.reports.leaderboard import (
     canonical_problem_keys,
     TIE_TOLERANCE,
     build_leaderboard,
-    extend_table,
     holm_adjust,
     rank_intervals,
-    read_leaderboard_table,
-    render_csv,
-    render_markdown,
 )
 from kpass.metrics import bootstrap_weights, paired_difference
 
@@ -552,7 +550,7 @@ def test_extend_csv_keeps_rows_and_columns(tmp_path, small_board):
     result = small_board.extend(existing, "model")
     original_rows = list(csv.reader(io.StringIO(EXISTING_CSV, newline="")))
     extended_rows = list(csv.reader(io.StringIO(result.text, newline="")))
-    from kpass.reports.leaderboard import csv_columns
+    from kpass.render.leaderboard_text import csv_columns
 
     new_header, new_cells = csv_columns(small_board.data)
     assert len(extended_rows) == len(original_rows)
@@ -580,7 +578,8 @@ def test_extend_markdown_keeps_rows_columns_and_text(tmp_path, small_board):
     existing = read_leaderboard_table(path, key="model")       # matches the column "Model"
     assert existing.header == ("#", "Model", "Org", "MMLU", "Notes")
     result = small_board.extend(existing, "model")
-    from kpass.reports.leaderboard import _split_markdown_row, markdown_columns
+    from kpass.data.leaderboard_tables import _split_markdown_row
+    from kpass.render.leaderboard_text import markdown_columns
 
     new_header, new_cells = markdown_columns(small_board.data)
     lines = EXISTING_MARKDOWN.splitlines()

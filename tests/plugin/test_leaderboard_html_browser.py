@@ -5,10 +5,10 @@ test checks that the page loads offline without errors or requests, that every n
 in the table equals the JSON output, that the interval bars are drawn to scale, that clicking a
 header sorts the rows, and saves a screenshot as a test artifact (under pytest's tmp dir, and in
 ``$KPASS_TEST_ARTIFACTS`` when set; ``KPASS_UPDATE_SCREENSHOT=1`` also refreshes
-``docs/leaderboard.png``, the README's picture).
+``docs/leaderboard.png``, the picture in docs/leaderboard.md).
 
-Chromium and chromedriver come from Debian (``apt-get install chromium chromium-driver``; ``.ci/run``
-installs them). A missing browser FAILS this test: it is never skipped.
+Chromium and chromedriver come from Debian (``apt-get install chromium chromium-driver``; ``make test``
+installs them through scripts/setup-test-deps.sh). A missing browser FAILS this test: it is never skipped.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from kpass.reports.leaderboard import format_number, format_p_value, format_rank
+from kpass.render.leaderboard_text import format_number, format_p_value, format_rank
 
 CHROMIUM = os.environ.get("KPASS_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("KPASS_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -88,7 +88,7 @@ def browser():
     for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
             pytest.fail(f"{path} is missing: install Debian's {package} (`apt-get install chromium "
-                        f"chromium-driver`, as .ci/run does); this test is never skipped.")
+                        f"chromium-driver`, as make test does); this test is never skipped.")
     profile = tempfile.mkdtemp(prefix="kpass-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM

@@ -178,7 +178,7 @@ def test_jsonl_reader_streams_chunks_and_checks_keys_across_them(monkeypatch, wr
     ],
 )
 def test_column_conversion_of_json_and_csv_values(name, values, expected):
-    from kpass.data.table import _Context, _to_bool, _to_categorical, _to_int
+    from kpass.data.columns import _Context, _to_bool, _to_categorical, _to_int
 
     n = len(values)
     array = np.empty(n, dtype=object)
@@ -211,7 +211,7 @@ def test_column_conversion_of_json_and_csv_values(name, values, expected):
     ],
 )
 def test_bad_values_name_their_line(name, values, row, shown):
-    from kpass.data.table import _Context, _to_bool, _to_int
+    from kpass.data.columns import _Context, _to_bool, _to_int
 
     n = len(values)
     array = np.empty(n, dtype=object)

@@ -16,10 +16,10 @@ from kpass.data.tokenizers import (
     TiktokenTokenizer,
     answer_end_offsets,
     answer_token_positions,
-    get_tokenizer,
     token_positions_for_table,
     truncate_text,
 )
+from kpass.host.lookups import get_tokenizer
 
 
 # ------------------------------------------------------------------------------- shipped with the tests

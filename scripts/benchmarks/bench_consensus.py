@@ -13,7 +13,7 @@ k segment. Its standard error is at most 0.5/sqrt(10,000) = 0.005 per problem.
 Agreement check: for every problem, k and variant, ``|MC - exact|`` within a Bernstein bound
 (failure probability 3e-11 per value, using the exact value ``v`` for the variance bound
 ``v (1 - v)``; a normal z-score is wrong for ``v`` within 1/S of 0 or 1); values of exactly 0
-or 1 must be matched exactly; benchmark means over problems must agree within 6 standard errors. Run through ``tests/benchmarks/run_benchmarks.py`` (``make bench``).
+or 1 must be matched exactly; benchmark means over problems must agree within 6 standard errors. Run through ``scripts/benchmarks/run_benchmarks.py`` (``make bench``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Benchmark of the pass@k family against literal re-implementations of the reference code.
 
-Run by ``make bench`` (tests/benchmarks/run_benchmarks.py calls :func:`main`), or alone with
-``python tests/benchmarks/bench_core.py [n_problems]``. Not part of ``make test``.
+Run by ``make bench`` (scripts/benchmarks/run_benchmarks.py calls :func:`main`), or alone with
+``python scripts/benchmarks/bench_core.py [n_problems]``. Not part of ``make test``.
 
 References, re-implemented here from their published algorithms:
 

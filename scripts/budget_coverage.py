@@ -9,7 +9,7 @@ is that function at the population means; we compute those means from 2,000,000 
 problems (Monte Carlo error below 0.0005, against interval half-widths of 0.02 to 0.1 at N = 100).
 Coverage is the share of simulated benchmarks whose interval contains the population value.
 
-Run ``python tests/budget_coverage.py`` for a quick table, ``--full`` for the full grid
+Run ``python scripts/budget_coverage.py`` for a quick table, ``--full`` for the full grid
 (N in {30, 100, 300}, 2,000 simulations per cell; F and P with the percentile and BCa bootstrap,
 reach with the score interval and the percentile bootstrap, and delta pass@1 with the interval
 :func:`kpass.metrics.decompose_pass_change` reports for it by default, which is

@@ -48,7 +48,7 @@ bootstrap resamples per interval (the library default is 10,000; 1,999 keeps the
 error of a 2.5% tail quantile small while the study fits in about 10 to 20 minutes on 2 cores).
 The Monte Carlo standard error of a coverage near 95% with 2,000 simulations is 0.5 points.
 
-Run ``python tests/coverage_study.py --full`` (or ``make coverage``) for the table in the
+Run ``python scripts/coverage_study.py --full`` (or ``make coverage``) for the table in the
 README; without ``--full`` a small version runs in well under a minute.
 """
 

@@ -10,7 +10,7 @@ its buffers to tracemalloc) on top of the inputs already held:
 2. ``compute_report`` with pass@1 and pass@8 (t intervals) on the 625,000 problems;
 
 and the process's peak resident set size (ru_maxrss) over the whole run. The acceptance bound is
-4 GB peak. Run with ``make bench`` (or ``python tests/benchmarks/bench_table.py``).
+4 GB peak. Run with ``make bench`` (or ``python scripts/benchmarks/bench_table.py``).
 """
 
 from __future__ import annotations

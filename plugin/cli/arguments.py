@@ -1,0 +1,117 @@
+"""Arguments shared by the ``kpass`` subcommands, and what every command does with them first:
+read the sample files, parse the metric specs, check the plot path."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from kpass.cli.argtypes import nonnegative_int, positive_int, probability
+from kpass.cli.progress import ProgressBar
+from kpass.data.table import SampleTable
+from kpass.errors import UsageError
+from kpass.host import lookups
+from kpass.host.specs import MetricSpec
+from kpass.metrics import DEFAULT_INTERVAL_METHOD, DEFAULT_PAIRED_METHOD, INTERVAL_METHODS, PAIRED_INTERVAL_METHODS
+from kpass.render.formatting import FORMATS
+from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
+
+__all__ = [
+    "add_input_arguments", "add_intersect_argument", "add_metric_arguments", "add_output_arguments",
+    "check_interval_method", "check_plot_path", "metric_specs", "read_tables",
+]
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """``FILE...`` and ``--reader``."""
+    parser.add_argument("files", nargs="+", metavar="FILE", help="sample files (JSONL, CSV, Parquet, or a plugin's format)")
+    parser.add_argument("--reader", metavar="NAME", help="read every file with this reader (see `kpass plugins`)")
+
+
+def add_metric_arguments(parser: argparse.ArgumentParser, default: str = "pass@1", paired: bool = False) -> None:
+    """``--metrics``, ``--cluster-by`` and the interval options (``--method``, ``--confidence``,
+    ``--seed``, ``--n-resamples``)."""
+    methods, default_method = ((PAIRED_INTERVAL_METHODS, DEFAULT_PAIRED_METHOD) if paired
+                               else (INTERVAL_METHODS, DEFAULT_INTERVAL_METHOD))
+    parser.add_argument("--metrics", "-m", nargs="+", action="extend", metavar="SPEC",
+                        help=f"metric specs, e.g. pass@1,8,64 pass^4 cons@16 g-pass@16_0.5 (default: {default}); "
+                             "see `kpass metrics`")
+    parser.add_argument("--cluster-by", metavar="FIELD", help="cluster field of each problem (e.g. cluster, subject)")
+    parser.add_argument("--method", metavar="M",
+                        help=f"interval method ({', '.join(methods)}; default: {default_method})")
+    parser.add_argument("--confidence", type=probability, default=0.95, metavar="LEVEL",
+                        help="confidence level (default: 0.95)")
+    parser.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED, metavar="S",
+                        help=f"bootstrap seed (default: {DEFAULT_SEED}, reproducible)")
+    parser.add_argument("--n-resamples", type=positive_int, default=DEFAULT_N_RESAMPLES, metavar="B",
+                        help=f"bootstrap resamples (default: {DEFAULT_N_RESAMPLES})")
+
+
+def add_output_arguments(parser: argparse.ArgumentParser, plot: bool = True) -> None:
+    """``--format``, ``--output``, ``--plot`` and ``--no-progress``."""
+    parser.add_argument("--format", "-f", choices=FORMATS, default="table", help="output format (default: table)")
+    parser.add_argument("--output", "-o", metavar="PATH", help="write the output to PATH (atomically) instead of stdout")
+    if plot:
+        parser.add_argument("--plot", metavar="PATH", help="also draw a plot to PATH (.png or .svg; needs matplotlib)")
+    parser.add_argument("--no-progress", action="store_true", help="never draw a progress bar")
+
+
+def add_intersect_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``--intersect`` (also spelt ``--intersection``), shared by ``compare`` and ``decompose``."""
+    parser.add_argument("--intersect", "--intersection", dest="intersect", action="store_true", help=help_text)
+
+
+def read_tables(args: argparse.Namespace) -> SampleTable:
+    """The sample table of ``args.files`` (with ``args.reader``), with a progress bar on a terminal."""
+    bar = ProgressBar("reading", enabled=False if getattr(args, "no_progress", False) else None)
+    try:
+        return lookups.read_samples(
+            args.files, reader=args.reader,
+            progress=lambda path, done: bar.update(done, label=f"reading {os.path.basename(path)} (lines)"))
+    finally:
+        bar.close()
+
+
+def metric_specs(args: argparse.Namespace, default: str = "pass@1") -> list[MetricSpec]:
+    """The specs of ``--metrics`` (``default`` when none is given)."""
+    return lookups.parse_metric_specs(args.metrics or [default])
+
+
+def check_plot_path(path: str | None) -> None:
+    """A ``--plot`` path must end in ``.png`` or ``.svg`` (checked before any work is done)."""
+    if path and os.path.splitext(path)[1].lower() not in (".png", ".svg"):
+        raise UsageError(f"--plot {path}: the file name must end in .png or .svg")
+
+
+def check_interval_method(method: str | None, *, paired: bool, clustered: bool) -> str:
+    """``--method``, checked before any file is read (the flag-level check, like the argument types;
+    the options themselves are checked by the core, :func:`kpass.metrics.check_interval_options`).
+
+    Parameters
+    ----------
+    method : str or None
+        A name from :data:`kpass.metrics.INTERVAL_METHODS` (estimates) or
+        ``PAIRED_INTERVAL_METHODS`` (paired differences); ``None`` picks the core's default
+        (``DEFAULT_INTERVAL_METHOD`` / ``DEFAULT_PAIRED_METHOD``).
+    paired : bool
+        For :func:`kpass.paired_difference` rather than :func:`kpass.mean_ci`.
+    clustered : bool
+        Whether clusters are given (``--cluster-by``).
+
+    Raises
+    ------
+    UsageError
+        An unknown method, ``clustered-t`` without clusters, ``t`` with clusters.
+    """
+    allowed = PAIRED_INTERVAL_METHODS if paired else INTERVAL_METHODS
+    if method is None:
+        return DEFAULT_PAIRED_METHOD if paired else DEFAULT_INTERVAL_METHOD
+    if not isinstance(method, str) or method not in allowed:
+        what = "paired differences" if paired else "estimates"
+        raise UsageError(f"--method {method}: not an interval method for {what}; choose one of {', '.join(allowed)}")
+    if method == "clustered-t" and not clustered:
+        raise UsageError("--method clustered-t needs clusters: give --cluster-by FIELD (Python: cluster_by=...)")
+    if method == "t" and clustered:
+        raise UsageError("--method t ignores --cluster-by and would understate the uncertainty; use "
+                         "--method clustered-t (Inspect's clustered standard error) or drop --cluster-by")
+    return method

@@ -1,0 +1,102 @@
+"""``kpass report`` and ``kpass compare``: estimates with intervals, and paired differences."""
+
+from __future__ import annotations
+
+import argparse
+
+from kpass.cli.argtypes import fields
+from kpass.cli.arguments import (
+    add_input_arguments,
+    add_intersect_argument,
+    add_metric_arguments,
+    add_output_arguments,
+    check_interval_method,
+    check_plot_path,
+    metric_specs,
+    read_tables,
+)
+from kpass.cli.output import emit, save_figure
+from kpass.cli.progress import ProgressBar
+from kpass.data.table import SampleTable
+from kpass.errors import UsageError
+from kpass.host import lookups
+from kpass.render.formatting import format_comparison, format_report
+from kpass.render.plot import plot_result
+from kpass.reports.report import Comparison, Report, compute_comparison, compute_report
+
+__all__ = ["add_compare_arguments", "add_report_arguments", "run_compare", "run_report"]
+
+
+def _plot(args: argparse.Namespace, result: Report | Comparison) -> None:
+    if getattr(args, "plot", None):
+        save_figure(plot_result(result), args.plot)
+
+
+def add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    add_input_arguments(parser)
+    add_metric_arguments(parser)
+    parser.add_argument("--by", type=fields, default=("model", "task"), metavar="FIELDS",
+                        help="comma-separated grouping fields (default: model,task; with several models, "
+                             "model must be one of them)")
+    add_output_arguments(parser)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    check_plot_path(args.plot)
+    specs = metric_specs(args)
+    check_interval_method(args.method, paired=False, clustered=args.cluster_by is not None)  # before reading
+    table = read_tables(args)
+    with ProgressBar("computing", enabled=False if args.no_progress else None) as bar:
+        report = compute_report(table, specs, by=args.by, cluster_by=args.cluster_by, method=args.method,
+                                confidence_level=args.confidence, seed=args.seed, n_resamples=args.n_resamples,
+                                progress=bar.update)
+    text = format_report(report, args.format)
+    _plot(args, report)
+    emit(text, args.output)
+    return 0
+
+
+def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
+    add_input_arguments(parser)
+    parser.add_argument("--baseline", "-b", metavar="MODEL",
+                        help="reference model (default with two files of one model each: the first file's model)")
+    parser.add_argument("--models", type=fields, metavar="MODELS",
+                        help="comma-separated models to compare with the baseline (default: all others)")
+    add_metric_arguments(parser, paired=True)
+    parser.add_argument("--by", type=fields, default=("task",), metavar="FIELDS",
+                        help="comma-separated grouping fields besides the model (default: task)")
+    add_intersect_argument(parser, "compare on the problems both models have and list the others (default: error)")
+    add_output_arguments(parser)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    check_plot_path(args.plot)
+    specs = metric_specs(args)
+    check_interval_method(args.method, paired=True, clustered=args.cluster_by is not None)  # before reading
+    baseline = args.baseline
+    if baseline is None:
+        if len(args.files) != 2:
+            raise UsageError("give --baseline MODEL (or exactly two files, one model each)")
+        tables = [lookups.read_samples([path], reader=args.reader) for path in args.files]
+        first_models = tables[0].categories("model")
+        second_models = tables[1].categories("model")
+        if len(first_models) != 1 or len(second_models) != 1 or first_models == second_models:
+            raise UsageError(f"with two files and no --baseline each file must hold one model, and they must differ; "
+                             f"got {first_models} and {second_models}. Give --baseline MODEL")
+        baseline = first_models[0]
+        table = SampleTable.concat(tables)
+    else:
+        table = read_tables(args)
+    if baseline not in table.categories("model"):
+        raise UsageError(f"--baseline {baseline!r} is not a model in the input; models: "
+                         f"{', '.join(table.categories('model'))}")
+    with ProgressBar("comparing", enabled=False if args.no_progress else None) as bar:
+        comparison = compute_comparison(table, specs, baseline=baseline, models=args.models, by=args.by,
+                                        cluster_by=args.cluster_by, method=args.method,
+                                        confidence_level=args.confidence, seed=args.seed,
+                                        n_resamples=args.n_resamples, intersect=args.intersect,
+                                        progress=bar.update)
+    text = format_comparison(comparison, args.format)
+    _plot(args, comparison)
+    emit(text, args.output)
+    return 0

@@ -1,0 +1,153 @@
+"""The public look-ups that take a plugin manager: metric specs, readers, tokenizers.
+
+Each builds the :class:`~kpass.Registry` of ``plugin_manager`` (default: the process-wide
+manager, :func:`kpass.get_plugin_manager`) once and asks it (:mod:`kpass.host.registry`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pluggy
+
+from kpass.data.table import SampleTable
+from kpass.data.validation import empty_file_error
+from kpass.errors import DataError, PluginHookError
+from kpass.host.manager import get_registry
+from kpass.host.specs import MetricSpec
+
+__all__ = ["choose_reader", "get_tokenizer", "parse_metric_specs", "read_samples"]
+
+
+def parse_metric_specs(specs: str | Sequence[str], *,
+                       plugin_manager: pluggy.PluginManager | None = None) -> list[MetricSpec]:
+    """Parse metric specs into :class:`MetricSpec` objects, one per metric, in input order.
+
+    Parameters
+    ----------
+    specs : str or sequence of str
+        Spec text(s), e.g. ``"pass@1,8,64 cons@16"`` or ``["pass^4", "g-pass@16_0.5,1.0"]``.
+    plugin_manager : pluggy.PluginManager, optional
+        Host whose registered families are valid (default: :func:`kpass.get_plugin_manager`).
+
+    Returns
+    -------
+    list of MetricSpec
+        Duplicates (same canonical name) are kept once.
+
+    Raises
+    ------
+    UnknownMetricError
+        An unregistered prefix; the message lists every valid family with an example.
+    MetricSpecError
+        Any other malformed spec (bad k, parameter, option, budget), with the same listing.
+
+    Examples
+    --------
+    >>> [s.name for s in parse_metric_specs("pass@1,8 maj@16 G-PASS@16_0.50,1")]
+    ['pass@1', 'pass@8', 'cons@16', 'G-Pass@16_0.5', 'G-Pass@16_1.0']
+    """
+    return get_registry(plugin_manager).metric_specs(specs)
+
+
+def choose_reader(path: str | os.PathLike, *, reader: str | None = None,
+                  plugin_manager: pluggy.PluginManager | None = None) -> tuple[str, Any]:
+    """The ``(name, reader)`` that will read ``path``.
+
+    The named ``reader`` when given; else the only reader whose ``can_read`` accepts the file;
+    else a built-in reader whose suffix matches (it then reports what is wrong with the file).
+
+    Raises
+    ------
+    ValueError
+        Unknown reader name (listing the registered readers).
+    DataError
+        No reader recognises the file, or several do (choose one with ``reader=``).
+    """
+    return get_registry(plugin_manager).reader_for(path, reader)
+
+
+def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, reader: str | None = None,
+                 plugin_manager: pluggy.PluginManager | None = None,
+                 progress: Callable[[str, int], None] | None = None) -> SampleTable:
+    """Read sample files with the registered readers and concatenate them into one table.
+
+    Parameters
+    ----------
+    paths : path or sequence of paths
+        Sample files (JSONL, CSV, Parquet, or any format a plugin reader recognises).
+    reader : str, optional
+        Force one reader by name (``"jsonl"``, ``"csv"``, ``"parquet"``, a plugin's reader).
+    plugin_manager : pluggy.PluginManager, optional
+        Host to take the readers from (default: :func:`kpass.get_plugin_manager`).
+    progress : callable ``(path, units_done)``, optional
+        Called while reading (the CLI draws a progress bar with it).
+
+    Raises
+    ------
+    FileNotFoundError
+        A path that does not exist.
+    DataError
+        Unreadable or invalid data, naming the file, the line and the field; samples of one
+        problem duplicated or split across files.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    paths = list(paths)
+    if not paths:
+        raise ValueError("`paths` is empty: give at least one sample file.")
+    registry = get_registry(plugin_manager)
+    tables = []
+    for path in paths:
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"no such file: {path}")
+        empty = empty_file_error(path)
+        if empty is not None and reader is None:  # "empty", not "no reader recognises this file"
+            raise DataError(empty, source=str(path))
+        if os.path.isdir(path) and reader is None:
+            # Some logs are directories (lm-eval's --output_path); only a reader that claims the
+            # directory may read it, never a file reader by its suffix.
+            try:
+                name, chosen = registry.reader_for(path)
+            except DataError as exc:
+                raise DataError(f"is a directory that no reader recognises ({exc.message})",
+                                source=str(path)) from exc
+        else:
+            name, chosen = registry.reader_for(path, reader)
+        callback = None if progress is None else (lambda units, _path=str(path): progress(_path, units))
+        owner = registry.owners.get(("reader", name))
+        try:
+            table = chosen.read(path, progress=callback) if callback is not None and _takes_progress(chosen) \
+                else chosen.read(path)
+        except DataError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever a reader raises is named with its plugin
+            raise DataError(f"reader '{name}' (plugin '{owner}') failed in read(): {type(exc).__name__}: {exc}",
+                            source=str(path)) from exc
+        if not isinstance(table, SampleTable):
+            raise PluginHookError(f"reader '{name}' (plugin '{owner}') returned {type(table).__name__} from "
+                                  f"read({os.fspath(path)!r}), not a kpass.SampleTable")
+        tables.append(table)
+    return SampleTable.concat(tables)
+
+
+def _takes_progress(reader: Any) -> bool:
+    try:
+        return "progress" in inspect.signature(reader.read).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def get_tokenizer(spec: str, *, plugin_manager: pluggy.PluginManager | None = None) -> Any:
+    """Build the tokenizer a spec ``NAME:ARGUMENT`` names (``hf:tokenizer.json``, ``tiktoken:cl100k_base``).
+
+    Raises
+    ------
+    ValueError
+        A malformed spec, an unknown name (the message lists the registered ones), or a factory
+        that cannot build it (missing file, encoding not installed locally).
+    """
+    return get_registry(plugin_manager).tokenizer(spec)
