@@ -298,7 +298,7 @@ def _csv_cells(cells: Sequence[str], delimiter: str) -> str:
 def _append_markdown(line: str, cells: Sequence[str]) -> str:
     body = line.rstrip()
     trailing = line[len(body):]
-    escaped = list(cells)  # escaped by the caller (kpass.render.escape.markdown_text)
+    escaped = [cell.replace("|", "\\|") for cell in cells]  # the caller escapes HTML and controls
     if body.endswith("|") and not body.endswith("\\|"):
         return body + " " + " | ".join(escaped) + " |" + trailing
     return body + " | " + " | ".join(escaped) + trailing

@@ -106,7 +106,7 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
             raise FileNotFoundError(f"no such file: {path}")
         empty = empty_file_error(path)
         if empty is not None and reader is None:  # "empty", not "no reader recognises this file"
-            raise DataError(empty, source=str(path))
+            raise DataError(empty, source=str(path), line=1)
         if os.path.isdir(path) and reader is None:
             # Some logs are directories (lm-eval's --output_path); only a reader that claims the
             # directory may read it, never a file reader by its suffix.

@@ -87,16 +87,17 @@ def terminal_text(text: Any, *, keep: str = "") -> str:
     return _CONTROL.sub(_escaped_control, text)
 
 
-def markdown_text(text: Any) -> str:
+def markdown_text(text: Any, *, pipes: bool = True) -> str:
     """Text for a Markdown table cell or line: HTML special characters as entities, ``|``
-    escaped, control characters shown escaped.
+    escaped (unless ``pipes=False``: the caller escapes them), control characters shown escaped.
 
     Examples
     --------
     >>> markdown_text('<img src=x onerror=alert(1)> | a&b')
     '&lt;img src=x onerror=alert(1)&gt; \\\\| a&amp;b'
     """
-    return terminal_text(html.escape(str(text), quote=False)).replace("|", "\\|")
+    text = terminal_text(html.escape(str(text), quote=False))
+    return text.replace("|", "\\|") if pipes else text
 
 
 def html_text(text: Any) -> str:

@@ -417,7 +417,8 @@ class Leaderboard:
         """
         header, cells = (markdown_columns(self.data) if table.format == "markdown"
                          else csv_columns(self.data))
-        escape = markdown_text if table.format == "markdown" else csv_cell  # names come from the files
+        escape = ((lambda cell: markdown_text(cell, pipes=False)) if table.format == "markdown"  # extend_table
+                  else csv_cell)                                                           # escapes pipes
         return extend_table(table, key, [escape(h) for h in header],
                             {model: [escape(c) for c in row] for model, row in cells.items()})
 
