@@ -125,10 +125,7 @@ def regular_expression(text: str) -> str:
 def difference_of_proportions(text: str) -> float:
     """An effect to detect: a difference of two pass@1 values, so a number in (0, 1)."""
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1); got {text!r}") from None
-    if not 0.0 < value < 1.0:
+        return probability(text)
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"the effect is a difference of pass@1 values, so it lies in (0, 1); "
-                                         f"got {text!r}")
-    return value
+                                         f"got {text!r}") from None
