@@ -209,7 +209,7 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None) -> lis
     location = str(path)
     try:
         log = read_eval_log(location, exclude_fields=set(_SKIPPED_FIELDS))
-    except Exception as exc:  # noqa: BLE001 - any failure to parse is a data error of this file
+    except Exception as exc:
         raise _data_error(f"cannot read this Inspect log ({type(exc).__name__}: {exc}); is it complete?",
                           location) from exc
     samples = list(log.samples or [])

@@ -25,7 +25,7 @@ functions that compute, the first time a kpass metric or reducer is created or c
 from __future__ import annotations
 
 from . import inspect_metrics
-from .inspect_metrics import *  # noqa: F401,F403  (metrics, reducers, preflight: registers them)
+from .inspect_metrics import *  # noqa: F403  (metrics, reducers, preflight: registers them)
 from .inspect_scorers import cot_verifier, kpass_scorer
 
 __all__ = sorted([*inspect_metrics.__all__, "cot_verifier", "kpass_scorer"])

@@ -147,9 +147,8 @@ def _extractor(answer: str | AnswerExtractor | None) -> AnswerExtractor | None:
         raise ValueError(f"`answer` is not a valid regular expression: {answer!r} ({exc}).") from exc
 
     def extract(completion: str) -> str | None:
-        last = None
-        for last in compiled.finditer(completion or ""):
-            pass
+        matches = list(compiled.finditer(completion or ""))
+        last = matches[-1] if matches else None
         if last is None:
             return None
         return last.group(1) if compiled.groups else last.group(0)

@@ -421,7 +421,7 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
         for pipeline in pipelines:
             answers = pipeline.apply(item.responses, docs)
             metric, verdicts = score_samples(
-                answers, lambda d, answer: task.process_results(docs[d], [answer]),
+                answers, lambda d, answer, docs=docs, task=task: task.process_results(docs[d], [answer]),
                 metric=state.options.metric, task=run.name, doc_ids=doc_ids)
             columns, _ = sample_columns(model=model_name, task=run.name, pipeline=pipeline, doc_ids=doc_ids,
                                         docs=docs, targets=targets, answers=answers, verdicts=verdicts,
@@ -541,7 +541,7 @@ def _patched(state: _RunState) -> Iterator[None]:
             return results
         try:
             state.results = _compute(state, arguments.get("model"), arguments.get("model_args"))
-        except Exception as error:  # noqa: BLE001 - keep lm-eval's results; report kpass's failure
+        except Exception as error:
             logger.exception("kpass: computing the k-sample metrics failed")
             state.error = f"{type(error).__name__}: {error}"
             state.results = {"error": state.error, "warnings": list(state.warnings)}

@@ -292,7 +292,7 @@ def _read_run(results_path: Path, only_task: str | None):
             answers = pipeline.apply([d["resps"] for d in docs], [d["doc"] for d in docs])
             metric, verdicts = score_samples(
                 answers,
-                lambda d, answer: score(docs[d]["target"], answer),
+                lambda d, answer, score=score, docs=docs: score(docs[d]["target"], answer),
                 metric=None, task=task, doc_ids=[d["doc_id"] for d in docs],
             )
             _check_against_lm_eval(pipeline, metric, docs, verdicts, task, samples_path)

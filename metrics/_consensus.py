@@ -469,7 +469,7 @@ def class_counts_from_codes(
     .. math::
 
         \mathrm{class\_counts}_{j,0} = \#\{i \in j : \mathrm{gold}_i\},\qquad
-        n^{\mathrm{invalid}}_j = \#\{i \in j : 
+        n^{\mathrm{invalid}}_j = \#\{i \in j :
 eg\mathrm{gold}_i,\ a_i = -1\}
 
     Parameters

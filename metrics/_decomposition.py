@@ -84,7 +84,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -112,6 +112,9 @@ from ._intervals import (
 from ._result import IntervalResult
 from ._validation import check_counts, check_option
 from ._warnings import DegenerateIntervalWarning, UndefinedDecompositionWarning
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._token_budget import BudgetCounts
 
 __all__ = [
     "ATTRIBUTIONS",
@@ -690,7 +693,7 @@ def decompose_pass_change(
     results = []
     degenerate_terms: set[str] = set()
     for b in range(n_budgets):
-        def result(stat: str) -> IntervalResult:
+        def result(stat: str, b: int = b) -> IntervalResult:
             if (stat, b) in linear:
                 return linear[stat, b]
             i = _S[stat]

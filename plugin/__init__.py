@@ -37,7 +37,7 @@ _HOST_NAMES: dict[str, str] = {
 }
 
 if TYPE_CHECKING:  # static tools see the eager imports
-    from kpass.metrics import *  # noqa: F401,F403
+    from kpass.metrics import *  # noqa: F403
 
     from kpass.errors import DataError, MetricSpecError, PluginConflictError, PluginLoadError, UnknownMetricError, UsageError
     from kpass.host.hookspecs import hookimpl, hookspec

@@ -22,10 +22,10 @@ from inspect_ai.solver import generate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from simulated_models import SimulatedJudge, SimulatedModel, load_problems, prompt_for  # noqa: E402
+from simulated_models import SimulatedJudge, SimulatedModel, load_problems, prompt_for
 
-from kpass.adapters.inspect_metrics import kpass_metrics, kpass_preflight  # noqa: E402
-from kpass.adapters.inspect_scorers import cot_verifier  # noqa: E402
+from kpass.adapters.inspect_metrics import kpass_metrics, kpass_preflight
+from kpass.adapters.inspect_scorers import cot_verifier
 
 EPOCHS = 16
 MAX_TOKENS = 1024

@@ -237,7 +237,7 @@ def _budget(args: argparse.Namespace) -> None:
                      else samples.tasks[key % len(samples.tasks)]) for field in by) for key in keys.tolist()]
     check_one_model_per_group(samples.table, group_of_problem, groups, by)
     with_task = "task" not in by
-    points = []
+    points: list[tuple[str, str, Any]] = []
     exclusions: list[Exclusion] = []
     notes = list(samples.table.notes)
     skipped: list[str] = []
@@ -388,7 +388,7 @@ def _decompose(args: argparse.Namespace) -> None:
         if not tasks:
             raise DataError(f"models {args.base!r} and {args.model!r} have no task in common "
                             f"(base: {sorted(base_tasks)}, model: {sorted(model_tasks)})", source=samples.source)
-    results = []
+    results: list[tuple[str, Any]] = []
     notes = list(samples.table.notes)
     for task in tasks:
         base_counts = samples.counts(samples.problems(args.base, task), args.budgets)

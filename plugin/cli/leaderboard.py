@@ -105,8 +105,8 @@ def run_leaderboard(args: argparse.Namespace) -> int:
     renderers = {"markdown": leaderboard.to_markdown, "csv": leaderboard.to_csv,
                  "json": leaderboard.to_json,
                  "html": lambda: leaderboard.to_html(title=args.title)}
-    texts = [(path, extended.text if extended is not None and (path is None or fmt == existing.format)
-              else renderers[fmt]()) for path, fmt in targets]
+    texts = [(path, extended.text if extended is not None and existing is not None
+              and (path is None or fmt == existing.format) else renderers[fmt]()) for path, fmt in targets]
     files = [(path, text) for path, text in texts if path is not None]
     write_outputs(files)  # every file prepared before any is replaced
     for path, _ in files:

@@ -99,7 +99,7 @@ class HuggingFaceTokenizer:
             raise ValueError(f"tokenizer spec 'hf:{path}': no tokenizer.json file at {str(file)!r}.")
         try:
             self._tokenizer = _HFTokenizer.from_file(str(file))
-        except Exception as exc:  # noqa: BLE001 - the Rust error says what is wrong with the file
+        except Exception as exc:
             raise ValueError(f"tokenizer spec 'hf:{path}': cannot load {str(file)!r} as a tokenizer.json ({exc}).") from exc
         self.name = f"hf:{file}"
 
@@ -221,7 +221,7 @@ def _load_tiktoken(tiktoken: Any, encoding: str) -> Any:
             config = constructor()
         try:
             return tiktoken.Encoding(**config)
-        except Exception as exc:  # noqa: BLE001 - e.g. a vocabulary of the wrong size
+        except Exception as exc:
             raise ValueError(f"tokenizer spec 'tiktoken:{encoding}': {str(path)!r} is not a {stem} file ({exc}).") from exc
     if encoding not in names and f"{encoding}_offline" not in names:
         raise ValueError(f"tokenizer spec 'tiktoken:{encoding}': unknown encoding; installed: {sorted(names)}.")
@@ -282,9 +282,8 @@ def answer_end_offsets(
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 continue
-            last = None
-            for last in regex.finditer(text):
-                pass
+            matches = list(regex.finditer(text))
+            last = matches[-1] if matches else None
             if last is not None and last.end(group) > 0:
                 out[i] = last.end(group)
         return out

@@ -67,7 +67,7 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
         unique.append(ep)
     if pinned is not None:
         known = {ep.name for ep in unique} | {
-            ep.dist.name for ep in unique if getattr(ep, "dist", None) is not None
+            ep.dist.name for ep in unique if ep.dist is not None
         }
         missing = sorted(pinned - known)
         if missing:
@@ -83,14 +83,14 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
             continue
         try:
             plugin = ep.load()
-        except Exception as exc:  # noqa: BLE001 - re-raised with the plugin named
+        except Exception as exc:
             raise PluginLoadError(
                 f"kpass {_describe(ep)} failed to import: {type(exc).__name__}: {exc}. Fix or "
                 f"uninstall it, or set {_ENV_VAR} to the plugins you want to load."
             ) from exc
         try:
             pm.register(plugin, name=ep.name)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise PluginLoadError(
                 f"kpass {_describe(ep)} could not be registered: {type(exc).__name__}: {exc}"
             ) from exc

@@ -210,7 +210,7 @@ def _valid_listing(registry: Registry) -> str:
     families = sorted(registry.metrics.items(),
                       key=lambda item: registry.owners.get(("metric", item[0])) != BUILTIN_PLUGIN_NAME)
     lines = []
-    for name, family in families:
+    for _name, family in families:
         alias = f" (also {', '.join(family.aliases)})" if getattr(family, "aliases", ()) else ""
         example = f", e.g. {family.example}" if getattr(family, "example", "") else ""
         lines.append(f"  {family.pattern}{alias}{example}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kpass.render.escape import markdown_text, terminal_text
 from kpass.render.numbers import MISSING, format_interval, format_level, format_number, format_p_value, format_raw
@@ -60,7 +60,7 @@ def format_report(report: Report, fmt: str = "table") -> str:
     if fmt == "csv":
         header = by + ["metric", "estimate", "low", "high", "standard_error", "confidence_level", "n_problems",
                        "n_samples"] + (["n_clusters"] if clustered else []) + ["n_excluded", "method", "note"]
-        rows = []
+        rows: list[list[Any]] = []
         for row in report.rows:
             rows.append([value for _, value in row.group] + [
                 row.metric, format_raw(row.estimate), format_raw(row.low), format_raw(row.high), format_raw(row.standard_error),
@@ -93,7 +93,7 @@ def format_comparison(comparison: Comparison, fmt: str = "table") -> str:
         header = by + ["metric", "model", "baseline", "difference", "low", "high", "standard_error", "p_value",
                        "correlation", "estimate_model", "estimate_baseline", "confidence_level", "n_problems"] + (
             ["n_clusters"] if clustered else []) + ["n_excluded", "method", "note"]
-        rows = [[value for _, value in row.group] + [
+        rows: list[list[Any]] = [[value for _, value in row.group] + [
             row.metric, row.model, row.baseline, format_raw(row.estimate), format_raw(row.low), format_raw(row.high),
             format_raw(row.standard_error), format_raw(row.p_value), format_raw(row.correlation), format_raw(row.estimate_model),
             format_raw(row.estimate_baseline), comparison.confidence_level, row.n_problems]
@@ -118,7 +118,9 @@ def format_comparison(comparison: Comparison, fmt: str = "table") -> str:
 
 def render(result: Report | Comparison, fmt: str = "table") -> str:
     """:func:`format_report` or :func:`format_comparison`, whichever fits ``result``."""
-    return format_comparison(result, fmt) if hasattr(result, "baseline") else format_report(result, fmt)
+    if hasattr(result, "baseline"):
+        return format_comparison(cast("Comparison", result), fmt)
+    return format_report(result, fmt)
 
 
 def _json_default(value: Any) -> Any:

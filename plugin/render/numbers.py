@@ -32,7 +32,7 @@ def format_number(value: float | None, digits: int = DIGITS, *, signed: bool = F
                   significant: bool = False) -> str:
     """``value`` with ``digits`` decimals (``signed``: always with a sign; ``significant``:
     ``digits`` significant digits instead), or :data:`MISSING` when it is undefined."""
-    if _undefined(value):
+    if value is None or _undefined(value):
         return MISSING
     sign = "+" if signed else ""
     if significant:
@@ -59,7 +59,7 @@ def format_cell(cell: Mapping[str, Any] | None, digits: int = DIGITS, *, signed:
 
 def format_p_value(value: float | None) -> str:
     """Four decimals, ``"<0.0001"`` below 1e-4, :data:`MISSING` when undefined."""
-    if _undefined(value):
+    if value is None or _undefined(value):
         return MISSING
     return "<0.0001" if value < 1e-4 else f"{value:.4f}"
 

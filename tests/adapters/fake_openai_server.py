@@ -142,7 +142,7 @@ class FakeOpenAIServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 return  # keep test output quiet
 
             def _reply(self, status: int, payload: dict[str, Any]) -> None:
@@ -153,13 +153,13 @@ class FakeOpenAIServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 if self.path.rstrip("/") == "/v1/models":
                     self._reply(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
                 else:
                     self._reply(404, {"error": {"message": f"no route {self.path}"}})
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 try:
                     body = json.loads(self.rfile.read(length) or b"{}")

@@ -367,7 +367,9 @@ def test_class_counts_with_an_equivalence_function():
     assert n_invalid.tolist() == [1, 0]
     assert ("5", "7") in calls and ("7", "7") not in calls  # equal strings need no call
     # non-transitive relation: resolved by trying gold first, then classes in order of appearance
-    close = lambda a, b: abs(int(a) - int(b)) <= 1  # noqa: E731
+    def close(a, b):
+        return abs(int(a) - int(b)) <= 1
+
     counts, _ = class_counts_from_answers([["2", "3", "1", "4"]], ["2"], equivalent=close)
     assert counts.tolist() == [[3, 1]]  # "2","3","1" join gold; "4" is not close to "2"
 

@@ -417,8 +417,12 @@ def test_values_in_the_range_use_the_arcsine_scale_and_others_the_raw_one():
     means = weights @ values / n
     ses = np.sqrt((weights @ values**2 - n * means**2) / (n - 1) / n)
     m, se = values.mean(), values.std(ddof=1) / np.sqrt(n)
-    g = lambda x: np.arcsin(np.sqrt(x))  # noqa: E731
-    slope = lambda x: 1 / (2 * np.sqrt(x * (1 - x)))  # noqa: E731
+    def g(x):
+        return np.arcsin(np.sqrt(x))
+
+    def slope(x):
+        return 1 / (2 * np.sqrt(x * (1 - x)))
+
     t_star = (g(means) - g(m)) / (slope(means) * ses)
     q_low, q_high = np.quantile(t_star, [0.025, 0.975])
     low, high = (np.sin(g(m) - q * slope(m) * se) ** 2 for q in (q_high, q_low))

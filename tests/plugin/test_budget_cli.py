@@ -129,7 +129,7 @@ def test_native_max_tokens_runs_are_read_as_they_are(tmp_path, capsys):
     # means not finished; each is read as run
     records = []
     rng = np.random.default_rng(3)
-    for model, cap, p_finish in (("m@1024", 1024, 0.3), ("m@4096", 4096, 0.8)):
+    for model, _cap, p_finish in (("m@1024", 1024, 0.3), ("m@4096", 4096, 0.8)):
         for j in range(30):
             for i in range(4):
                 done = bool(rng.random() < p_finish)

@@ -60,7 +60,9 @@ def test_core_errors_caused_by_the_data_are_data_errors(run_cli, write_jsonl):
     code, out, err = run_cli("budget", path, "--cluster-by", "cluster")
     assert code == 1 and out == "" and "single cluster" in err and "kpass: data error:" in err
     # a pilot whose every sample is right: the power formula cannot use it (the data's fault)
-    always = lambda j, s: True  # noqa: E731
+    def always(j, s):
+        return True
+
     pilot = write_jsonl(make_records(model="a", correct=always) + make_records(model="b", correct=always),
                         name="pilot.jsonl")
     code, _, err = run_cli("power", pilot, "--baseline", "a", "--effect", "0.1")

@@ -174,7 +174,7 @@ def test_interval_bars_are_drawn_to_scale(browser, page):
                 return [band.left, band.right, (tick.left + tick.right) / 2];
               });""", key)
         cells = [entry["metrics"][key] for entry in data["models"]]
-        for (left, right, tick), cell in zip(geometry, cells):
+        for (left, right, tick), _cell in zip(geometry, cells):
             assert left - 1 <= tick <= right + 1            # the estimate lies on its interval
         # one scale per column: pixel positions are an increasing affine function of the values
         values = np.array([[c["low"], c["high"], c["estimate"]] for c in cells]).ravel()
