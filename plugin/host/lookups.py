@@ -124,7 +124,7 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
                 else chosen.read(path)
         except DataError:
             raise
-        except Exception as exc:  # noqa: BLE001 - whatever a reader raises is named with its plugin
+        except Exception as exc:
             raise DataError(f"reader '{name}' (plugin '{owner}') failed in read(): {type(exc).__name__}: {exc}",
                             source=str(path)) from exc
         if not isinstance(table, SampleTable):

@@ -175,7 +175,7 @@ def _call_each(pm: pluggy.PluginManager, hook_name: str, kind: str,
             impl.function(*[arguments[arg] for arg in impl.argnames])
         except PluginLoadError:
             raise
-        except Exception as exc:  # noqa: BLE001 - a plugin's bug, named with its plugin and hook
+        except Exception as exc:
             message = str(exc) if getattr(exc, "kpass_names_the_plugin", False) else (
                 f"kpass plugin '{plugin_name}' failed in its {hook_name} hook: {type(exc).__name__}: {exc}")
             raise (PluginTypeError if isinstance(exc, TypeError) else PluginHookError)(message) from exc

@@ -21,7 +21,7 @@ import kpass
 from kpass.host.lookups import read_samples
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugin"))
-from fuzzing import FUZZ, assert_table_or_kpass_error, mutated  # noqa: E402
+from fuzzing import FUZZ, assert_table_or_kpass_error, mutated
 
 FIXTURES = Path(__file__).resolve().parent / "inspect_fixtures"
 BIN = Path(sys.executable).parent
