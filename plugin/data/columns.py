@@ -31,6 +31,8 @@ CATEGORICAL_COLUMNS = ("model", "task", "problem_id", "answer", "gold", "cluster
 _NULLABLE_BOOL_COLUMNS = ("finished",)
 _NULLABLE_INT_COLUMNS = ("output_tokens", "answer_token")
 _NULL = -1
+#: Integers (sample_index, token counts) are int64: 2**63 and above (e.g. 1e30) is a data error.
+_INT_LIMIT = 2**63
 
 _TRUE_STRINGS = {"true": True, "false": False, "1": True, "0": False, "t": True, "f": False}
 
@@ -352,6 +354,7 @@ def _objects_to_int(array: np.ndarray, name: str, nullable: bool, what: str, ctx
     if kinds <= {str, type(None)}:  # CSV: digits, or empty/null for a nullable column
         text = _normalized_strings(array)
         digits = np.char.isdecimal(text)  # what int() parses; not isdigit, which accepts '²'
+        digits &= np.char.str_len(np.char.lstrip(text, "0")) <= 18  # below 2**63
         null = np.isin(text, _NULL_STRINGS) if nullable else np.zeros(len(text), dtype=bool)
         bad = ~(digits | null)
         if bad.any():
@@ -372,14 +375,14 @@ def _objects_to_int(array: np.ndarray, name: str, nullable: bool, what: str, ctx
         if isinstance(value, (bool, np.bool_)):
             raise ctx.error(f"`{name}` must be {what}; got {value!r}", row, name)
         if isinstance(value, (int, np.integer)):
-            out[row] = value
-            if value < 0:
+            if value < 0 or value >= _INT_LIMIT:
                 raise ctx.error(f"`{name}` must be {what}; got {value!r}", row, name)
+            out[row] = value
             continue
-        if isinstance(value, float) and value.is_integer() and value >= 0:
+        if isinstance(value, float) and value.is_integer() and 0 <= value < _INT_LIMIT:
             out[row] = int(value)
             continue
-        if isinstance(value, str) and value.strip().isdecimal():
+        if isinstance(value, str) and value.strip().isdecimal() and int(value.strip()) < _INT_LIMIT:
             out[row] = int(value.strip())
             continue
         if nullable and (value is None or (isinstance(value, str) and value.strip().lower() in ("", "null", "none"))):

@@ -10,6 +10,7 @@ result's ``exclusions`` with the reason; nothing is dropped silently.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import warnings
 from collections.abc import Callable, Sequence
@@ -22,6 +23,7 @@ from kpass import metrics as core
 
 from kpass.errors import DataError, MetricSpecError, UsageError
 from kpass.data.problems import ProblemSet
+from kpass.data.reduction import ProblemStatistics, Violation, raise_violation
 from kpass.host.lookups import parse_metric_specs
 from kpass.host.specs import MetricSpec
 from kpass.data.table import SampleTable
@@ -339,6 +341,8 @@ def problem_attribute(table: SampleTable, field: str, purpose: str, *, allow_nul
     if not table.is_categorical(field):
         raise DataError(f"{purpose} needs a categorical (string) field; '{field}' is not one",
                         **table.error_location(), field=field)
+    if isinstance(table, ProblemStatistics):  # the engine checked the rules below with SQL
+        return table.check_field(field, allow_null=allow_null)
     codes = table.codes(field).astype(np.int64)[index.order]
     starts = index.starts
     low = np.minimum.reduceat(codes, starts)
@@ -521,6 +525,25 @@ def _nan_to_none(value: float) -> float | None:
 # ----------------------------------------------------------------------------------------------
 
 
+def replaying_violations(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``function(table, ...)``; when an engine's statistics show a broken rule
+    (:class:`~kpass.data.reduction.Violation`), raise the numpy path's error for it
+    (:func:`~kpass.data.reduction.raise_violation`: the offending rows read again, ``function``
+    run on them)."""
+
+    @functools.wraps(function)
+    def run(table: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(table, *args, **kwargs)
+        except Violation as violation:
+            if not isinstance(table, ProblemStatistics):
+                raise
+            raise_violation(violation, table, lambda samples: function(samples, *args, **kwargs))
+
+    return run
+
+
+@replaying_violations
 def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[MetricSpec], *,
                    by: Sequence[str] = ("model", "task"), cluster_by: str | None = None,
                    method: str | None = None, confidence_level: float = 0.95, seed: Any = DEFAULT_SEED,
@@ -571,8 +594,8 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
         problem (or a null cluster), a metric that no problem has enough samples for (k larger
         than every n), or data a metric cannot use (naming file, line and field).
     """
-    if not isinstance(table, SampleTable):
-        raise TypeError(f"`table` must be a kpass.SampleTable; got {type(table).__name__}.")
+    if not isinstance(table, (SampleTable, ProblemStatistics)):
+        raise TypeError(f"`table` must be a kpass.SampleTable or kpass.ProblemStatistics; got {type(table).__name__}.")
     specs = _resolve_specs(metrics, plugin_manager)
     by = tuple(by)
     options = interval_options(method=method, confidence_level=confidence_level, seed=seed,
@@ -633,6 +656,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
     return Report(rows, exclusions, notes, specs, by, cluster_by, options["confidence_level"], per_problem)
 
 
+@replaying_violations
 def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequence[MetricSpec], *,
                        baseline: str, models: Sequence[str] | None = None, by: Sequence[str] = ("task",),
                        cluster_by: str | None = None, method: str | None = None, confidence_level: float = 0.95,
@@ -675,8 +699,8 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
         As :func:`compute_report`; problems present for one model only (without ``intersect``);
         a metric no problem can be compared on (k larger than every n of a model).
     """
-    if not isinstance(table, SampleTable):
-        raise TypeError(f"`table` must be a kpass.SampleTable; got {type(table).__name__}.")
+    if not isinstance(table, (SampleTable, ProblemStatistics)):
+        raise TypeError(f"`table` must be a kpass.SampleTable or kpass.ProblemStatistics; got {type(table).__name__}.")
     specs = _resolve_specs(metrics, plugin_manager)
     by = tuple(field for field in by if field != "model")
     options = interval_options(method=method, confidence_level=confidence_level, seed=seed,
