@@ -544,6 +544,12 @@ def _mean_ci(values, *, clusters, method, confidence_level, n_resamples, rng, bo
     codes = None if design.codes is None else design.codes[order]
     in_unit = bool(((arr >= 0.0) & (arr <= 1.0)).all())
     bound_range = check_bounds(bounds, (0.0, 1.0) if in_unit else None)
+    if bound_range is not None and not isinstance(bounds, str):  # #15: explicit bounds must hold the values
+        outside = (arr < bound_range[0]) | (arr > bound_range[1])
+        if outside.any():
+            row = int(np.flatnonzero(outside.any(axis=1))[0])
+            raise ValueError(f"`values` must lie within `bounds` {bound_range}; problem {int(order[row])} has "
+                             f"{float(arr[row][outside[row]][0])!r}.")
     # range of the metric for the score-type fallback: [0, 1], or an explicit range holding every value
     value_range = (0.0, 1.0) if in_unit else None
     if value_range is None and bound_range is not None and not isinstance(bounds, str):

@@ -14,7 +14,7 @@ from kpass.cli.arguments import (
     metric_specs,
     read_tables,
 )
-from kpass.cli.output import emit
+from kpass.cli.output import emit, write_outputs, write_stdout
 from kpass.data.leaderboard_tables import read_leaderboard_table
 from kpass.errors import UsageError
 from kpass.reports.leaderboard import PAIRS, build_leaderboard
@@ -112,10 +112,13 @@ def run_leaderboard(args: argparse.Namespace) -> int:
     renderers = {"markdown": leaderboard.to_markdown, "csv": leaderboard.to_csv,
                  "json": leaderboard.to_json,
                  "html": lambda: leaderboard.to_html(title=args.title)}
-    for path, fmt in targets:
-        if extended is not None and existing is not None and (path is None or fmt == existing.format):
-            text = extended.text
-        else:
-            text = renderers[fmt]()
-        emit(text, path)
+    texts = [(path, extended.text if extended is not None and existing is not None
+              and (path is None or fmt == existing.format) else renderers[fmt]()) for path, fmt in targets]
+    files = [(path, text) for path, text in texts if path is not None]
+    write_outputs(files)  # every file prepared before any is replaced
+    for path, _ in files:
+        print(f"kpass: wrote {path}", file=sys.stderr)
+    for path, text in texts:
+        if path is None:
+            write_stdout(text)
     return 0

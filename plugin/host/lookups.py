@@ -17,7 +17,8 @@ from kpass.data.engines import check_engine, reduce_samples
 from kpass.data.reduction import Needs, ProblemStatistics
 from kpass.data.sources import EngineOptions, InputFile, expand_inputs, locate_rows
 from kpass.data.table import SampleTable
-from kpass.errors import DataError, UsageError
+from kpass.data.validation import empty_file_error
+from kpass.errors import DataError, PluginHookError, UsageError
 from kpass.host.extractors import EXTRACTOR_COLUMN, AnswerExtractor
 from kpass.host.manager import get_registry
 from kpass.host.specs import MetricSpec
@@ -114,6 +115,9 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
     for path in paths:
         if not os.path.exists(path):
             raise FileNotFoundError(f"no such file: {path}")
+        empty = empty_file_error(path)
+        if empty is not None and reader is None:  # "empty", not "no reader recognises this file"
+            raise DataError(empty, source=str(path), line=1)
         if os.path.isdir(path) and reader is None:
             # Some logs are directories (lm-eval's --output_path); only a reader that claims the
             # directory may read it, never a file reader by its suffix.
@@ -134,14 +138,17 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
             keywords["progress"] = callback
         if str(path) in run_labels:
             keywords["run_label"] = run_labels[str(path)]
+        owner = registry.owners.get(("reader", name))
         try:
             table = chosen.read(path, **keywords)
         except DataError:
             raise
-        except (ValueError, TypeError, KeyError, OSError) as exc:
-            raise DataError(f"reader '{name}' failed: {type(exc).__name__}: {exc}", source=str(path)) from exc
+        except Exception as exc:
+            raise DataError(f"reader '{name}' (plugin '{owner}') failed in read(): {type(exc).__name__}: {exc}",
+                            source=str(path)) from exc
         if not isinstance(table, SampleTable):
-            raise TypeError(f"reader '{name}' returned {type(table).__name__}, not a kpass.SampleTable.")
+            raise PluginHookError(f"reader '{name}' (plugin '{owner}') returned {type(table).__name__} from "
+                                  f"read({os.fspath(path)!r}), not a kpass.SampleTable")
         tables.append(table)
     return SampleTable._concat(list(tables), notes=run_notes) if run_notes else SampleTable.concat(tables)
 

@@ -242,9 +242,31 @@ def _spec_error(text: str, problem: str, registry: Registry, cls=MetricSpecError
     return cls(f"invalid metric spec {text!r}: {problem}.\n{_valid_listing(registry)}")
 
 
+def _unbalanced_bracket(text: str) -> str | None:
+    """What is wrong with the brackets of a spec (``"'[' at position 7 is never closed"``), or None."""
+    closing = {"[": "]", "(": ")"}
+    opened: list[tuple[str, int]] = []
+    for position, char in enumerate(text):
+        if char in closing:
+            if opened:
+                return f"{char!r} at position {position} opens inside {opened[-1][0]!r} at position {opened[-1][1]}"
+            opened.append((char, position))
+        elif char in closing.values():
+            if not opened or closing[opened[-1][0]] != char:
+                return f"{char!r} at position {position} closes nothing"
+            opened.pop()
+    if opened:
+        char, position = opened[-1]
+        return f"{char!r} at position {position} is never closed (add {closing[char]!r})"
+    return None
+
+
 def _parse_one(text: str, registry: Registry) -> list[MetricSpec]:
     match = _SPEC.match(text.strip())
     if match is None:
+        bracket = _unbalanced_bracket(text.strip())
+        if bracket is not None:
+            raise _spec_error(text, bracket, registry)
         raise _spec_error(text, "expected NAME@K such as pass@8", registry)
     prefix = match.group("prefix").lower()
     symbols = registry.metric_symbols()

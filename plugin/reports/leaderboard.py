@@ -76,6 +76,7 @@ from kpass.metrics._ranks import (  # the rank and Holm statistics live in the m
     rank_intervals,
     reconcile_rank_intervals,
 )
+from kpass.render.escape import csv_cell, markdown_text
 from kpass.render.leaderboard_html import render_html
 from kpass.render.leaderboard_text import csv_columns, markdown_columns, render_csv, render_json, render_markdown
 from kpass.reports.columns import _clusters_for, _column_matrix, _problem_clusters
@@ -152,7 +153,10 @@ class Leaderboard:
         """
         header, cells = (markdown_columns(self.data) if table.format == "markdown"
                          else csv_columns(self.data))
-        return extend_table(table, key, header, cells)
+        escape = ((lambda cell: markdown_text(cell, pipes=False)) if table.format == "markdown"  # extend_table
+                  else csv_cell)                                                           # escapes pipes
+        return extend_table(table, key, [escape(h) for h in header],
+                            {model: [escape(c) for c in row] for model, row in cells.items()})
 
 
 def _cell_of(row: Any) -> dict[str, Any]:
