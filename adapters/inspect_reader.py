@@ -354,7 +354,7 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
         spec = header.get("eval") or {}
         model = spec["model"]
         task = spec["task"]
-    except Exception as exc:  # noqa: BLE001 - any failure to parse is a data error of this file
+    except Exception as exc:
         raise _data_error(f"cannot read this Inspect log ({type(exc).__name__}: {exc}); is it complete?",
                           location) from exc
     collected = notes if notes is not None else []
@@ -395,7 +395,7 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
                          "metadata": sample.get("metadata") or {}, "scores": sample.get("scores") or {},
                          "stop_reason": stop_reason, "output_text": output_text, "tokens": tokens,
                          "where": where})
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         from kpass import DataError
 
         if isinstance(exc, DataError):

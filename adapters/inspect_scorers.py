@@ -226,7 +226,7 @@ def _resolve_scorer(scorer: Any, scorer_args: dict[str, Any] | None, where: str)
     if isinstance(scorer, str):
         try:
             return registry_create("scorer", scorer, **(scorer_args or {}))
-        except Exception as exc:  # noqa: BLE001 - one message naming the parameter
+        except Exception as exc:
             raise ValueError(f"{where}: cannot create the scorer {scorer!r} to wrap "
                              f"({type(exc).__name__}: {exc}).") from exc
     if callable(scorer):

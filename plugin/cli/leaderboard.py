@@ -14,7 +14,7 @@ from kpass.cli.arguments import (
     metric_specs,
     read_tables,
 )
-from kpass.cli.output import emit, write_outputs, write_stdout
+from kpass.cli.output import write_outputs, write_stdout
 from kpass.data.leaderboard_tables import read_leaderboard_table
 from kpass.errors import UsageError
 from kpass.reports.leaderboard import PAIRS, build_leaderboard

@@ -21,7 +21,7 @@ import numpy as np
 
 from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
 from .sources import EngineOptions, InputFile
-from .reduction import (DUCKDB, Needs, RawColumns, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
+from .reduction import (DEEP_JSON_BRACKETS, DUCKDB, Needs, NumpyFallback, RawColumns, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
                         statistics_from_rows, typed_sql)
 
 __all__ = ["reduce_with_duckdb"]
@@ -118,8 +118,10 @@ def _jsonl_raw(item: InputFile, number: int, raw: _Raw) -> str:
                for n, c in enumerate(raw.presence)]
     select.append(f"len(list_filter(k, lambda key: NOT list_contains({_list_literal(known)}, key))) > 0 "
                   "AS unknown_keys")
+    select.append(f"(len(k) <> len(list_distinct(k)) OR length(j) - length(replace(replace(j, '[', ''), '{{', '')) "
+                  f"> {DEEP_JSON_BRACKETS}) AS numpy_fallback")
     return (f"SELECT {', '.join(select)} FROM (SELECT ordinality, from_json(json, {_literal(structure)}) AS s, "
-            f"CASE WHEN json_type(json) = 'OBJECT' THEN json_keys(json) ELSE [] END AS k "
+            f"CASE WHEN json_type(json) = 'OBJECT' THEN json_keys(json) ELSE [] END AS k, CAST(json AS VARCHAR) AS j "
             f"FROM read_json_objects({_literal(item.path)}, format = 'newline_delimited') WITH ORDINALITY)")
 
 
@@ -155,6 +157,7 @@ def _csv_raw(item: InputFile, number: int, header: list[str], raw: _Raw) -> str:
         select += ["CAST(NULL AS VARCHAR[]) AS cot_verdicts__list", "'null' AS cot_verdicts__kind"]
     select += raw.has([*header, *(key for key, _ in item.partitions)])
     select.append("FALSE AS unknown_keys")
+    select.append("FALSE AS numpy_fallback")
     return (f"SELECT {', '.join(select)} FROM read_csv({_literal(item.path)}, header = true, auto_detect = false, "
             f"delim = ',', quote = '\"', escape = '\"', columns = {columns}, "
             "strict_mode = true, null_padding = false) WITH ORDINALITY")
@@ -205,6 +208,7 @@ def _parquet_raw(con: Any, item: InputFile, number: int, raw: _Raw) -> tuple[str
         select += ["CAST(NULL AS VARCHAR[]) AS cot_verdicts__list", "'null' AS cot_verdicts__kind"]
     select += raw.has([*types, *dict(item.partitions)])
     select.append("FALSE AS unknown_keys")
+    select.append("FALSE AS numpy_fallback")
     return f"SELECT {', '.join(select)} FROM {source}", list(types)
 
 
@@ -272,7 +276,6 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
     extras: list[str] = []
     con = connect(options)
     try:
-        jsonl = [item for item in files if item.format == "jsonl"]
         for number, item in enumerate(files):
             if item.format == "jsonl":
                 parts.append(_jsonl_raw(item, number, raw))
@@ -303,6 +306,8 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
         problems = _fetch(con, "SELECT * FROM kpass_problems ORDER BY pid")
         if len(problems["n_samples"]) == 0:
             raise Violation([], "no samples")
+        if int(np.asarray(problems["any_numpy_fallback"], dtype=np.int64).sum()):
+            raise NumpyFallback()
         if int(np.asarray(problems["any_unknown_keys"], dtype=np.int64).sum()):
             known = [*SCHEMA_COLUMNS, *raw.columns]
             scans = " UNION ALL ".join(

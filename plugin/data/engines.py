@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from kpass.errors import UsageError
 from kpass.data.problems import statistics_from_table
 from .sources import EngineOptions, InputFile, expand_inputs, locate_rows
-from .reduction import Needs, ProblemStatistics, Violation, raise_violation
+from .reduction import Needs, NumpyFallback, ProblemStatistics, Violation, raise_violation
 
 if TYPE_CHECKING:  # pragma: no cover
 
@@ -82,6 +82,8 @@ def reduce_samples(inputs: Sequence[InputFile] | Sequence[str | os.PathLike], ne
         from .spark_engine import reduce_files_with_spark
 
         return reduce_files_with_spark(files, needs, options)
+    except NumpyFallback:  # JSON only Python's strict parser can judge: the numpy readers reduce it
+        return statistics_from_table(locate_rows(files, None), needs)
     except Violation as violation:  # a per-row or key rule: the numpy readers name file and line
         stand_in = ProblemStatistics(keys={"model": [], "task": [], "problem_id": []}, n_samples=[], n_correct=[],
                                      sources=[f.path for f in files], engine=engine,

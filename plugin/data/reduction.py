@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kpass.host.specs import MetricSpec
     from kpass.data.table import SampleTable
 
-__all__ = ["COT_RULES", "Dialect", "Needs", "NothingLocated", "ProblemStatistics", "Violation", "raise_violation", "reduction_sql", "typed_sql"]
+__all__ = ["COT_RULES", "DEEP_JSON_BRACKETS", "Dialect", "Needs", "NothingLocated", "NumpyFallback", "ProblemStatistics", "Violation", "raise_violation", "reduction_sql", "typed_sql"]
 
 COT_RULES = ("any", "majority", "all")
 #: Columns whose values are integers >= 0 (below 2**63: larger values are a data error).
@@ -60,6 +60,17 @@ BOOLEAN_COLUMNS = ("correct", "finished")
 #: ``string`` for CSV cells, ``text`` where the engine cannot tell a JSON string from a number.
 KINDS = ("null", "bool", "int", "float", "string", "text", "other")
 _INT64_BOUND = 9.223372036854775807e18  # 2**63
+#: The largest integer a sample-table column may hold (the numpy readers' rule,
+#: :data:`kpass.data.columns.MAX_INTEGER`: exact in a float64).
+_MAX_INTEGER = 2**53 - 1
+#: A JSON line with more opening brackets than this may nest more deeply than Python's parser
+#: goes; the engines hand such input to the numpy readers, which say exactly what is wrong.
+DEEP_JSON_BRACKETS = 500
+
+
+class NumpyFallback(Exception):
+    """The engine met input whose every rule only the numpy readers can check (a JSON line with
+    duplicate keys, or nested very deeply): the caller reduces it with numpy instead."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -160,7 +171,7 @@ class RawColumns:
         self.columns = scalar + [f for f in needs.fields if f not in scalar]
         #: columns whose presence in the input is counted (optional schema columns, fields asked for)
         self.presence = optional + [f for f in needs.fields if f not in SCHEMA_COLUMNS]
-        self.flags = [f"has__{number}" for number, _ in enumerate(self.presence)] + ["unknown_keys"]
+        self.flags = [f"has__{number}" for number, _ in enumerate(self.presence)] + ["unknown_keys", "numpy_fallback"]
         self.names = ["kpass_order"] + [name for column in self.columns for name in (column, column + "__kind")] + [
             "cot_verdicts__list", "cot_verdicts__kind"] + self.flags
 
@@ -192,18 +203,18 @@ def _bool_sql(name: str, nullable: bool, d: Dialect) -> tuple[str, str]:
 
 
 def _int_sql(name: str, nullable: bool, d: Dialect) -> tuple[str, str]:
-    """``(value, bad)`` SQL of an integer column: >= 0, below 2**63, integral floats allowed."""
+    """``(value, bad)`` SQL of an integer column: 0 .. 2**53 - 1, integral floats allowed."""
     t, k = _text(name, d)
     s = f"TRIM({t})"
     number = f"TRY_CAST({t} AS DOUBLE)"
-    integral_float = f"({number} >= 0 AND {number} < {_INT64_BOUND!r} AND {number} % 1 = 0)"
+    integral_float = f"({number} >= 0 AND {number} <= {_MAX_INTEGER} AND {number} % 1 = 0)"
     digits = (f"({d.full_match(s, '[0-9]+')} AND LENGTH(TRIM(LEADING '0' FROM {s})) <= 18 "
-              f"AND TRY_CAST({s} AS BIGINT) IS NOT NULL)")
+              f"AND TRY_CAST({s} AS BIGINT) <= {_MAX_INTEGER})")
     value = (f"CASE WHEN {k} = 'int' THEN TRY_CAST({t} AS BIGINT) "
              f"WHEN {k} = 'float' AND {integral_float} THEN CAST({number} AS BIGINT) "
              f"WHEN {k} IN ('string', 'text') AND {digits} THEN TRY_CAST({s} AS BIGINT) "
              f"WHEN {k} = 'text' AND {integral_float} THEN CAST({number} AS BIGINT) ELSE NULL END")
-    ok = (f"(({k} = 'int' AND TRY_CAST({t} AS BIGINT) >= 0) OR ({k} = 'float' AND {integral_float}) "
+    ok = (f"(({k} = 'int' AND TRY_CAST({t} AS BIGINT) BETWEEN 0 AND {_MAX_INTEGER}) OR ({k} = 'float' AND {integral_float}) "
           f"OR ({k} IN ('string', 'text') AND {digits}) OR ({k} = 'text' AND {integral_float})"
           + (f" OR {k} = 'null' OR ({k} IN ('string', 'text') AND LOWER({s}) IN ('', 'null', 'none')))"
              if nullable else ")"))

@@ -19,6 +19,8 @@ import numpy as np
 
 from kpass.errors import DataError
 
+from .reduction import NothingLocated
+
 if TYPE_CHECKING:  # pragma: no cover
     from kpass.data.table import SampleTable
 

@@ -20,7 +20,7 @@ from kpass.errors import DataError
 from kpass.data.problems import statistics_from_table
 from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
 from .sources import EngineOptions, InputFile
-from .reduction import (SPARK, Needs, RawColumns, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
+from .reduction import (DEEP_JSON_BRACKETS, SPARK, Needs, NumpyFallback, RawColumns, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
                         statistics_from_rows, typed_sql)
 
 __all__ = ["local_session", "reduce_dataframe", "reduce_files_with_spark"]
@@ -114,8 +114,10 @@ def _jsonl_raw(spark: Any, item: InputFile, number: int, raw: _Raw) -> str:
     select += [f"{'TRUE' if c in partitions else f'array_contains(k, {_literal(c)})'} AS has__{n}"
                for n, c in enumerate(raw.presence)]
     select.append(f"size(filter(k, key -> NOT array_contains({_array_literal(known)}, key))) > 0 AS unknown_keys")
+    select.append(f"(size(k) <> size(array_distinct(k)) OR length(value) - length(translate(value, '[{{', '')) "
+                  f"> {DEEP_JSON_BRACKETS}) AS numpy_fallback")
     return (f"SELECT {', '.join(select)} FROM (SELECT kpass_id, try_parse_json(value) AS v, "
-            f"COALESCE(json_object_keys(value), array()) AS k FROM {view} WHERE TRIM(value) <> '')")
+            f"COALESCE(json_object_keys(value), array()) AS k, value FROM {view} WHERE TRIM(value) <> '')")
 
 
 def _typed_columns(frame: Any, item: InputFile | None, number: int, raw: _Raw, *, csv: bool = False) -> str:
@@ -166,6 +168,7 @@ def _typed_columns(frame: Any, item: InputFile | None, number: int, raw: _Raw, *
     present = {*kinds, *partitions}
     select += [f"{'TRUE' if c in present else 'FALSE'} AS has__{n}" for n, c in enumerate(raw.presence)]
     select.append("FALSE AS unknown_keys")
+    select.append("FALSE AS numpy_fallback")
     return f"SELECT {', '.join(select)} FROM {view}"
 
 
@@ -203,6 +206,8 @@ def _reduce(spark: Any, parts: list[str], raw: _Raw, needs: Needs, *, extras: li
             raise
         if len(problems.get("n_samples", ())) == 0:
             raise Violation([], "no samples")
+        if int(np.asarray(problems["any_numpy_fallback"], dtype=np.int64).sum()):
+            raise NumpyFallback()
         if int(np.asarray(problems["any_unknown_keys"], dtype=np.int64).sum()):
             scans = " UNION ALL ".join(f"SELECT value FROM {view}" for view in jsonl_views)
             rows = spark.sql(f"SELECT DISTINCT key FROM (SELECT explode(filter(json_object_keys(value), key -> NOT "

@@ -25,6 +25,7 @@ generation texts kept in ``metadata["output"]`` (``kpass report --answer-extract
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import re
 from collections.abc import Callable
@@ -105,9 +106,8 @@ def _regex_factory(argument: str | None) -> Callable[[str], str | None]:
     def extract(text: str) -> str | None:
         if not isinstance(text, str):
             return None
-        last = None
-        for last in pattern.finditer(text):
-            pass
+        tail = collections.deque(pattern.finditer(text), maxlen=1)  # the last match, in O(1) memory
+        last = tail[0] if tail else None
         if last is None or last.group(group) is None:
             return None
         answer = last.group(group).strip()
