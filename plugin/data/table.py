@@ -1,25 +1,8 @@
 """The sample table: one row per sample, columnar numpy, categorical columns as integer codes.
 
 Every reader and adapter produces a :class:`SampleTable`; every report starts from one. The
-schema (documented once, for users, in ``docs/sample-table.md``):
-
-==============  ====================  ========  ==================================================
-column          type                  required  meaning
-==============  ====================  ========  ==================================================
-model           str                   yes       model name
-task            str                   yes       task / benchmark name
-problem_id      str                   yes       problem id, unique within (model, task)
-sample_index    int >= 0              yes       0-based index of the sample within the problem
-correct         bool                  yes       final answer judged correct (true/false, 1/0)
-answer          str or null           no        extracted final answer (null: none extractable)
-gold            str or null           no        gold answer
-finished        bool or null          no        emitted a final answer before its token limit
-output_tokens   int or null           no        output tokens generated
-answer_token    int or null           no        output-token position where the answer was complete
-cot_verdicts    list of bool/null     no        CoT verifier verdicts (null = invalid verdict)
-cluster         str or null           no        cluster of the problem (passage, subject, ...)
-metadata        object                no        free metadata (kept, never interpreted)
-==============  ====================  ========  ==================================================
+schema (columns, types, which are required) is written once, for users, in ``docs/sample-table.md``;
+in code it is :data:`kpass.data.columns.SCHEMA_COLUMNS`.
 
 Rules checked when a table is built (each violation is a :class:`~kpass.DataError` naming the
 source, the line and the field):
