@@ -119,7 +119,7 @@ class JsonlReader(_SuffixReader):
                 continue
             try:
                 record = loads(line)
-            except ValueError as exc:
+            except json.JSONDecodeError as exc:
                 if not line.endswith("\n"):  # the last line, cut short
                     message = (f"truncated last line (no newline at the end and the JSON is incomplete: "
                                f"{exc.msg} at column {exc.colno}); was the file still being written?")

@@ -361,9 +361,10 @@ class SampleTable:
                 flats, offsets, shift = [], [np.zeros(1, dtype=np.int64)], 0
                 for table in tables:
                     if name in table._columns:
-                        flats.append(table._columns[name])
-                        offsets.append(table._verdict_offsets[1:] + shift)
-                        shift += len(table._columns[name])
+                        flat, table_offsets = table.verdicts()
+                        flats.append(flat)
+                        offsets.append(table_offsets[1:] + shift)
+                        shift += len(flat)
                     else:
                         offsets.append(np.full(len(table), shift, dtype=np.int64))
                 out._columns[name] = np.concatenate(flats) if flats else np.zeros(0, dtype=np.int8)
@@ -530,6 +531,7 @@ class SampleTable:
         """CoT verdicts as ``(flat, offsets)``: row i's verdicts are ``flat[offsets[i]:offsets[i+1]]``
         with 1 = yes, 0 = no, -1 = invalid."""
         self._require("cot_verdicts")
+        assert self._verdict_offsets is not None, "cot_verdicts without offsets"  # set with the column
         return self._columns["cot_verdicts"], self._verdict_offsets
 
     def error_location(self, row: int | None = None) -> dict[str, Any]:
@@ -548,15 +550,16 @@ class SampleTable:
         """Rows as dicts (for small tables and tests); nulls as ``None``."""
         decoded = {}
         for name in self.columns:
-            values = self.column(name)
+            column = self.column(name)
+            values: list[Any]
             if name in _NULLABLE_BOOL_COLUMNS:
-                values = [None if v < 0 else bool(v) for v in values.tolist()]
+                values = [None if v < 0 else bool(v) for v in column.tolist()]
             elif name in _NULLABLE_INT_COLUMNS:
-                values = [None if v < 0 else v for v in values.tolist()]
+                values = [None if v < 0 else v for v in column.tolist()]
             elif name == "cot_verdicts":
-                values = [[None if x < 0 else bool(x) for x in row] for row in values]
+                values = [[None if x < 0 else bool(x) for x in row] for row in column]
             else:
-                values = values.tolist()
+                values = column.tolist()
             decoded[name] = values
         return [{name: decoded[name][i] for name in decoded} for i in range(len(self))]
 

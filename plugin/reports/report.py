@@ -470,6 +470,8 @@ def _evaluate(table: SampleTable, spec: MetricSpec, problems: NDArray[np.int64],
     if chosen.size == 0:
         return eligible, np.zeros(0), exclusions
     family = spec.implementation
+    if family is None:
+        raise TypeError(f"metric {spec.name!r} has no implementation: build specs with kpass.parse_metric_specs")
     try:
         values = family.compute(ProblemSet(table, chosen, budget=spec.budget), spec)
     except (DataError, UsageError, MetricSpecError):
@@ -773,6 +775,7 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
                         with warnings.catch_warnings(record=True) as caught:
                             warnings.simplefilter("always")
                             result = core.paired_difference(a, b, clusters=row_clusters, **options)
+                        assert isinstance(result, core.PairedResult)  # 1-D a and b: one result
                     except ValueError as exc:  # options were checked: the data cannot give an interval
                         rows.append(pair_row(
                             n_problems=int(common.size), estimate=float(a.mean() - b.mean()),
