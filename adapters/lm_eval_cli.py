@@ -18,10 +18,19 @@ chosen generation tasks (all ``generate_until`` tasks, or those named by ``--kpa
   (``take_first``, ``majority_vote``) to all K responses and judges every answer with the task's
   own ``process_results`` (first binary metric, or ``--kpass-metric``);
 * API models (``local-completions``, ``openai-*``... anything built on lm-eval's ``TemplateAPI``)
-  send the request ``"seed"`` of repeat r as ``seed + r`` (for every task of the run): repeat 0 keeps lm-eval's seed (so the
-  first sample is the one a plain run gets) and the K repeats differ on servers that honour seeds
-  (vLLM), instead of returning K copies of one sample. Batches never mix repeats, so one seed per
-  batch stays correct with ``batch_size > 1``;
+  send repeat r of a request with the seed :func:`repeat_seed` (``numpy.random.SeedSequence`` of
+  the seed, the task and r; for every task of the run): repeat 0 keeps lm-eval's seed (so the
+  first sample is the one a plain run gets), the K repeats differ on servers that honour seeds
+  (vLLM) instead of being K copies of one sample, and runs with different seeds share no sample
+  seed. Batches never mix repeats, so one seed per batch stays correct with ``batch_size > 1``;
+* before the first request, every ``--kpass*`` flag is checked against the tasks: ``--kpass-filter``
+  (``F`` or ``TASK:F``) and ``--kpass-metric`` name existing pipelines and metrics, ``k`` fits in
+  ``--kpass-samples``, and cons@k has an answer extractor for every pipeline (the task family's,
+  :mod:`kpass.adapters.lm_eval_answers`, or ``--kpass-answer``); pipelines identical once their
+  selection steps are removed are scored once; lm-eval groups get a row of their own (problems
+  pooled over the subtasks, the subtask as the cluster);
+* a printed note says when lm-eval's own metrics (``maj@k``, ``take_first_k``) change because the
+  repeats now differ;
 * ``--use_cache`` is refused for tasks that do not sample (``do_sample`` not true): lm-eval's cache
   would hand the same generation to all K repeats; ``--cache_requests true`` is refused because
   lm-eval's request-cache key ignores ``repeats`` (use ``refresh``);
@@ -54,7 +63,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-__all__ = ["KpassOptions", "KpassUsageError", "main", "parse_kpass_args", "run"]
+__all__ = ["KpassOptions", "KpassUsageError", "main", "parse_kpass_args", "repeat_seed", "run"]
 
 logger = logging.getLogger("kpass.lm_eval")
 
@@ -92,6 +101,7 @@ class KpassOptions:
     method: str | None = None
     confidence_level: float = 0.95
     seed: int = 0
+    answer: str | None = None
 
 
 def _positive_int(text: str) -> int:
@@ -123,8 +133,13 @@ def _kpass_parser() -> argparse.ArgumentParser:
                        help="generation tasks to sample K times (default: every generate_until task)")
     group.add_argument("--kpass-metric", dest="metric", metavar="NAME",
                        help="task metric that judges each sample (default: the first binary one)")
-    group.add_argument("--kpass-filter", dest="filters", type=_names, metavar="F1,F2",
-                       help="filter pipelines to report (default: all of the task's)")
+    group.add_argument("--kpass-filter", dest="filters", type=_names, metavar="F1,T:F2",
+                       help="filter pipelines to report: F (every task that has it) or TASK:F (that task only); "
+                            "default: all of each task's")
+    group.add_argument("--kpass-answer", dest="answer", metavar="SPEC",
+                       help="answer extractor for cons@k on every chosen task: a registered name (boxed, "
+                            "lm_eval_aime, lm_eval_minerva_math, lm_eval_gsm8k, ...) or regex:PATTERN; default: "
+                            "the task family's own (aime, minerva_math, hendrycks_math, regex filters)")
     group.add_argument("--kpass-method", dest="method", metavar="METHOD",
                        help="interval method of kpass.compute_report (default: kpass's)")
     group.add_argument("--kpass-confidence-level", dest="confidence_level", type=float, default=0.95,
@@ -178,14 +193,15 @@ def parse_kpass_args(argv: Sequence[str]) -> tuple[KpassOptions, list[str]]:
         metrics=" ".join(namespace.metrics) if namespace.metrics else None,
         samples=namespace.samples, cluster_by=namespace.cluster_by, tasks=namespace.tasks,
         metric=namespace.metric, filters=namespace.filters, method=namespace.method,
-        confidence_level=namespace.confidence_level, seed=namespace.seed,
+        confidence_level=namespace.confidence_level, seed=namespace.seed, answer=namespace.answer,
     )
     if not 0 < options.confidence_level < 1:
         raise KpassUsageError(f"--kpass-confidence-level must be in (0, 1); got {options.confidence_level}")
     if options.metrics is None:
         flags = (("--kpass-samples", options.samples), ("--kpass-cluster-by", options.cluster_by),
                  ("--kpass-tasks", options.tasks), ("--kpass-metric", options.metric),
-                 ("--kpass-filter", options.filters), ("--kpass-method", options.method))
+                 ("--kpass-filter", options.filters), ("--kpass-method", options.method),
+                 ("--kpass-answer", options.answer))
         given = [flag for flag, value in flags if value is not None]
         if given:
             raise KpassUsageError(f"{', '.join(given)} need --kpass SPECS (the metrics to compute)")
@@ -216,6 +232,8 @@ class _TaskRun:
     task: Any
     repeats: int
     original_repeats: int
+    pipelines: list[Any] = dataclasses.field(default_factory=list)
+    extractors: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -231,11 +249,109 @@ class _RunState:
     error: str | None = None
     warnings: list[str] = dataclasses.field(default_factory=list)
     files: list[Path] = dataclasses.field(default_factory=list)
+    groups: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    answer: Any = None  # the --kpass-answer extractor (kpass.host.extractors.AnswerExtractor)
 
 
 def _warn(state: _RunState, message: str) -> None:
     state.warnings.append(message)
     logger.warning(message)
+
+
+def _leaf_groups(task_dict: Any) -> dict[str, list[str]]:
+    """Group name -> its leaf tasks (subgroups expanded), from lm-eval's ``group_map``."""
+    group_map = task_dict.get("group_map") if isinstance(task_dict, Mapping) else None
+    if not isinstance(group_map, Mapping):
+        return {}
+
+    def leaves(name: str, seen: frozenset[str]) -> list[str]:
+        if name not in group_map or name in seen:
+            return [name]
+        return [leaf for child in group_map[name] for leaf in leaves(child, seen | {name})]
+
+    return {group: list(dict.fromkeys(leaves(group, frozenset()))) for group in group_map}
+
+
+def _filter_choices(options: KpassOptions, tasks: Mapping[str, Any]) -> dict[str, set[str] | None]:
+    """Per task, the pipelines ``--kpass-filter`` keeps (None: all); checked against every task's pipelines.
+
+    ``F`` keeps pipeline F of every task that has one; ``TASK:F`` keeps F of TASK only, and a task
+    named that way keeps only what is named for it.
+    """
+    from .lm_eval_samples import sample_pipelines
+
+    names = {name: [p.name for p in sample_pipelines(task.config.filter_list)] for name, task in tasks.items()}
+    if options.filters is None:
+        return {name: None for name in tasks}
+    general = [entry for entry in options.filters if ":" not in entry]
+    specific: dict[str, set[str]] = {}
+    for entry in options.filters:
+        if ":" in entry:
+            task, _, pipeline = entry.partition(":")
+            if task not in tasks:
+                raise KpassUsageError(f"--kpass-filter {entry}: no generation task {task!r} in this run; tasks: "
+                                      f"{sorted(tasks)}")
+            if pipeline not in names[task]:
+                raise KpassUsageError(f"--kpass-filter {entry}: task {task} has pipelines {names[task]}")
+            specific.setdefault(task, set()).add(pipeline)
+    for pipeline in general:
+        if not any(pipeline in found for found in names.values()):
+            raise KpassUsageError(f"--kpass-filter {pipeline}: no task of this run has that pipeline; pipelines: "
+                                  + "; ".join(f"{task}: {', '.join(found)}" for task, found in names.items()))
+    chosen: dict[str, set[str] | None] = {}
+    for task in tasks:
+        if task in specific:
+            chosen[task] = specific[task]
+        elif general:
+            chosen[task] = {p for p in general if p in names[task]}
+            if not chosen[task]:
+                raise KpassUsageError(f"--kpass-filter {','.join(general)}: task {task} has none of them (its pipelines: "
+                                      f"{', '.join(names[task])}); name its own with {task}:PIPELINE")
+        else:
+            chosen[task] = None
+    return chosen
+
+
+def _plan_pipelines(state: _RunState, name: str, task: Any, keep: set[str] | None) -> tuple[list[Any], dict[str, Any]]:
+    """The task's distinct pipelines to score, and each one's answer extractor (checked for cons@k)."""
+    from .lm_eval_answers import family_of_function, pipeline_answer_extractor
+    from .lm_eval_samples import distinct_pipelines, sample_pipelines
+
+    pipelines = [p for p in sample_pipelines(task.config.filter_list) if keep is None or p.name in keep]
+    pipelines, duplicates = distinct_pipelines(pipelines, task=name)
+    for note in duplicates:
+        _warn(state, f"kpass: {note}")
+    process_results = task.config.process_results
+    custom = callable(process_results)
+    family = family_of_function(process_results) if custom else None
+    options = next((_metric_kwargs(entry) for entry in task.config.metric_list or ()
+                    if isinstance(entry, Mapping) and entry.get("metric") == "exact_match"), None)
+    extractors = {p.name: pipeline_answer_extractor(pipeline=p, family=family, custom_scoring=custom,
+                                                    metric_options=options, override=state.answer)
+                  for p in pipelines}
+    needs_answers = [spec.name for spec in state.specs if "answer" in spec.requires]
+    missing = [p.name for p in pipelines if extractors[p.name][0] is None]
+    if needs_answers and missing:
+        from kpass import ANSWER_EXTRACTOR_OPTIONS
+
+        raise KpassUsageError(
+            f"{', '.join(needs_answers)} vote over each sample's final answer, and no answer extractor is known for task "
+            f"{name} (pipeline {', '.join(missing)}: {'its own process_results' if custom else 'raw generations'}); "
+            f"name one with {ANSWER_EXTRACTOR_OPTIONS.split(' or ')[1]}")
+    return pipelines, extractors
+
+
+def _metric_kwargs(entry: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in entry.items() if key not in ("metric", "aggregation", "higher_is_better")}
+
+
+def _check_metric(options: KpassOptions, name: str, task: Any) -> None:
+    if options.metric is None:
+        return
+    known = [entry.get("metric") for entry in task.config.metric_list or () if isinstance(entry, Mapping)]
+    known = [metric for metric in known if isinstance(metric, str)]
+    if options.metric not in known:
+        raise KpassUsageError(f"--kpass-metric {options.metric}: task {name} scores with {known}")
 
 
 def _eval_tasks(task_dict: Any) -> dict[str, Any]:
@@ -272,6 +388,11 @@ def _prepare(state: _RunState, lm: Any, task_dict: Any, samples: Any) -> None:
     elif not chosen:
         _warn(state, "kpass: no generate_until task in this run; kpass computes nothing")
     needed = _required_samples(state.specs) if state.specs else 1
+    if state.specs and options.samples is not None and options.samples < needed:
+        too_large = [spec.name for spec in state.specs if spec.min_samples > options.samples]
+        raise KpassUsageError(f"--kpass-samples {options.samples} is fewer than {', '.join(too_large)} needs "
+                              f"({needed} per problem); raise --kpass-samples or lower k")
+    filter_choices = _filter_choices(options, chosen) if state.specs else {name: None for name in chosen}
     plans = {}
     for name, task in chosen.items():
         original = int(task.config.repeats or 1)
@@ -286,11 +407,21 @@ def _prepare(state: _RunState, lm: Any, task_dict: Any, samples: Any) -> None:
                 f"--use_cache with tasks {greedy}, which do not sample (generation_kwargs do_sample is not true): "
                 "lm-eval's cache returns one stored generation for all K repeats of a request. Drop --use_cache, "
                 "or sample (--gen_kwargs do_sample=True,temperature=...)")
+    runs = []
     for name, task in chosen.items():
         original, repeats = plans[name]
+        pipelines, extractors = ([], {})
+        if state.specs:
+            _check_metric(options, name, task)
+            pipelines, extractors = _plan_pipelines(state, name, task, filter_choices[name])
+        runs.append(_TaskRun(name, task, repeats, original, pipelines, extractors))
+    seeded = _is_api_model(lm.lm if isinstance(lm, CachingLM) else lm)
+    for run in runs:
+        name, task, original, repeats = run.name, run.task, run.original_repeats, run.repeats
         if repeats < needed:
             _warn(state, f"kpass: task {name} gets {repeats} samples per problem but {needed} are needed for "
                          f"every metric; problems with too few samples are excluded from those metrics")
+        _note_changed_lm_eval_metrics(state, run, seeded)
         if original > repeats:
             _warn(state, f"kpass: task {name} asks for repeats={original} itself; --kpass-samples {repeats} lowers "
                          f"it, so lm-eval's own metrics of this task see {repeats} responses, not {original}")
@@ -303,10 +434,35 @@ def _prepare(state: _RunState, lm: Any, task_dict: Any, samples: Any) -> None:
             task.set_config(key="repeats", value=repeats)
         if original < repeats:
             _show_first_responses(task, original)
-        state.tasks.append(_TaskRun(name, task, repeats, original))
+        state.tasks.append(run)
     state.lm = lm
     state.samples = samples
+    state.groups = _leaf_groups(task_dict)
     _vary_api_seeds(lm.lm if isinstance(lm, CachingLM) else lm)
+
+
+def _is_api_model(model: Any) -> bool:
+    from lm_eval.models.api_models import TemplateAPI
+
+    return isinstance(model, TemplateAPI)
+
+
+def _note_changed_lm_eval_metrics(state: _RunState, run: _TaskRun, seeded: bool) -> None:
+    """Say so when lm-eval's own numbers of a task move because its repeats now differ (maj@k ...)."""
+    from .lm_eval_samples import sample_pipelines
+
+    if run.original_repeats <= 1 or not seeded:
+        return
+    over_repeats = [p for p in sample_pipelines(run.task.config.filter_list)
+                    if set(p.removed) - {"take_first"}]
+    if not over_repeats:
+        return
+    seen = min(run.original_repeats, run.repeats)
+    _warn(state, f"kpass: lm-eval's own numbers for task {run.name} (pipelines "
+                 f"{', '.join(p.name for p in over_repeats)}: {', '.join(sorted(set().union(*(p.removed for p in over_repeats)) - {'take_first'}))} over "
+                 f"its {seen} repeats) are not what a plain lm_eval run prints: kpass sends every repeat its own seed, so "
+                 f"they are {seen} different samples instead of {seen} copies of one (a plain run's maj@k is the first "
+                 "sample's score)")
 
 
 def _show_first_responses(task: Any, count: int) -> None:
@@ -318,8 +474,33 @@ def _show_first_responses(task: Any, count: int) -> None:
                      for ensemble in task._filters]
 
 
+def repeat_seed(seed: int, task: str | None, repeat: int) -> int:
+    """The request seed of repeat ``repeat`` of a task: lm-eval's own ``seed`` for repeat 0, else a
+    31-bit seed drawn from ``numpy.random.SeedSequence((seed, task, repeat))``.
+
+    Runs with different seeds share no repeat's seed (``seed + r`` made runs with seeds 7 and 8
+    share 7 of 8), and two tasks of one run never share one either.
+
+    Examples
+    --------
+    >>> repeat_seed(1234, "aime24", 0)
+    1234
+    >>> repeat_seed(7, "t", 1) != repeat_seed(8, "t", 0) and repeat_seed(7, "t", 2) != repeat_seed(8, "t", 1)
+    True
+    """
+    import hashlib
+
+    import numpy as np
+
+    if repeat == 0:
+        return seed
+    task_key = int.from_bytes(hashlib.sha256(str(task).encode("utf-8")).digest()[:8], "little")
+    state = np.random.SeedSequence([int(seed) % 2**64, task_key, int(repeat)]).generate_state(1, dtype=np.uint32)
+    return int(state[0] >> 1)
+
+
 def _vary_api_seeds(model: Any) -> None:
-    """Give repeat r of every request the seed ``seed + r`` on lm-eval API models (TemplateAPI)."""
+    """Give repeat r of every request the seed :func:`repeat_seed` on lm-eval API models (TemplateAPI)."""
     from lm_eval.models.api_models import TemplateAPI
 
     if not isinstance(model, TemplateAPI) or "generate_until" in vars(model):
@@ -334,25 +515,25 @@ def _vary_api_seeds(model: Any) -> None:
             repeat = occurrences.get(id(request), 0)
             occurrences[id(request)] = repeat + 1
             context, gen_kwargs, *extra = request.args
-            gen_kwargs = {**gen_kwargs, REPEAT_KEY: repeat}
+            gen_kwargs = {**gen_kwargs, REPEAT_KEY: (request.task_name, repeat)}
             tagged.append(dataclasses.replace(request, arguments=(context, gen_kwargs, *extra),
                                               resps=[], filtered_resps={}))
         return generate_until(tagged, *args, **kwargs)
 
     def seeded_create_payload(messages, *args, **kwargs):
-        repeat = 0
+        task, repeat = None, 0
         if isinstance(kwargs.get("gen_kwargs"), dict) and REPEAT_KEY in kwargs["gen_kwargs"]:
             kwargs["gen_kwargs"] = dict(kwargs["gen_kwargs"])
-            repeat = int(kwargs["gen_kwargs"].pop(REPEAT_KEY))
+            task, repeat = kwargs["gen_kwargs"].pop(REPEAT_KEY)
         elif len(args) >= 2 and isinstance(args[1], dict) and REPEAT_KEY in args[1]:
             gen_kwargs = dict(args[1])
-            repeat = int(gen_kwargs.pop(REPEAT_KEY))
+            task, repeat = gen_kwargs.pop(REPEAT_KEY)
             args = (args[0], gen_kwargs, *args[2:])
         payload = create_payload(messages, *args, **kwargs)
         if repeat and isinstance(payload, dict):
             for holder in (payload, payload.get("sampling_params")):
                 if isinstance(holder, dict) and isinstance(holder.get("seed"), int):
-                    holder["seed"] = holder["seed"] + repeat
+                    holder["seed"] = repeat_seed(holder["seed"], task, int(repeat))
         return payload
 
     model.generate_until = tagged_generate_until
@@ -402,7 +583,7 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
     """Sample tables of every chosen task (one per filter pipeline) and per-task diagnostics."""
     from kpass import SampleTable
 
-    from .lm_eval_samples import sample_columns, sample_pipelines, score_samples
+    from .lm_eval_samples import sample_columns, score_samples
 
     tables = []
     details: dict[str, Any] = {}
@@ -410,13 +591,7 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
         run, task, docs, doc_ids = item.run, item.run.task, item.docs, item.doc_ids
         targets = [task.doc_to_target(doc) for doc in docs]
         limit = _max_gen_toks(task, state.lm, run.name)
-        pipelines = sample_pipelines(task.config.filter_list)
-        if state.options.filters is not None:
-            unknown = sorted(set(state.options.filters) - {p.name for p in pipelines})
-            if unknown:
-                raise ValueError(f"--kpass-filter {unknown}: task {run.name} has pipelines "
-                                 f"{[p.name for p in pipelines]}")
-            pipelines = [p for p in pipelines if p.name in state.options.filters]
+        pipelines = run.pipelines
         judged_by = {}
         for pipeline in pipelines:
             answers = pipeline.apply(item.responses, docs)
@@ -426,7 +601,8 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
             columns, _ = sample_columns(model=model_name, task=run.name, pipeline=pipeline, doc_ids=doc_ids,
                                         docs=docs, targets=targets, answers=answers, verdicts=verdicts,
                                         cluster_by=state.options.cluster_by, doc_fields=False,
-                                        responses=item.responses, max_gen_toks=limit)
+                                        responses=item.responses, max_gen_toks=limit,
+                                        extractor=run.extractors[pipeline.name])
             tables.append(SampleTable.from_columns(columns, source=f"lm-eval task {run.name}"))
             judged_by[pipeline.name] = metric
         details[run.name] = {"samples_per_problem": run.repeats, "repeats_before_kpass": run.original_repeats,
@@ -434,7 +610,9 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
                              "max_gen_toks": limit,
                              "judged_by": judged_by,
                              "pipelines": {p.name: {"selection_steps_removed": list(p.removed),
-                                                    "steps_kept": p.step_names()} for p in pipelines}}
+                                                    "steps_kept": p.step_names(),
+                                                    "answer_extractor": run.extractors[p.name][0]}
+                                           for p in pipelines}}
     return tables, details
 
 
@@ -490,6 +668,7 @@ def _compute(state: _RunState, model: Any, model_args: Any) -> dict[str, Any] | 
     report = kpass.compute_report(table, state.specs, cluster_by="cluster" if clustered else None,
                                   method=state.options.method, confidence_level=state.options.confidence_level,
                                   seed=state.options.seed)
+    report = _with_group_rows(state, report, tables)
     for exclusion in report.exclusions:  # also in the printed table and in report.as_dict(); never silent
         shown = ", ".join(exclusion.problem_ids[:20]) + (", ..." if len(exclusion.problem_ids) > 20 else "")
         _warn(state, f"kpass: {exclusion.task} / {exclusion.metric}: {len(exclusion.problem_ids)} problem(s) left "
@@ -501,11 +680,44 @@ def _compute(state: _RunState, model: Any, model_args: Any) -> dict[str, Any] | 
         "cluster_by": state.options.cluster_by or ("kpass_cluster filter" if clustered else None),
         "method": state.options.method,
         "seed": state.options.seed,
-        "api_seed": "repeat r of a request is sent with seed + r (lm-eval TemplateAPI models)",
+        "api_seed": ("repeat 0 of a request keeps lm-eval's seed; repeat r > 0 is sent with a seed from "
+                     "numpy.random.SeedSequence((seed, task, r)) (lm-eval TemplateAPI models)"),
         "tasks": details,
         "report": report.as_dict(),
         "warnings": list(state.warnings),
     }
+
+
+def _with_group_rows(state: _RunState, report: Any, tables: Sequence[Any]) -> Any:
+    """Add a row per lm-eval group, as lm-eval's own group rows: problems pooled over the group's
+    subtasks (each through its first pipeline), with the subtask as the cluster of its problems."""
+    import kpass
+
+    first_table = {}
+    for table in tables:
+        owner = table.column("pipeline_of")[0]
+        first_table.setdefault(owner, table)
+    groups = {group: [leaf for leaf in leaves if leaf in first_table] for group, leaves in state.groups.items()}
+    groups = {group: leaves for group, leaves in groups.items() if leaves}
+    if not groups:
+        return report
+    rows, exclusions, notes = list(report.rows), list(report.exclusions), list(report.notes)
+    for group, leaves in groups.items():
+        records = []
+        for leaf in leaves:
+            for record in first_table[leaf].to_records():
+                record = {key: value for key, value in record.items() if key not in ("cluster", "pipeline_of")}
+                records.append({**record, "task": group, "problem_id": f"{leaf}/{record['problem_id']}",
+                                "cluster": leaf})
+        pooled = kpass.SampleTable.from_records(records, source=f"lm-eval group {group}")
+        group_report = kpass.compute_report(pooled, state.specs, cluster_by="cluster", method=state.options.method,
+                                            confidence_level=state.options.confidence_level, seed=state.options.seed)
+        rows.extend(group_report.rows)
+        exclusions.extend(group_report.exclusions)
+        notes.append(f"group {group}: problems of {', '.join(first_table[leaf].categories('task')[0] for leaf in leaves)} "
+                     "pooled, each subtask one cluster (as lm-eval's own group rows pool them)")
+        notes.extend(note for note in group_report.notes if note not in notes)
+    return dataclasses.replace(report, rows=rows, exclusions=exclusions, notes=notes)
 
 
 # ----------------------------------------------------------------------------- patches
@@ -613,6 +825,13 @@ def run(argv: Sequence[str]) -> int:
         except ValueError as error:
             raise KpassUsageError(f"--kpass {options.metrics!r}: {error}") from None
     state = _RunState(options=options, specs=specs)
+    if options.answer is not None:
+        from kpass import UsageError, resolve_answer_extractor
+
+        try:
+            state.answer = resolve_answer_extractor(options.answer)
+        except UsageError as error:
+            raise KpassUsageError(f"--kpass-answer: {error}") from None
     with _patched(state):
         _call_lm_eval(cli_evaluate, lm_eval_argv)
     if state.report is not None:

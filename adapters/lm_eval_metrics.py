@@ -100,6 +100,8 @@ logger = logging.getLogger(__name__)
 BOOTSTRAP_SEED = 0
 #: Suffix of the metric counting the documents left out of a kpass metric (fewer than k answers).
 EXCLUDED_SUFFIX = "_excluded"
+#: lm-eval metric holding the share of documents whose K answers are all identical (the seed trap).
+IDENTICAL_METRIC = "kpass_identical_samples"
 _OWN_KWARGS = frozenset({"metrics", "k", "tau", "score_with", "fallback"})
 
 
@@ -205,6 +207,8 @@ def _k_sample_metric(spec_text: str, references, predictions, kwargs: Mapping[st
         raise ValueError(f"kpass lm-eval metric {spec_text!r}: {error}") from error
     out: dict[str, Any] = {}
     n_samples = len(samples["correct"])
+    if n_samples >= 2:  # the seed trap, in lm-eval's results: share of documents with K identical answers
+        out[IDENTICAL_METRIC] = {"metric": IDENTICAL_METRIC, "statistic": "identical", KPASS_VALUE_KEY: samples}
     for spec in specs:
         out[spec.name] = {"metric": spec.name, KPASS_VALUE_KEY: samples}
         if n_samples < spec.min_samples:
@@ -369,11 +373,38 @@ def _report_row(items: Sequence[Mapping[str, Any]], n_resamples: int | None = No
     return row
 
 
+def _is_identical_record(items: Sequence[Any]) -> bool:
+    return bool(items) and all(isinstance(item, Mapping) and item.get("statistic") == "identical" for item in items)
+
+
+def _identical_share(items: Sequence[Any]) -> float | None:
+    """Share of documents whose K answers are identical, for :data:`IDENTICAL_METRIC` records (else None).
+
+    Identical *answers* (the filtered ones lm-eval hands a metric; the raw generations are not
+    among its arguments) are a lower bound of identical generations' warning sign: with K different
+    samples, most problems rarely give K equal answers, unless every sample is one and the same.
+    """
+    if not _is_identical_record(items):
+        return None
+    same = sum(1 for item in items if len(set(map(str, item[KPASS_VALUE_KEY]["answers"]))) == 1)
+    share = same / len(items)
+    if share > 0.5:
+        logger.warning("kpass: %d of %d documents got K identical answers (temperature 0, or one seed sent with "
+                       "every repeat to a server that honours it?): pass@k then equals pass@1. lm-eval's results "
+                       "keep the share as %s; run the task through kpass-lm-eval, which varies the seed per "
+                       "repeat.", same, len(items), IDENTICAL_METRIC)
+    return share
+
+
 def kpass_aggregation(items: Sequence[Mapping[str, Any]]) -> float:
     """Aggregation ``kpass``: the benchmark estimate of one kpass metric (NaN when undefined).
 
-    For the ``<metric>_excluded`` records: the number of documents left out of ``<metric>``.
+    For the ``<metric>_excluded`` records: the number of documents left out of ``<metric>``; for the
+    :data:`IDENTICAL_METRIC` records: the share of documents whose K answers are identical.
     """
+    share = _identical_share(items)
+    if share is not None:
+        return share
     count = _excluded_count(items)
     if count is not None:
         return float(count)
@@ -388,7 +419,7 @@ def kpass_stderr(items: Sequence[Mapping[str, Any]], n_resamples: int | None = N
     NaN when the metric or its interval is undefined (for instance a single cluster), and for a
     count of excluded documents (which lm-eval's table shows as "N/A").
     """
-    if _excluded_count(items) is not None:
+    if _excluded_count(items) is not None or _is_identical_record(items):
         return math.nan
     row = _report_row(items, n_resamples)
     if row is None or row.standard_error is None:
@@ -417,7 +448,7 @@ def install_stderr_patch() -> None:
             if not bootstrap_iters or bootstrap_iters <= 0:
                 return None
             # a count of excluded documents has no standard error: lm-eval's "N/A"
-            return lambda items: ("N/A" if _excluded_count(items) is not None
+            return lambda items: ("N/A" if _excluded_count(items) is not None or _is_identical_record(items)
                                   else stderr(items, n_resamples=int(bootstrap_iters)))
         return current(metric=metric, bootstrap_iters=bootstrap_iters)
 

@@ -39,19 +39,26 @@ import json
 import logging
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .lm_eval_samples import sample_columns, sample_pipelines, score_samples
+from .lm_eval_samples import distinct_pipelines, sample_columns, sample_pipelines, score_samples
 
 __all__ = ["LM_EVAL_DEFAULT_MAX_GEN_TOKS", "LmEvalSamplesReader", "max_gen_toks_of", "read_lm_eval_output"]
 
 logger = logging.getLogger(__name__)
 
-_RESULTS_PATTERN = re.compile(r"^results_(?P<date>.+)\.json$")
-_SAMPLES_PATTERN = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[^_]+)\.jsonl$")
+#: ``results_<date>.json`` (``--output_path DIR``) or ``<stem>_<date>.json`` (``--output_path DIR/<stem>.json``,
+#: lm-eval's ``EvaluationTracker.save_results_aggregated``).
+_DATE = r"(?P<date>\d{4}-\d{2}-\d{2}T[^_/]+?)"
+_RESULTS_PATTERN = re.compile(rf"^(?P<stem>.+)_{_DATE}\.json$")
+#: ``samples_<task>_<date>.jsonl``; lm-eval 0.4.0-0.4.2 wrote ``samples_<task>_<date>.json``.
+_SAMPLES_PATTERN = re.compile(rf"^samples_(?P<task>.+)_{_DATE}\.(?P<suffix>jsonl|json)$")
+_NOT_RESULTS_STEMS = ("samples", "kpass", "kpass_samples")
 _CONFIG_KEYS_NOT_KWARGS = frozenset({"metric", "aggregation", "higher_is_better", "hf_evaluate"})
+#: Output types of generation tasks (``greedy_until`` before lm-eval 0.4.0, ``generate_until`` since).
+_GENERATION_TYPES = frozenset({"generate_until", "greedy_until"})
 #: lm-eval 0.4.13's generation limit when neither the task nor the run sets ``max_gen_toks``
 #: (``TemplateAPI``, ``HFLM`` and ``VLLM`` all default to 256).
 LM_EVAL_DEFAULT_MAX_GEN_TOKS = 256
@@ -63,20 +70,36 @@ def _data_error(message: str, *, source: Any = None, line: int | None = None, fi
     return DataError(message, source=None if source is None else str(source), line=line, field=field)
 
 
+class _IncompleteRun(Exception):
+    """A run whose files are missing or cut short; in a directory, the other runs are still read."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _results_match(name: str) -> re.Match | None:
+    match = _RESULTS_PATTERN.match(name)
+    if match is None or _SAMPLES_PATTERN.match(name) or match.group("stem") in _NOT_RESULTS_STEMS:
+        return None
+    return match
+
+
 class LmEvalSamplesReader:
     """The ``lm_eval`` reader registered through kpass's ``register_readers`` hook."""
 
     name = "lm_eval"
-    description = "lm-evaluation-harness --log_samples output (results_*.json + samples_*.jsonl)"
+    description = ("lm-evaluation-harness --log_samples output (results_*.json or <name>_*.json + "
+                   "samples_*.jsonl, lm-eval 0.3-0.4.13 layouts)")
 
     def can_read(self, path: str | Path) -> bool:
-        """True for an lm-eval output directory, a results JSON or a samples JSONL of lm-eval."""
+        """True for an lm-eval output directory, a results JSON or a samples file of lm-eval."""
         path = Path(path)
         try:
             if path.is_dir():
                 return any(True for _ in _results_files(path))
             if path.is_file():
-                if _RESULTS_PATTERN.match(path.name):
+                if _results_match(path.name):
                     return _looks_like_results(path)
                 if _SAMPLES_PATTERN.match(path.name):
                     return _looks_like_samples(path)
@@ -84,9 +107,9 @@ class LmEvalSamplesReader:
             return False
         return False
 
-    def read(self, path: str | Path):
+    def read(self, path: str | Path, *, include_path: Sequence[str | Path] | None = None):
         """Read ``path``; see :func:`read_lm_eval_output`."""
-        return read_lm_eval_output(path)
+        return read_lm_eval_output(path, include_path=include_path or ())
 
 
 def _looks_like_results(path: Path) -> bool:
@@ -101,63 +124,97 @@ def _looks_like_results(path: Path) -> bool:
 def _looks_like_samples(path: Path) -> bool:
     try:
         with path.open("r", encoding="utf-8") as handle:
-            first = handle.readline()
-        record = json.loads(first)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            head = handle.read(65536)
+    except (OSError, UnicodeDecodeError):
+        return False
+    if head.lstrip().startswith("["):  # a JSON array of sample records (0.4.0-0.4.2, and before)
+        return '"doc_id"' in head and '"resps"' in head
+    try:
+        record = json.loads(head.split("\n", 1)[0])
+    except json.JSONDecodeError:
         return False
     return isinstance(record, dict) and "doc_id" in record and "resps" in record
 
 
 def _results_files(directory: Path):
-    for candidate in sorted(directory.rglob("results_*.json")):
-        if candidate.is_file() and _RESULTS_PATTERN.match(candidate.name) and _looks_like_results(candidate):
+    for candidate in sorted(directory.rglob("*.json")):
+        if candidate.is_file() and _results_match(candidate.name) and _looks_like_results(candidate):
             yield candidate
 
 
-def read_lm_eval_output(path: str | Path):
+def _samples_file(results_path: Path, task: str, date: str) -> Path | None:
+    for suffix in ("jsonl", "json"):
+        candidate = results_path.with_name(f"samples_{task}_{date}.{suffix}")
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_lm_eval_output(path: str | Path, *, include_path: Sequence[str | Path] = ()):
     """Read lm-eval ``--log_samples`` output into a sample table.
 
     Parameters
     ----------
     path : str or Path
-        Output directory, ``results_<date>.json`` or ``samples_<task>_<date>.jsonl``.
+        Output directory, a results file (``results_<date>.json``, or ``<stem>_<date>.json`` from
+        ``--output_path DIR/<stem>.json``) or a samples file (``samples_<task>_<date>.jsonl``, or
+        ``.json`` from lm-eval 0.4.0-0.4.2).
+    include_path : sequence of path, optional
+        Directories of local task YAMLs, for tasks scored by their own ``process_results``
+        (:func:`kpass.adapters.lm_eval_answers.resolve_process_results`).
 
     Returns
     -------
     kpass.SampleTable
-        One row per generation of every generation task (and filter pipeline) found.
+        One row per generation of every generation task (and distinct filter pipeline) found. In a
+        directory, a run whose files are missing or cut short is left out and named in a note
+        (:attr:`kpass.SampleTable.notes`), as are samples files without a results file.
 
     Raises
     ------
     kpass.DataError
-        Missing files, corrupt or truncated JSON (file and line named), two runs of the same model
-        and task under one directory, a task that cannot be re-scored post hoc.
+        Missing files, corrupt or truncated JSON (file and line named) of a file given by name or
+        of every run in a directory, two runs of the same model and task under one directory, a
+        task that cannot be re-scored post hoc.
     """
     from kpass import SampleTable
 
     path = Path(path)
+    directory_notes: list[str] = []
     if path.is_dir():
         results_files = list(_results_files(path))
         if not results_files:
-            raise _data_error("no lm-eval results_*.json file in this directory (was lm_eval run with "
-                              "--output_path?)", source=path)
+            raise _data_error("no lm-eval results file (results_<date>.json or <name>_<date>.json) in this "
+                              "directory (was lm_eval run with --output_path?)", source=path)
         jobs = [(results, None) for results in results_files]
-    elif path.is_file() and _RESULTS_PATTERN.match(path.name):
+        directory_notes.extend(_orphan_notes(path, results_files))
+    elif path.is_file() and _results_match(path.name):
         jobs = [(path, None)]
     elif path.is_file() and _SAMPLES_PATTERN.match(path.name):
         match = _SAMPLES_PATTERN.match(path.name)
-        results = path.with_name(f"results_{match.group('date')}.json")
-        if not results.is_file():
-            raise _data_error(f"the results file of this run ({results.name}) is missing; kpass needs it "
-                              "for the task's filters and metrics", source=path)
-        jobs = [(results, match.group("task"))]
+        candidates = [c for c in sorted(path.parent.glob(f"*_{match.group('date')}.json"))
+                      if _results_match(c.name) and _looks_like_results(c)]
+        if not candidates:
+            raise _data_error(f"the results file of this run (results_{match.group('date')}.json, or "
+                              f"<name>_{match.group('date')}.json) is missing; kpass needs it for the task's "
+                              "filters and metrics", source=path)
+        jobs = [(candidates[0], match.group("task"))]
     else:
-        raise _data_error("not an lm-eval output directory, results_*.json or samples_*.jsonl file", source=path)
+        raise _data_error("not an lm-eval output directory, results file or samples_*.jsonl file", source=path)
 
     tables = []
     seen: dict[tuple[str, str], Path] = {}
+    incomplete: list[Exception] = []
     for results_path, only_task in jobs:
-        for (model, task), table in _read_run(results_path, only_task):
+        try:
+            run_tables = list(_read_run(results_path, only_task, include_path))
+        except _IncompleteRun as skipped:
+            if len(jobs) == 1:
+                raise skipped.error from None
+            incomplete.append(skipped.error)
+            directory_notes.append(f"{results_path}: incomplete lm-eval run left out ({skipped.error})")
+            continue
+        for (model, task), table in run_tables:
             if (model, task) in seen:
                 raise _data_error(
                     f"model {model!r}, task {task!r} appears in two runs: {seen[(model, task)]} and "
@@ -167,9 +224,27 @@ def read_lm_eval_output(path: str | Path):
             seen[(model, task)] = results_path
             tables.append(table)
     if not tables:
+        if incomplete:
+            raise incomplete[0]
         raise _data_error("no generation task with logged samples found (lm-eval needs --log_samples, "
                           "and only generate_until tasks have K samples)", source=path)
-    return tables[0] if len(tables) == 1 else SampleTable.concat(tables)
+    for note in directory_notes:
+        warnings.warn(f"kpass: {note}.", stacklevel=2)
+    table = tables[0] if len(tables) == 1 else SampleTable.concat(tables)
+    if directory_notes:
+        table.notes = tuple(dict.fromkeys([*directory_notes, *table.notes]))
+    return table
+
+
+def _orphan_notes(directory: Path, results_files: Sequence[Path]) -> list[str]:
+    """Notes naming samples files that no results file of the directory belongs to."""
+    runs = {(results.parent, _results_match(results.name).group("date")) for results in results_files}
+    notes = []
+    for candidate in sorted(directory.rglob("samples_*")):
+        match = _SAMPLES_PATTERN.match(candidate.name)
+        if match and candidate.is_file() and (candidate.parent, match.group("date")) not in runs:
+            notes.append(f"{candidate}: samples without their run's results file (an incomplete run?) left out")
+    return notes
 
 
 def _load_json(path: Path) -> dict[str, Any]:
@@ -256,56 +331,167 @@ def max_gen_toks_of(config: Mapping[str, Any], results: Mapping[str, Any], *, ta
     return LM_EVAL_DEFAULT_MAX_GEN_TOKS
 
 
-def _read_run(results_path: Path, only_task: str | None):
+def _read_run(results_path: Path, only_task: str | None, include_path: Sequence[str | Path] = ()):
     from kpass import SampleTable
 
-    results = _load_json(results_path)
+    try:
+        results = _load_json(results_path)
+    except Exception as error:  # a results file cut short: the run is incomplete
+        raise _IncompleteRun(error) from error
     configs = results.get("configs")
     if not isinstance(configs, Mapping):
         raise _data_error("no 'configs' object: not an lm-eval results file", source=results_path, field="configs")
-    date = _RESULTS_PATTERN.match(results_path.name).group("date")
+    date = _results_match(results_path.name).group("date")
     model = _model_name(results, results_path)
     tasks = [only_task] if only_task is not None else list(configs)
-    notes = []  # what this run's tables leave out, for SampleTable.notes (and a warning each)
+    notes = []  # what this run's tables leave out or how they were scored, for SampleTable.notes
     for task in tasks:
         config = configs.get(task)
         if not isinstance(config, Mapping):
             raise _data_error(f"task {task!r} has no config in this results file", source=results_path,
                               field="configs")
-        if config.get("output_type", "generate_until") != "generate_until":
+        if config.get("output_type", "generate_until") not in _GENERATION_TYPES:
             note = (f"{results_path}: skipping lm-eval task {task!r} ({config.get('output_type')}): only "
                     "generate_until tasks have K samples to score")
             notes.append(note)
             warnings.warn(f"kpass: {note}.", stacklevel=3)
+    read = []
     for task in tasks:
         config = configs[task]
-        if config.get("output_type", "generate_until") != "generate_until":
+        if config.get("output_type", "generate_until") not in _GENERATION_TYPES:
             continue
-        samples_path = results_path.with_name(f"samples_{task}_{date}.jsonl")
-        if not samples_path.is_file():
-            raise _data_error(f"samples file {samples_path.name} of task {task!r} is missing (run lm_eval "
-                              "with --log_samples)", source=results_path)
-        docs = _read_samples(samples_path)
-        score, metric_names = _config_scorer(config, task, samples_path)
+        samples_path = _samples_file(results_path, task, date)
+        if samples_path is None:
+            raise _IncompleteRun(_data_error(
+                f"samples file samples_{task}_{date}.jsonl of task {task!r} is missing (run lm_eval with "
+                "--log_samples)", source=results_path))
+        try:
+            docs = _read_samples(samples_path)
+        except Exception as error:
+            if "invalid or truncated JSON" in str(error):
+                raise _IncompleteRun(error) from error
+            raise
+        read.append((task, config, samples_path, docs))
+    for task, config, samples_path, docs in read:
+        notes.extend(_coverage_notes(results, task, docs, samples_path))
+        scoring = _task_scoring(config, task, samples_path, docs, include_path)
+        notes.extend(scoring.notes)
         limit = max_gen_toks_of(config, results, task=task, source=results_path)
-        for pipeline in sample_pipelines(config.get("filter_list")):
+        pipelines, duplicate_notes = distinct_pipelines(sample_pipelines(config.get("filter_list")), task=task)
+        task_notes = [*notes, *duplicate_notes]
+        for pipeline in pipelines:
             answers = pipeline.apply([d["resps"] for d in docs], [d["doc"] for d in docs])
-            metric, verdicts = score_samples(
-                answers,
-                lambda d, answer, score=score, docs=docs: score(docs[d]["target"], answer),
-                metric=None, task=task, doc_ids=[d["doc_id"] for d in docs],
-            )
-            _check_against_lm_eval(pipeline, metric, docs, verdicts, task, samples_path)
+            if scoring.logged_metric is not None:
+                metric, verdicts = scoring.logged_metric, _logged_verdicts(docs, pipeline, scoring.logged_metric,
+                                                                           task, samples_path)
+            else:
+                metric, verdicts = score_samples(answers, scoring.score, metric=None, task=task,
+                                                 doc_ids=[d["doc_id"] for d in docs])
+                _check_against_lm_eval(pipeline, metric, docs, verdicts, task, samples_path)
             columns, lines = sample_columns(
                 model=model, task=task, pipeline=pipeline, cluster_by=None,
                 doc_ids=[d["doc_id"] for d in docs], docs=[d["doc"] for d in docs],
                 targets=[d["target"] for d in docs], answers=answers, verdicts=verdicts,
                 doc_lines=[d["line"] for d in docs], responses=[d["resps"] for d in docs],
-                max_gen_toks=limit,
+                max_gen_toks=limit, extractor=scoring.extractor(pipeline),
             )
-            table = SampleTable.from_columns(columns, source=str(samples_path), lines=lines, notes=notes)
+            table = SampleTable.from_columns(columns, source=str(samples_path), lines=lines, notes=task_notes)
             yield (model, table.categories("task")[0]), table
-        logger.debug("read %s (%d documents, metrics %s)", samples_path, len(docs), metric_names)
+        logger.debug("read %s (%d documents, judged by %s)", samples_path, len(docs), scoring.description)
+
+
+def _coverage_notes(results: Mapping[str, Any], task: str, docs: Sequence[Mapping[str, Any]],
+                    samples_path: Path) -> list[str]:
+    """A note when the samples file holds fewer documents than the results file says were scored."""
+    counts = (results.get("n-samples") or {}).get(task) if isinstance(results.get("n-samples"), Mapping) else None
+    if not isinstance(counts, Mapping):
+        return []
+    expected = counts.get("effective", counts.get("original"))
+    if isinstance(expected, int) and not isinstance(expected, bool) and len(docs) < expected:
+        return [f"{samples_path}: holds {len(docs)} of the {expected} documents the results file counts for task "
+                f"{task!r} (n-samples); the numbers cover those {len(docs)} only"]
+    return []
+
+
+def _logged_verdicts(docs, pipeline, metric: str, task: str, samples_path: Path) -> list[list[bool]]:
+    """lm-eval's own per-sample verdicts (one sample per document), from the samples file."""
+    from .lm_eval_samples import binary_verdict
+
+    verdicts = []
+    for doc in docs:
+        logged = doc["logged"].get(pipeline.name) or {}
+        if metric not in logged:
+            raise _data_error(f"task {task!r}, pipeline {pipeline.name!r}, doc_id {doc['doc_id']}: no logged "
+                              f"{metric!r} value", source=samples_path, line=doc["line"], field=metric)
+        try:
+            verdicts.append([binary_verdict(logged[metric], metric=metric, where=f"doc_id {doc['doc_id']}")])
+        except ValueError as error:
+            raise _data_error(str(error), source=samples_path, line=logged.get("line"), field=metric) from None
+    return verdicts
+
+
+class _Scoring:
+    """How a task's samples are judged post hoc, and how each pipeline's answer classes are found."""
+
+    def __init__(self, *, score=None, logged_metric: str | None = None, family: str | None = None,
+                 custom: bool = False, exact_match_options: Mapping[str, Any] | None = None,
+                 description: str = "", notes: Sequence[str] = ()) -> None:
+        self.score = score
+        self.logged_metric = logged_metric
+        self.family = family
+        self.custom = custom
+        self.exact_match_options = exact_match_options
+        self.description = description
+        self.notes = list(notes)
+
+    def extractor(self, pipeline):
+        from .lm_eval_answers import pipeline_answer_extractor
+
+        return pipeline_answer_extractor(pipeline=pipeline, family=self.family, custom_scoring=self.custom,
+                                         metric_options=self.exact_match_options)
+
+
+def _task_scoring(config: Mapping[str, Any], task: str, samples_path: Path, docs, include_path) -> _Scoring:
+    """The task's own scoring: its ``process_results`` resolved to installed code, or its metrics.
+
+    One sample per document and a custom ``process_results``: lm-eval's logged per-sample metric
+    is the verdict (nothing to re-score), and a note says so.
+    """
+    from .lm_eval_answers import ProcessResultsError, family_of_source, resolve_process_results
+
+    if not _is_code(config.get("process_results")):
+        score, metric_names, options = _config_scorer(config, task, samples_path)
+        return _Scoring(score=lambda d, answer: score(docs[d]["target"], answer), exact_match_options=options,
+                        description=", ".join(metric_names))
+    family_found = family_of_source(config.get("process_results"))
+    family = family_found[0] if family_found else None
+    if all(len(doc["resps"]) == 1 for doc in docs):
+        metric = _first_logged_metric(config, docs, task, samples_path)
+        return _Scoring(logged_metric=metric, family=family, custom=True, description=f"logged {metric}",
+                        notes=[f"{samples_path}: task {task!r} has one sample per problem: each verdict is lm-eval's "
+                               f"own logged {metric} (its process_results already scored it)"])
+    try:
+        function, family, where = resolve_process_results(task, config, include_path=include_path)
+    except ProcessResultsError as error:
+        raise _data_error(str(error), source=samples_path, field="process_results") from None
+
+    def score(d: int, answer: Any) -> Mapping[str, Any]:
+        return function(docs[d]["doc"], [answer])
+
+    return _Scoring(score=score, family=family, custom=True, description=f"process_results of {where}",
+                    notes=[f"{samples_path}: task {task!r} re-scored sample by sample with its own process_results "
+                           f"({where})"])
+
+
+def _first_logged_metric(config: Mapping[str, Any], docs, task: str, samples_path: Path) -> str:
+    """The first metric of the task's ``metric_list`` that the samples file logs (else the first logged)."""
+    logged = next(iter(docs[0]["logged"].values()), {}) if docs else {}
+    names = [entry.get("metric") for entry in config.get("metric_list") or () if isinstance(entry, Mapping)]
+    for name in [*names, *[key for key in logged if key != "line"]]:
+        if isinstance(name, str) and name in logged:
+            return name
+    raise _data_error(f"task {task!r}: the samples file logs no per-sample metric to take as the verdict",
+                      source=samples_path, field="metrics")
 
 
 def _check_against_lm_eval(pipeline, metric: str, docs, verdicts, task: str, samples_path: Path) -> None:
@@ -332,9 +518,21 @@ def _check_against_lm_eval(pipeline, metric: str, docs, verdicts, task: str, sam
                 source=samples_path, line=logged.get("line"), field=metric)
 
 
-def _read_samples(samples_path: Path) -> list[dict[str, Any]]:
-    """One entry per doc_id: doc, target, the K raw generations and the line it came from."""
-    docs: dict[Any, dict[str, Any]] = {}
+def _sample_records(samples_path: Path):
+    """``(line, record)`` of a samples file: JSON Lines, or one JSON array (lm-eval 0.4.0-0.4.2 and
+    earlier wrote ``json.dumps(samples, indent=2)``; then ``line`` is the record's 1-based position)."""
+    with samples_path.open("r", encoding="utf-8") as handle:
+        head = handle.read(1).lstrip() or handle.read(64).lstrip()
+    if head.startswith("["):
+        try:
+            records = json.loads(samples_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise _data_error(f"invalid or truncated JSON: {error.msg} (column {error.colno})",
+                              source=samples_path, line=error.lineno) from error
+        if not isinstance(records, list):
+            raise _data_error("expected a JSON array of sample records", source=samples_path, line=1)
+        yield from enumerate(records, start=1)
+        return
     with samples_path.open("r", encoding="utf-8") as handle:
         for number, text in enumerate(handle, start=1):
             if not text.strip():
@@ -344,38 +542,46 @@ def _read_samples(samples_path: Path) -> list[dict[str, Any]]:
             except json.JSONDecodeError as error:
                 raise _data_error(f"invalid or truncated JSON line: {error.msg} (column {error.colno})",
                                   source=samples_path, line=number) from error
-            if not isinstance(record, dict):
-                raise _data_error("a sample line must be a JSON object", source=samples_path, line=number)
-            for field in ("doc_id", "doc", "target", "resps"):
-                if field not in record:
-                    raise _data_error(f"missing field '{field}'", source=samples_path, line=number, field=field)
-            doc_id = record["doc_id"]
-            logged = {"line": number, **{name: record.get(name) for name in record.get("metrics") or ()
-                                         if isinstance(name, str)}}
-            if doc_id in docs:
-                if docs[doc_id]["raw_resps"] != record["resps"]:
-                    raise _data_error(
-                        f"doc_id {doc_id} has different 'resps' on lines {docs[doc_id]['line']} and "
-                        f"{number}; the file mixes two runs", source=samples_path, line=number, field="resps")
-                docs[doc_id]["logged"].setdefault(record.get("filter"), logged)
-                continue
-            resps = record["resps"]
-            if (not isinstance(resps, list) or len(resps) != 1 or not isinstance(resps[0], list)
-                    or not resps[0]):
+            yield number, record
+
+
+def _read_samples(samples_path: Path) -> list[dict[str, Any]]:
+    """One entry per doc_id: doc, target, the K raw generations and the line it came from."""
+    docs: dict[Any, dict[str, Any]] = {}
+    for number, record in _sample_records(samples_path):
+        if not isinstance(record, dict):
+            raise _data_error("a sample line must be a JSON object", source=samples_path, line=number)
+        for field in ("doc_id", "doc", "target", "resps"):
+            if field not in record:
+                raise _data_error(f"missing field '{field}'", source=samples_path, line=number, field=field)
+        doc_id = record["doc_id"]
+        logged = {"line": number, **{name: record.get(name) for name in record.get("metrics") or ()
+                                     if isinstance(name, str)}}
+        if doc_id in docs:
+            if docs[doc_id]["raw_resps"] != record["resps"]:
                 raise _data_error(
-                    "expected 'resps' = [[generation 1, ..., generation K]] (one generate_until request "
-                    f"per document); got {str(resps)[:120]}", source=samples_path, line=number, field="resps")
-            doc = record["doc"] if isinstance(record["doc"], dict) else {"doc": record["doc"]}
-            docs[doc_id] = {"doc_id": doc_id, "doc": doc, "target": record["target"],
-                            "resps": list(resps[0]), "raw_resps": resps, "line": number,
-                            "logged": {record.get("filter"): logged}}
+                    f"doc_id {doc_id} has different 'resps' on lines {docs[doc_id]['line']} and "
+                    f"{number}; the file mixes two runs", source=samples_path, line=number, field="resps")
+            docs[doc_id]["logged"].setdefault(record.get("filter"), logged)
+            continue
+        resps = record["resps"]
+        if (not isinstance(resps, list) or len(resps) != 1 or not isinstance(resps[0], list)
+                or not resps[0]):
+            raise _data_error(
+                "expected 'resps' = [[generation 1, ..., generation K]] (one generate_until request "
+                f"per document); got {str(resps)[:120]}", source=samples_path, line=number, field="resps")
+        doc = record["doc"] if isinstance(record["doc"], dict) else {"doc": record["doc"]}
+        docs[doc_id] = {"doc_id": doc_id, "doc": doc, "target": record["target"],
+                        "resps": list(resps[0]), "raw_resps": resps, "line": number,
+                        "logged": {record.get("filter"): logged}}
     if not docs:
         raise _data_error("no samples: the file is empty", source=samples_path)
     return list(docs.values())
 
 
 def _config_scorer(config: Mapping[str, Any], task: str, source: Path):
-    """``score(target, answer) -> {metric: value}`` rebuilt from a task config's ``metric_list``.
+    """``(score, metric names, exact_match options)``: ``score(target, answer) -> {metric: value}``
+    rebuilt from a task config's ``metric_list`` (options None when ``exact_match`` is not used).
 
     Mirrors the ``generate_until`` branch of lm-eval's ``ConfigurableTask.process_results`` for
     registered metrics called as ``fn(references=[gold], predictions=[answer], **kwargs)``.
@@ -386,11 +592,6 @@ def _config_scorer(config: Mapping[str, Any], task: str, source: Path):
 
     from .lm_eval_metrics import KPASS_METRIC_NAMES, kpass_scorer_of
 
-    if _is_code(config.get("process_results")):
-        raise _data_error(
-            f"task {task!r} scores with its own process_results function, which the results file keeps "
-            "only as source text; kpass cannot re-score its K samples post hoc. Run the task through "
-            "kpass-lm-eval, which scores with the live task.", source=source, field="process_results")
     if config.get("doc_to_choice") is not None:
         raise _data_error(
             f"task {task!r} maps targets through doc_to_choice; post-hoc scoring supports plain targets only. "
@@ -435,7 +636,8 @@ def _config_scorer(config: Mapping[str, Any], task: str, source: Path):
                 out[name] = value
         return out
 
-    return score, [name for name, _, _ in scorers]
+    options = next((kwargs for name, _, kwargs in scorers if name == "exact_match"), None)
+    return score, [name for name, _, _ in scorers], options
 
 
 def _kpass_function_source(text: str) -> bool:

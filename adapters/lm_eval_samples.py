@@ -52,6 +52,7 @@ __all__ = [
     "SELECTION_FILTERS",
     "SamplePipeline",
     "binary_verdict",
+    "distinct_pipelines",
     "identical_response_share",
     "is_kpass_value",
     "recorded_answer",
@@ -267,6 +268,41 @@ def sample_pipelines(filter_list: Sequence[Mapping[str, Any]] | None) -> list[Sa
     return pipelines
 
 
+def _pipeline_signature(pipeline: SamplePipeline) -> str:
+    return repr([(_function_name(function), sorted(kwargs.items())) for function, kwargs in pipeline.components]
+                + [pipeline.cluster_field, sorted(pipeline.fallbacks)])
+
+
+def distinct_pipelines(pipelines: Sequence[SamplePipeline], *, task: str) -> tuple[list[SamplePipeline], list[str]]:
+    """Pipelines that differ once their selection steps are removed, and a note per duplicate.
+
+    ``gsm8k_cot_self_consistency``'s ``score-first``, ``maj@64`` and ``maj@8`` all become "regex
+    over every response" without ``take_first``/``majority_vote``/``take_first_k``: they score the
+    same samples the same way, so they are one set of problems, reported once (under the first
+    pipeline's name), never three.
+
+    Returns
+    -------
+    kept : list of SamplePipeline
+        The first pipeline of each group of identical ones, in config order.
+    notes : list of str
+        ``"task T: pipelines B, C score every sample as A does once their selection steps ... are
+        removed; reported once, as T/A"`` for each group of more than one.
+    """
+    groups: dict[str, list[SamplePipeline]] = {}
+    for pipeline in pipelines:
+        groups.setdefault(_pipeline_signature(pipeline), []).append(pipeline)
+    kept, notes = [], []
+    for group in groups.values():
+        kept.append(group[0])
+        if len(group) > 1:
+            removed = sorted({step for p in group for step in p.removed})
+            notes.append(f"lm-eval task {task!r}: pipelines {', '.join(p.name for p in group[1:])} score every sample "
+                         f"as {group[0].name!r} does once their selection steps ({', '.join(removed)}) are removed; "
+                         f"reported once, as {task_key(task, group[0].name)}")
+    return kept, notes
+
+
 def binary_verdict(value: Any, *, metric: str, where: str) -> bool:
     """A metric value as a verdict; kpass's metrics need 0/1 (or boolean) values.
 
@@ -402,10 +438,13 @@ def sample_columns(
     doc_fields: bool = True,
     responses: Sequence[Sequence[Any]] | None = None,
     max_gen_toks: int | None = None,
+    extractor: tuple[str | None, Callable[[Any, Any], str | None] | None] | None = None,
 ) -> tuple[dict[str, list[Any]], list[int]]:
     """Columns of the sample table for one task and pipeline, and each row's source line.
 
-    Each document contributes K rows (``sample_index`` 0..K-1, ``problem_id = str(doc_id)``).
+    Each document contributes K rows (``sample_index`` 0..K-1, ``problem_id = str(doc_id)``), tagged
+    ``pipeline_of = task`` so that rows pooled over tasks count each document once
+    (:func:`kpass.reports.sample_checks.pooled_pipeline_rows`).
     With ``doc_fields``, short scalar document fields are kept as ``doc.<field>`` columns so that
     ``kpass report --cluster-by doc.<field>`` and ``--by doc.<field>`` can use them; ``cluster_by``
     (a document field; default: the pipeline's ``kpass_cluster`` field) fills the ``cluster`` column.
@@ -414,6 +453,12 @@ def sample_columns(
     ``resps``), the columns ``metadata`` (``{"output": generation}``), ``finished`` (an answer was
     extracted) and ``output_tokens`` (``max_gen_toks`` for unfinished samples, null otherwise) are
     added for token budgets (module docstring).
+
+    With ``extractor`` = ``(name, extract)`` (:func:`kpass.adapters.lm_eval_answers.pipeline_answer_extractor`),
+    a wrong sample's ``answer`` is ``extract(raw generation, filtered answer)`` (a correct one's is
+    the gold answer) and the column ``answer_extractor`` names the extractor; ``(None, None)``
+    means none is known: the answers are null and ``answer_extractor`` null, so cons@k refuses
+    them. Without ``extractor`` the filtered answers are recorded (:func:`recorded_answer`).
 
     Raises
     ------
@@ -425,9 +470,11 @@ def sample_columns(
     if cluster_by is None:
         cluster_by = pipeline.cluster_field
     columns: dict[str, list[Any]] = {name: [] for name in (
-        "model", "task", "problem_id", "sample_index", "correct", "answer", "gold")}
+        "model", "task", "problem_id", "sample_index", "correct", "answer", "gold", "pipeline_of")}
     if cluster_by is not None:
         columns["cluster"] = []
+    if extractor is not None:
+        columns["answer_extractor"] = []
     if responses is not None:
         if max_gen_toks is not None and not (isinstance(max_gen_toks, int) and max_gen_toks >= 1):
             raise ValueError(f"`max_gen_toks` must be an integer >= 1; got {max_gen_toks!r}.")
@@ -444,11 +491,20 @@ def sample_columns(
             raise ValueError(f"document {doc_id}: {n} answers but {len(doc_verdicts)} verdicts.")
         columns["model"].extend([model] * n)
         columns["task"].extend([key] * n)
+        columns["pipeline_of"].extend([task] * n)
         columns["problem_id"].extend([str(doc_id)] * n)
         columns["sample_index"].extend(range(n))
         columns["correct"].extend(bool(v) for v in doc_verdicts)
-        columns["answer"].extend(recorded_answer(a, bool(v), gold, pipeline.fallbacks)
-                                 for a, v in zip(doc_answers, doc_verdicts))
+        if extractor is None:
+            columns["answer"].extend(recorded_answer(a, bool(v), gold, pipeline.fallbacks)
+                                     for a, v in zip(doc_answers, doc_verdicts))
+        else:
+            name, extract = extractor
+            raws = responses[d] if responses is not None else doc_answers
+            columns["answer"].extend(
+                gold if v and gold is not None else (None if extract is None else extract(raw, a))
+                for raw, a, v in zip(raws, doc_answers, doc_verdicts, strict=True))
+            columns["answer_extractor"].extend([name] * n)
         columns["gold"].extend([gold] * n)
         if responses is not None:
             texts = responses[d]

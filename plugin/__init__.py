@@ -26,6 +26,8 @@ _HOST_NAMES: dict[str, str] = {
     "make_plugin_manager": "host.manager", "reset_plugin_manager": "host.manager",
     "ProblemSet": "data.problems",
     "choose_reader": "host.lookups", "read_samples": "host.lookups",
+    "apply_answer_extractor": "host.lookups", "resolve_answer_extractor": "host.lookups",
+    "ANSWER_EXTRACTOR_OPTIONS": "host.extractors",
     "Comparison": "reports.report", "ComparisonRow": "reports.report", "Exclusion": "reports.report", "Report": "reports.report",
     "ReportRow": "reports.report", "compute_comparison": "reports.report", "compute_report": "reports.report",
     "MetricFamily": "host.specs", "MetricSpec": "host.specs", "parse_metric_specs": "host.lookups",
@@ -41,7 +43,9 @@ if TYPE_CHECKING:  # static tools see the eager imports
     from kpass.host.hookspecs import hookimpl, hookspec
     from kpass.host.manager import get_plugin_manager, get_registry, make_plugin_manager, reset_plugin_manager
     from kpass.host.registry import Registry
-    from kpass.host.lookups import choose_reader, parse_metric_specs, read_samples
+    from kpass.host.extractors import ANSWER_EXTRACTOR_OPTIONS
+    from kpass.host.lookups import (apply_answer_extractor, choose_reader, parse_metric_specs, read_samples,
+                                    resolve_answer_extractor)
     from kpass.data.problems import ProblemSet
     from kpass.reports.report import Comparison, ComparisonRow, Exclusion, Report, ReportRow, compute_comparison, compute_report
     from kpass.host.specs import MetricFamily, MetricSpec

@@ -19,3 +19,18 @@ settings.register_profile(
 )
 settings.register_profile("explore", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def spark_session():
+    """One local SparkSession for the whole test session (``local[2]``, 2 shuffle partitions,
+    UI off, quiet logs): starting the JVM costs tens of seconds. Needs pyspark and Java 17
+    (``scripts/setup-test-deps.sh`` installs Java where it is missing); never skipped."""
+    from kpass.data.spark_engine import local_session
+
+    session = local_session(2, shuffle_partitions=2)
+    yield session
+    session.stop()

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
 
 from kpass.cli.argtypes import nonnegative_int, positive_int, probability
 from kpass.cli.progress import ProgressBar
+from kpass.data.reduction import ProblemStatistics
 from kpass.data.table import SampleTable
 from kpass.errors import UsageError
 from kpass.host import lookups
@@ -17,15 +19,39 @@ from kpass.render.formatting import FORMATS
 from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
 
 __all__ = [
-    "add_input_arguments", "add_intersect_argument", "add_metric_arguments", "add_output_arguments",
+    "add_engine_arguments", "add_input_arguments", "add_intersect_argument", "add_metric_arguments", "add_output_arguments",
     "check_interval_method", "check_plot_path", "metric_specs", "read_tables",
 ]
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
-    """``FILE...`` and ``--reader``."""
-    parser.add_argument("files", nargs="+", metavar="FILE", help="sample files (JSONL, CSV, Parquet, or a plugin's format)")
+    """``FILE...``, ``--reader``, ``--answer-extractor``, ``--include-path`` and the engine options."""
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help="sample files (JSONL, CSV, Parquet, or a plugin's format), globs (runs/*.jsonl) or "
+                             "directories (hive-partitioned datasets)")
     parser.add_argument("--reader", metavar="NAME", help="read every file with this reader (see `kpass plugins`)")
+    parser.add_argument("--answer-extractor", metavar="SPEC",
+                        help="re-extract every sample's answer (what cons@k votes over) from its generation text: "
+                             "a registered extractor (boxed, lm_eval_aime, lm_eval_math, lm_eval_minerva_math, "
+                             "lm_eval_gsm8k, ...) or regex:PATTERN")
+    parser.add_argument("--include-path", action="append", metavar="DIR",
+                        help="directory of local lm-eval task YAMLs, to score their logs with the tasks' own "
+                             "process_results (repeatable)")
+    add_engine_arguments(parser)
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--engine``, ``--memory-limit`` and ``--temp-dir`` (every command that reads samples)."""
+    from kpass.data.engines import ENGINES
+
+    parser.add_argument("--engine", choices=ENGINES, default=None,
+                        help="what reduces the samples to per-problem statistics: duckdb (default for JSONL, CSV "
+                             "and Parquet: streaming, out of core), spark (Apache Spark, needs pyspark and Java 17) "
+                             "or numpy (in memory; also what plugin formats and sample-level metrics use)")
+    parser.add_argument("--memory-limit", metavar="SIZE",
+                        help="DuckDB memory limit, e.g. 4GB (default: $KPASS_MEMORY_LIMIT or 2GB); past it DuckDB "
+                             "spills to --temp-dir")
+    parser.add_argument("--temp-dir", metavar="DIR", help="where DuckDB spills (default: the system temporary directory)")
 
 
 def add_metric_arguments(parser: argparse.ArgumentParser, default: str = "pass@1", paired: bool = False) -> None:
@@ -61,15 +87,52 @@ def add_intersect_argument(parser: argparse.ArgumentParser, help_text: str) -> N
     parser.add_argument("--intersect", "--intersection", dest="intersect", action="store_true", help=help_text)
 
 
-def read_tables(args: argparse.Namespace) -> SampleTable:
-    """The sample table of ``args.files`` (with ``args.reader``), with a progress bar on a terminal."""
+def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = None, *, by: Sequence[str] = (),
+                cluster_by: str | None = None, files: Sequence[str] | None = None) -> SampleTable | ProblemStatistics:
+    """The samples of ``args.files`` for ``specs``, with a progress bar on a terminal: a
+    SampleTable (numpy engine) or the engine's per-problem statistics
+    (:func:`kpass.data.engines.load_samples`).
+
+    Without ``specs`` (the command needs the samples themselves) or with a metric family that
+    declares no per-problem statistics, the default engine is numpy; ``--engine duckdb`` or
+    ``spark`` then is a usage error naming the metric. ``--answer-extractor`` re-extracts every
+    answer from its text, so it needs the samples too (numpy engine); an unknown extractor or a bad
+    regex is a :class:`~kpass.UsageError` before any file is read.
+    """
+    from kpass.data.engines import EngineOptions, load_samples
+    from kpass.data.reduction import Needs
+    from kpass.host.lookups import apply_answer_extractor, resolve_answer_extractor
+
+    engine = getattr(args, "engine", None)
+    extractor = getattr(args, "answer_extractor", None)
+    include_path = getattr(args, "include_path", None)
+    if extractor is not None:
+        resolve_answer_extractor(extractor)
+        if engine not in (None, "numpy"):
+            raise UsageError(f"--answer-extractor re-reads every sample's text; use --engine numpy, not {engine}")
+        specs = None
+        engine = "numpy"
+    needs = None
+    if specs is not None and engine != "numpy":
+        try:
+            needs = Needs.for_specs(specs, by=by, cluster_by=cluster_by)
+        except UsageError:
+            if engine is not None:
+                raise
+    elif specs is None and engine not in (None, "numpy"):
+        raise UsageError(f"kpass {args.command} needs the samples themselves; use --engine numpy")
     bar = ProgressBar("reading", enabled=False if getattr(args, "no_progress", False) else None)
+    options = EngineOptions(memory_limit=getattr(args, "memory_limit", None),
+                            temp_directory=getattr(args, "temp_dir", None),
+                            progress=lambda percent: bar.update(int(percent), 100, label="reducing (%)"))
     try:
-        return lookups.read_samples(
-            args.files, reader=args.reader,
-            progress=lambda path, done: bar.update(done, label=f"reading {os.path.basename(path)} (lines)"))
+        samples = load_samples(args.files if files is None else files, needs, engine=engine if needs else "numpy",
+                               reader=args.reader, options=options,
+                               reader_options={"include_path": include_path} if include_path else None,
+                               progress=lambda path, done: bar.update(done, label=f"reading {os.path.basename(path)} (lines)"))
     finally:
         bar.close()
+    return samples if extractor is None else apply_answer_extractor(samples, extractor)
 
 
 def metric_specs(args: argparse.Namespace, default: str = "pass@1") -> list[MetricSpec]:

@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 
 from kpass.cli.argtypes import budget_list, fraction, k_list, nonnegative_int, positive_int, probability
-from kpass.cli.arguments import add_intersect_argument, check_interval_method, check_plot_path
+from kpass.cli.arguments import (add_engine_arguments, add_intersect_argument, check_interval_method,
+                                 check_plot_path, read_tables)
 from kpass.cli.output import emit, save_figure
 from kpass.errors import DataError, UsageError
 from kpass.host import lookups
@@ -76,6 +77,7 @@ __all__ = [
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="sample files (JSONL, CSV, Parquet, Inspect or lm-eval logs)")
     parser.add_argument("--reader", help="force a reader by name")
+    add_engine_arguments(parser)
     parser.add_argument("--cluster-by", metavar="FIELD",
                         help="column holding each problem's cluster (the bootstrap then resamples clusters)")
     parser.add_argument("--confidence", type=probability, default=0.95, help="confidence level (default 0.95)")
@@ -158,7 +160,7 @@ def _samples(args: argparse.Namespace) -> BudgetSamples:
             tokenizer = lookups.get_tokenizer(args.tokenizer)
         except (ValueError, TypeError, ImportError) as exc:
             raise UsageError(str(exc)) from exc
-    table = lookups.read_samples(args.files, reader=args.reader)
+    table = read_tables(args)  # token positions and tokenizers need the samples: the numpy engine
     return BudgetSamples(table, tokenizer=tokenizer, text_field=args.text_field,
                          answer_pattern=args.answer_pattern, cluster_by=args.cluster_by)
 

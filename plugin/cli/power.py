@@ -11,6 +11,7 @@ from typing import Any
 
 from kpass import metrics as core
 from kpass.cli.argtypes import positive_float, positive_int, probability
+from kpass.cli.arguments import add_engine_arguments, read_tables
 from kpass.cli.output import emit
 from kpass.errors import DataError, UsageError
 from kpass.host import lookups
@@ -24,6 +25,7 @@ def add_power_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="*", metavar="PILOT",
                         help="pilot sample files with two models on the same problems (or give the variances)")
     parser.add_argument("--reader", metavar="NAME", help="reader for the pilot files")
+    add_engine_arguments(parser)
     parser.add_argument("--baseline", "-b", metavar="MODEL", help="model B of the pilot (default: the first model)")
     parser.add_argument("--model", metavar="MODEL", help="model A of the pilot (default: the other model)")
     parser.add_argument("--task", metavar="TASK",
@@ -56,7 +58,7 @@ def compute_power(args: argparse.Namespace) -> dict[str, Any]:
     notes: list[str] = []
     result: dict[str, Any] = {}
     if args.files:
-        table = lookups.read_samples(args.files, reader=args.reader)
+        table = read_tables(args, lookups.parse_metric_specs("pass@1"), by=("model", "task"))
         models = table.categories("model")
         baseline = args.baseline or models[0]
         others = [m for m in models if m != baseline]

@@ -45,7 +45,7 @@ def run_report(args: argparse.Namespace) -> int:
     check_plot_path(args.plot)
     specs = metric_specs(args)
     check_interval_method(args.method, paired=False, clustered=args.cluster_by is not None)  # before reading
-    table = read_tables(args)
+    table = read_tables(args, specs, by=args.by, cluster_by=args.cluster_by)
     with ProgressBar("computing", enabled=False if args.no_progress else None) as bar:
         report = compute_report(table, specs, by=args.by, cluster_by=args.cluster_by, method=args.method,
                                 confidence_level=args.confidence, seed=args.seed, n_resamples=args.n_resamples,
@@ -77,16 +77,17 @@ def run_compare(args: argparse.Namespace) -> int:
     if baseline is None:
         if len(args.files) != 2:
             raise UsageError("give --baseline MODEL (or exactly two files, one model each)")
-        tables = [lookups.read_samples([path], reader=args.reader) for path in args.files]
+        read = dict(by=(*args.by, "model"), cluster_by=args.cluster_by)
+        tables = [read_tables(args, specs, files=[path], **read) for path in args.files]
         first_models = tables[0].categories("model")
         second_models = tables[1].categories("model")
         if len(first_models) != 1 or len(second_models) != 1 or first_models == second_models:
             raise UsageError(f"with two files and no --baseline each file must hold one model, and they must differ; "
                              f"got {first_models} and {second_models}. Give --baseline MODEL")
         baseline = first_models[0]
-        table = SampleTable.concat(tables)
+        table = SampleTable.concat(tables) if isinstance(tables[0], SampleTable) else read_tables(args, specs, **read)
     else:
-        table = read_tables(args)
+        table = read_tables(args, specs, by=(*args.by, "model"), cluster_by=args.cluster_by)
     if baseline not in table.categories("model"):
         raise UsageError(f"--baseline {baseline!r} is not a model in the input; models: "
                          f"{', '.join(table.categories('model'))}")

@@ -33,6 +33,8 @@ _NULLABLE_INT_COLUMNS = ("output_tokens", "answer_token")
 _NULL = -1
 #: ``None`` as a 0-d object array: ``np.equal(values, _NONE)`` is "is null" elementwise (typed, unlike a bare None).
 _NONE = np.array(None, dtype=object)
+#: Integers (sample_index, token counts) are int64: 2**63 and above (e.g. 1e30) is a data error.
+_INT_LIMIT = 2**63
 
 _TRUE_STRINGS = {"true": True, "false": False, "1": True, "0": False, "t": True, "f": False}
 
@@ -295,10 +297,13 @@ def _to_int(values: Any, name: str, nullable: bool, ctx: _Context) -> NDArray[np
     kind = array.dtype.kind
     what = "an integer >= 0" + (" or null" if nullable else "")
     if kind in "iu":
+        if kind == "u" and array.size and int(array.max()) >= _INT_LIMIT:
+            row = int(np.flatnonzero(array >= _INT_LIMIT)[0])
+            raise ctx.error(f"`{name}` must be {what}; got {array[row].item()!r}", row, name)
         out = array.astype(np.int64, copy=False)
     elif kind == "f":
         nan = np.isnan(array)
-        bad = ~nan & ((array != np.floor(array)) | ~np.isfinite(array))
+        bad = ~nan & ((array != np.floor(array)) | ~np.isfinite(array) | (np.abs(array) >= _INT_LIMIT))
         if bad.any() or (nan.any() and not nullable):
             row = int(np.flatnonzero(bad | (nan if not nullable else False))[0])
             raise ctx.error(f"`{name}` must be {what}; got {array[row].item()!r}", row, name)
@@ -323,6 +328,10 @@ def _objects_to_int(array: np.ndarray, name: str, nullable: bool, what: str, ctx
     kinds = set(map(type, values))
     if kinds <= {int, type(None)} and (nullable or type(None) not in kinds):  # JSON integers (and null)
         null = np.equal(array, _NONE)
+        huge = ~null & (np.where(null, 0, array) >= _INT_LIMIT)
+        if huge.any():
+            row = int(np.flatnonzero(huge)[0])
+            raise ctx.error(f"`{name}` must be {what}; got {values[row]!r}", row, name)
         out = np.full(len(array), _NULL, dtype=np.int64)
         out[~null] = array[~null].astype(np.int64)
         negative = ~null & (out < 0)
@@ -333,6 +342,7 @@ def _objects_to_int(array: np.ndarray, name: str, nullable: bool, what: str, ctx
     if kinds <= {str, type(None)}:  # CSV: digits, or empty/null for a nullable column
         text = _normalized_strings(array)
         digits = np.char.isdecimal(text)  # what int() parses; not isdigit, which accepts '²'
+        digits &= np.char.str_len(np.char.lstrip(text, "0")) <= 18  # below 2**63
         null = np.isin(text, _NULL_STRINGS) if nullable else np.zeros(len(text), dtype=bool)
         bad = ~(digits | null)
         if bad.any():
@@ -347,14 +357,14 @@ def _objects_to_int(array: np.ndarray, name: str, nullable: bool, what: str, ctx
         if isinstance(value, (bool, np.bool_)):
             raise ctx.error(f"`{name}` must be {what}; got {value!r}", row, name)
         if isinstance(value, (int, np.integer)):
-            out[row] = value
-            if value < 0:
+            if value < 0 or value >= _INT_LIMIT:
                 raise ctx.error(f"`{name}` must be {what}; got {value!r}", row, name)
+            out[row] = value
             continue
-        if isinstance(value, float) and value.is_integer() and value >= 0:
+        if isinstance(value, float) and value.is_integer() and 0 <= value < _INT_LIMIT:
             out[row] = int(value)
             continue
-        if isinstance(value, str) and value.strip().isdecimal():
+        if isinstance(value, str) and value.strip().isdecimal() and int(value.strip()) < _INT_LIMIT:
             out[row] = int(value.strip())
             continue
         if nullable and (value is None or (isinstance(value, str) and value.strip().lower() in ("", "null", "none"))):

@@ -4,6 +4,13 @@ A :class:`ProblemSet` is what :meth:`kpass.MetricFamily.compute` receives: the p
 report group (say model ``m``, task ``t``) that have enough samples for the metric. Counts are
 vectorized over problems; sample-level columns come back as flat arrays plus offsets so a family
 can reduce them without a Python loop over problems.
+
+Its per-problem statistics (:attr:`ProblemSet.n_samples`, :attr:`ProblemSet.n_correct`,
+:meth:`ProblemSet.n_finished`, :meth:`ProblemSet.answer_classes`, :meth:`ProblemSet.cot_correct`,
+and the budget counts) are the boundary between readers and metrics (kpass.data.reduction): on a
+:class:`~kpass.SampleTable` numpy computes them from the samples; on a
+:class:`~kpass.data.reduction.ProblemStatistics` an engine (DuckDB, Spark) has computed them with
+SQL, and the sample-level accessors are not available.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 import numpy as np
 from numpy.typing import NDArray
 
-from kpass.errors import DataError
+from kpass.errors import DataError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from kpass.data.table import SampleTable
@@ -73,6 +80,13 @@ class ProblemSet:
         """
         if self.budget is not None:
             return self._at_budget().n_finished
+        statistics = self._statistics()
+        if statistics is not None:
+            if statistics.n_finished is None:
+                raise DataError("fin@k needs the `finished` column, which the input does not have",
+                                **statistics.error_location(), field="finished")
+            statistics.check("finished", self.problems)
+            return statistics.n_finished[self.problems]
         values, offsets = self.sample_column("finished")
         null = values < 0
         if null.any():
@@ -86,6 +100,17 @@ class ProblemSet:
             from kpass.metrics import budget_counts  # the core turns token positions into counts
 
             table = self.table
+            statistics = self._statistics()
+            if statistics is not None:
+                if not any(statistics.has_column(name) for name in ("finished", "output_tokens", "answer_token")):
+                    raise DataError(
+                        f"a token budget (B={self.budget}) needs the `answer_token`, `output_tokens` or "
+                        "`finished` column; the table has none of them", **table.error_location(),
+                        field="answer_token")
+                statistics.check(f"budget:{self.budget}", self.problems)
+                self._budget_counts = _Counts(statistics.budget_correct[self.budget][self.problems],
+                                              statistics.budget_finished[self.budget][self.problems])
+                return self._budget_counts
             rows, offsets = self.rows()
             columns = {}
             for name in ("finished", "output_tokens", "answer_token"):
@@ -124,6 +149,52 @@ class ProblemSet:
             labels = np.char.add(np.char.add(labels, " #"), np.arange(labels.size).astype(str))
         return labels
 
+    def answer_classes(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """``(class_counts, n_invalid)`` for :func:`kpass.metrics.cons_at_k`: column 0 the samples
+        judged correct, columns 1.. the wrong-answer classes (largest first, zero-padded),
+        ``n_invalid`` the samples without an answer.
+
+        Raises
+        ------
+        DataError
+            No ``answer`` column; a correct sample without answer, or a wrong answer equal to a
+            correct one in the same problem (at the first such sample's line).
+        """
+        statistics = self._statistics()
+        if statistics is None:
+            from kpass.host.builtin import answer_class_counts
+
+            return answer_class_counts(self)
+        if not statistics.has_column("answer") or statistics.class_counts is None:
+            from kpass.host.builtin import answer_class_counts
+
+            return answer_class_counts(self)  # raises the missing-column error
+        statistics.check("answers", self.problems)
+        counts = statistics.class_counts[self.problems]
+        used = np.flatnonzero(counts[:, 1:].any(axis=0))
+        width = int(used.max()) + 2 if used.size else 1
+        return counts[:, :width], statistics.n_invalid[self.problems]
+
+    def cot_correct(self, rule: str) -> NDArray[np.int64]:
+        """Samples per problem with a correct answer and a chain of thought accepted by ``rule``
+        (``any``, ``majority``, ``all``; :func:`kpass.metrics.count_cot_correct`)."""
+        from kpass import metrics as core
+
+        statistics = self._statistics()
+        if statistics is not None:
+            if rule not in statistics.cot_correct:
+                self.verdicts_padded()  # raises the missing-column error
+            return statistics.cot_correct[rule][self.problems]
+        verdicts, slots = self.verdicts_padded()
+        correct, _ = self.padded("correct", fill=False)
+        return core.count_cot_correct(correct, verdicts, rule=rule, mask=slots)
+
+    def _statistics(self):
+        """The table as :class:`~kpass.data.reduction.ProblemStatistics`, or None for samples."""
+        from kpass.data.reduction import ProblemStatistics
+
+        return self.table if isinstance(self.table, ProblemStatistics) else None
+
     # ------------------------------------------------------------------ identities and samples
 
     @property
@@ -131,8 +202,15 @@ class ProblemSet:
         """Problem ids, shape (N,)."""
         return self.table.category_values("problem_id")[self.table.problem_index.problem_codes[self.problems]].tolist()
 
+    def _require_samples(self, what: str) -> None:
+        statistics = self._statistics()
+        if statistics is not None:
+            raise UsageError(f"{what} needs the samples, but the {statistics.engine} engine reduced them to per-problem "
+                             "statistics; declare the family's `statistics` or use --engine numpy (Python: engine='numpy')")
+
     def rows(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Table rows of these problems sorted by (problem, sample_index), and offsets (N+1,)."""
+        self._require_samples("rows()")
         if self._rows is None:
             self._rows = self.table.problem_index.rows_of(self.problems)
         return self._rows
@@ -151,6 +229,7 @@ class ProblemSet:
         if not self.table.has_column(name):
             raise DataError(f"this metric needs the `{name}` column, which the table does not have",
                             **self.table.error_location(), field=name)
+        self._require_samples(f"sample_column({name!r})")
         rows, offsets = self.rows()
         return self.table.raw_column(name)[rows], offsets
 
@@ -170,6 +249,7 @@ class ProblemSet:
         if not self.table.has_column("cot_verdicts"):
             raise DataError("CoT-Pass@k needs the `cot_verdicts` column (verifier verdicts per sample)",
                             **self.table.error_location(), field="cot_verdicts")
+        self._require_samples("verdicts_padded()")
         flat, row_offsets = self.table.verdicts()
         rows, offsets = self.rows()
         per_sample = row_offsets[rows + 1] - row_offsets[rows]

@@ -78,6 +78,8 @@ class JsonlReader(_SuffixReader):
             with _open_text(path) as handle:
                 for line in handle:
                     if line.strip():
+                        if line.strip() == "[":  # one indented JSON array (old lm-eval logs), not JSON Lines
+                            return False
                         record = json.loads(line)
                         return not isinstance(record, dict) or "problem_id" in record
         except (OSError, UnicodeDecodeError, ValueError, EOFError):
@@ -224,7 +226,6 @@ class ParquetReader(_SuffixReader):
         source = str(path)
         try:
             import pyarrow as pa
-            import pyarrow.compute as pc
             import pyarrow.parquet as pq
         except ImportError:
             raise DataError("reading Parquet needs pyarrow: pip install pyarrow", source=source) from None
@@ -234,31 +235,67 @@ class ParquetReader(_SuffixReader):
             raise DataError(f"not a readable Parquet file: {exc}", source=source, line=1) from None
         if arrow.num_rows == 0:
             raise DataError("the file is empty: no samples", source=source, line=1)
-        columns: dict[str, Any] = {}
-        for name in arrow.column_names:
-            column = arrow.column(name).combine_chunks()
-            kind = column.type
-            if pa.types.is_dictionary(kind):
-                column = column.cast(kind.value_type)
-                kind = column.type
-            if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-                if name in ("sample_index", "correct", "finished", "output_tokens", "answer_token", "cot_verdicts"):
-                    columns[name] = np.array(column.to_pylist(), dtype=object)
-                    continue
-                encoded = pc.dictionary_encode(column)
-                codes = encoded.indices.to_numpy(zero_copy_only=False)
-                codes = np.where(encoded.is_null().to_numpy(zero_copy_only=False), -1, codes).astype(np.int64)
-                columns[name] = Categorical(codes=codes, categories=encoded.dictionary.to_pylist())
-            elif pa.types.is_boolean(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind):
-                if column.null_count:
-                    values = column.cast(pa.float64()).to_numpy(zero_copy_only=False)  # nulls -> NaN
-                    if pa.types.is_boolean(kind) or pa.types.is_integer(kind):
-                        values = np.where(column.is_null().to_numpy(zero_copy_only=False), np.nan, values)
-                    columns[name] = values
-                else:
-                    columns[name] = column.to_numpy(zero_copy_only=False)
-            else:
-                columns[name] = np.array(column.to_pylist() + [None], dtype=object)[:-1]
+        columns = _arrow_columns(arrow)
         if progress is not None:
             progress(arrow.num_rows)
         return SampleTable.from_columns(columns, source=source)
+
+    @staticmethod
+    def chunks(path: pathlib.Path, extra: dict[str, str] | None = None, batch_rows: int = 1 << 20):
+        """Typed, per-row-checked tables of successive row batches (keys not checked), with the
+        1-based row as the line; ``extra`` adds constant columns (hive partition values)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        source = str(path)
+        try:
+            handle = pq.ParquetFile(path)
+        except (OSError, pa.ArrowException) as exc:
+            raise DataError(f"not a readable Parquet file: {exc}", source=source, line=1) from None
+        if handle.metadata.num_rows == 0:
+            raise DataError("the file is empty: no samples", source=source, line=1)
+        first = 1
+        for batch in handle.iter_batches(batch_size=batch_rows):
+            arrow = pa.Table.from_batches([batch])
+            columns = _arrow_columns(arrow)
+            for name, value in (extra or {}).items():
+                columns[name] = np.full(arrow.num_rows, value, dtype=object)
+            lines = np.arange(first, first + arrow.num_rows, dtype=np.int64)
+            first += arrow.num_rows
+            yield SampleTable._convert_columns(columns, source=source, lines=lines)
+
+
+def _arrow_columns(arrow) -> dict[str, Any]:
+    """Column arrays of an Arrow table for :meth:`SampleTable.from_columns` (strings
+    dictionary-encoded without converting rows to Python; nulls of numbers as NaN)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns: dict[str, Any] = {}
+    for name in arrow.column_names:
+        column = arrow.column(name).combine_chunks()
+        kind = column.type
+        if pa.types.is_dictionary(kind):
+            column = column.cast(kind.value_type)
+            kind = column.type
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            if name in ("sample_index", "correct", "finished", "output_tokens", "answer_token", "cot_verdicts"):
+                columns[name] = np.array(column.to_pylist(), dtype=object)
+                continue
+            encoded = pc.dictionary_encode(column)
+            codes = encoded.indices.to_numpy(zero_copy_only=False)
+            codes = np.where(encoded.is_null().to_numpy(zero_copy_only=False), -1, codes).astype(np.int64)
+            columns[name] = Categorical(codes=codes, categories=encoded.dictionary.to_pylist())
+        elif pa.types.is_boolean(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind):
+            if column.null_count:
+                values = column.cast(pa.float64()).to_numpy(zero_copy_only=False)  # nulls -> NaN
+                if pa.types.is_boolean(kind) or pa.types.is_integer(kind):
+                    values = np.where(column.is_null().to_numpy(zero_copy_only=False), np.nan, values)
+                columns[name] = values
+            else:
+                columns[name] = column.to_numpy(zero_copy_only=False)
+        else:
+            columns[name] = np.array(column.to_pylist() + [None], dtype=object)[:-1]
+    return columns
+
+

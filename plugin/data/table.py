@@ -563,6 +563,35 @@ class SampleTable:
             decoded[name] = values
         return [{name: decoded[name][i] for name in decoded} for i in range(len(self))]
 
+    def with_categorical_columns(self, columns: Mapping[str, Any]) -> "SampleTable":
+        """A copy with nullable string columns replaced or added (``answer``, ``gold``,
+        ``cluster`` or extra columns); the keys and every other column are shared, not copied.
+
+        Raises
+        ------
+        ValueError
+            A column of another length, or a required or non-categorical schema column.
+        """
+        out = SampleTable()
+        for slot in SampleTable.__slots__:
+            setattr(out, slot, getattr(self, slot))
+        out._columns = dict(self._columns)
+        out._categories = dict(self._categories)
+        out._category_arrays = {}
+        extras = list(self.extra_columns)
+        ctx = self._context()
+        for name, values in columns.items():
+            if name in REQUIRED_COLUMNS or (name in SCHEMA_COLUMNS and name not in CATEGORICAL_COLUMNS):
+                raise ValueError(f"column {name!r} is not a nullable string column; it cannot be replaced.")
+            if len(values) != len(self):
+                raise ValueError(f"column {name!r} has {len(values)} values for {len(self)} rows.")
+            if name not in SCHEMA_COLUMNS and name not in extras:
+                _check_extra_name(name, values, ctx)
+                extras.append(name)
+            out._columns[name], out._categories[name] = _to_categorical(values, name, True, ctx)
+        out.extra_columns = tuple(extras)
+        return out
+
     def _require(self, name: str) -> None:
         if name not in self._columns:
             raise KeyError(f"the table has no column '{name}'; columns: {', '.join(self.columns)}")

@@ -20,13 +20,14 @@ from kpass.host.specs import MetricFamily, MetricSpec
 
 __all__ = [
     "ConsAtK", "CoTPassAtK", "FinAtK", "GPassAtK", "MGPassAtK", "PassAtK", "PassHatK",
-    "register_metrics", "register_readers", "register_tokenizers",
+    "register_answer_extractors", "register_metrics", "register_readers", "register_tokenizers",
 ]
 
 
 class PassAtK(MetricFamily):
     """pass@k (Chen et al. 2021): at least one of k samples correct; :func:`kpass.pass_at_k`."""
 
+    statistics = ("counts",)
     symbol = "pass@"
     supports_budget = True
     example = "pass@1,8,64"
@@ -39,6 +40,7 @@ class PassAtK(MetricFamily):
 class PassHatK(MetricFamily):
     """pass^k (Yao et al. 2024): all k samples correct; :func:`kpass.pass_hat_k`."""
 
+    statistics = ("counts",)
     symbol = "pass^"
     supports_budget = True
     example = "pass^4"
@@ -51,6 +53,7 @@ class PassHatK(MetricFamily):
 class GPassAtK(MetricFamily):
     """G-Pass@k_tau (Liu et al. 2024): at least ceil(tau k) of k correct; :func:`kpass.g_pass_at_k`."""
 
+    statistics = ("counts",)
     symbol = "G-Pass@"
     parameter = "tau"
     supports_budget = True
@@ -64,6 +67,7 @@ class GPassAtK(MetricFamily):
 class MGPassAtK(MetricFamily):
     """mG-Pass@k (Liu et al. 2024): G-Pass averaged over tau in [0.5, 1]; :func:`kpass.mg_pass_at_k`."""
 
+    statistics = ("counts",)
     symbol = "mG-Pass@"
     options = {"variant": ("published", "integral")}
     supports_budget = True
@@ -77,6 +81,7 @@ class MGPassAtK(MetricFamily):
 class FinAtK(MetricFamily):
     """fin@k: at least one of k samples finished (within the budget); :func:`kpass.fin_at_k`."""
 
+    statistics = ("counts", "finished")
     symbol = "fin@"
     requires = ("finished",)
     supports_budget = True
@@ -91,6 +96,7 @@ class CoTPassAtK(MetricFamily):
     """CoT-Pass@k (Wen et al. 2025): correct answer and verified chain of thought;
     :func:`kpass.count_cot_correct` then :func:`kpass.cot_pass_at_k`."""
 
+    statistics = ("counts", "cot")
     symbol = "CoT-Pass@"
     options = {"rule": ("any", "majority", "all")}
     requires = ("cot_verdicts",)
@@ -98,9 +104,7 @@ class CoTPassAtK(MetricFamily):
     description = "pass@k counting samples whose answer AND verified chain of thought are correct (Wen et al. 2025)"
 
     def compute(self, problems: ProblemSet, spec: MetricSpec) -> NDArray[np.float64]:
-        verdicts, slots = problems.verdicts_padded()
-        correct, _ = problems.padded("correct", fill=False)
-        d = core.count_cot_correct(correct, verdicts, rule=spec.option("rule"), mask=slots)
+        d = problems.cot_correct(spec.option("rule"))
         return core.cot_pass_at_k(problems.n_samples, d, spec.k)
 
 
@@ -114,6 +118,7 @@ class ConsAtK(MetricFamily):
     or a correct sample with no answer, is a :class:`~kpass.DataError` naming the line.
     """
 
+    statistics = ("answer_classes",)
     symbol = "cons@"
     aliases = ("maj@",)
     options = {"ties": ("fractional", "strict"), "invalid": ("abstain", "vote")}
@@ -122,7 +127,7 @@ class ConsAtK(MetricFamily):
     description = "majority vote of k samples, averaged over all k-subsets (needs `answer`)"
 
     def compute(self, problems: ProblemSet, spec: MetricSpec) -> NDArray[np.float64]:
-        class_counts, n_invalid = answer_class_counts(problems)
+        class_counts, n_invalid = problems.answer_classes()
         return core.cons_at_k(class_counts, spec.k, n_invalid=n_invalid, ties=spec.option("ties"),
                               invalid=spec.option("invalid"))
 
@@ -140,6 +145,7 @@ def answer_class_counts(problems: ProblemSet) -> tuple[NDArray[np.int64], NDArra
             "cons@k needs the `answer` column (the extracted final answer of every sample): binary "
             "correct/incorrect data cannot determine cons@k, because which wrong answers agree decides the vote",
             **problems.table.error_location(), field="answer")
+    _refuse_unknown_extractor(problems)
     answers, offsets = problems.sample_column("answer")
     correct, _ = problems.sample_column("correct")
     n_problems = len(problems)
@@ -150,6 +156,24 @@ def answer_class_counts(problems: ProblemSet) -> tuple[NDArray[np.int64], NDArra
         bad = np.zeros(answers.shape[0], dtype=bool)
         bad[exc.samples] = True
         problems.raise_at(bad, "answer", exc.reason)
+
+
+def _refuse_unknown_extractor(problems: ProblemSet) -> None:
+    """A sample whose task has no known answer extractor (``answer_extractor`` null) cannot vote:
+    its answer would be a raw generation, and raw generations worded differently never agree."""
+    from kpass.host.extractors import ANSWER_EXTRACTOR_OPTIONS, EXTRACTOR_COLUMN
+
+    if not problems.table.has_column(EXTRACTOR_COLUMN):
+        return
+    codes, _ = problems.sample_column(EXTRACTOR_COLUMN)
+    unknown = codes < 0
+    if unknown.any():
+        rows, _ = problems.rows()
+        task = problems.table.column("task")[rows[int(np.flatnonzero(unknown)[0])]]
+        problems.raise_at(unknown, EXTRACTOR_COLUMN,
+                          f"cons@k needs each sample's final answer, and no answer extractor is known for task "
+                          f"{task!r} (a vote over raw generations would be wrong); name one with "
+                          f"{ANSWER_EXTRACTOR_OPTIONS}")
 
 
 _FAMILIES = {
@@ -174,6 +198,13 @@ def register_readers(register):
     register("jsonl", JsonlReader())
     register("csv", CsvReader())
     register("parquet", ParquetReader())
+
+
+@hookimpl
+def register_answer_extractors(register):
+    from kpass.host import extractors
+
+    extractors.register_answer_extractors(register)
 
 
 @hookimpl

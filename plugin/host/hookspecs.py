@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import pluggy
 
-__all__ = ["hookimpl", "hookspec", "register_metrics", "register_readers", "register_tokenizers"]
+__all__ = [
+    "hookimpl", "hookspec", "register_answer_extractors", "register_metrics", "register_readers",
+    "register_tokenizers",
+]
 
 #: The name the built-in plugin (:mod:`kpass.host.builtin`) is registered under.
 BUILTIN_PLUGIN_NAME = "kpass.builtin"
@@ -49,4 +52,16 @@ def register_tokenizers(register):
 
     Call ``register(name, factory)``; ``factory(spec: str)`` returns a tokenizer for the part of a
     tokenizer spec after ``name:`` (used by the token-budget features).
+    """
+
+
+@hookspec
+def register_answer_extractors(register):
+    """Register answer extractors (the answer classes cons@k votes over).
+
+    Call ``register(name, factory)``; ``factory(argument: str | None)`` returns a function
+    ``extract(text: str) -> str | None`` giving the final answer of one generation, normalised
+    the way the task compares answers (None: no extractable answer). ``argument`` is the part of
+    an extractor spec after ``name:`` (``regex:PATTERN``), None without one. Used by
+    ``kpass report --answer-extractor SPEC`` and by adapters (:mod:`kpass.host.extractors`).
     """

@@ -8,17 +8,21 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pluggy
 
 from kpass.data.table import SampleTable
-from kpass.errors import DataError
+from kpass.errors import DataError, UsageError
+from kpass.host.extractors import EXTRACTOR_COLUMN, AnswerExtractor
 from kpass.host.manager import get_registry
 from kpass.host.specs import MetricSpec
 
-__all__ = ["choose_reader", "get_tokenizer", "parse_metric_specs", "read_samples"]
+__all__ = [
+    "apply_answer_extractor", "choose_reader", "get_tokenizer", "parse_metric_specs", "read_samples",
+    "resolve_answer_extractor",
+]
 
 
 def parse_metric_specs(specs: str | Sequence[str], *,
@@ -71,7 +75,8 @@ def choose_reader(path: str | os.PathLike, *, reader: str | None = None,
 
 def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, reader: str | None = None,
                  plugin_manager: pluggy.PluginManager | None = None,
-                 progress: Callable[[str, int], None] | None = None) -> SampleTable:
+                 progress: Callable[[str, int], None] | None = None,
+                 reader_options: Mapping[str, Any] | None = None) -> SampleTable:
     """Read sample files with the registered readers and concatenate them into one table.
 
     Parameters
@@ -84,6 +89,9 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
         Host to take the readers from (default: :func:`kpass.get_plugin_manager`).
     progress : callable ``(path, units_done)``, optional
         Called while reading (the CLI draws a progress bar with it).
+    reader_options : mapping, optional
+        Keyword options handed to every reader whose ``read`` accepts them (e.g. the lm-eval
+        reader's ``include_path``); a reader that takes none of them reads as usual.
 
     Raises
     ------
@@ -114,9 +122,11 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
         else:
             name, chosen = registry.reader_for(path, reader)
         callback = None if progress is None else (lambda units, _path=str(path): progress(_path, units))
+        keywords = {key: value for key, value in (reader_options or {}).items() if _takes_keyword(chosen, key)}
+        if callback is not None and _takes_keyword(chosen, "progress"):
+            keywords["progress"] = callback
         try:
-            table = chosen.read(path, progress=callback) if callback is not None and _takes_progress(chosen) \
-                else chosen.read(path)
+            table = chosen.read(path, **keywords)
         except DataError:
             raise
         except (ValueError, TypeError, KeyError, OSError) as exc:
@@ -127,9 +137,9 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
     return SampleTable.concat(tables)
 
 
-def _takes_progress(reader: Any) -> bool:
+def _takes_keyword(reader: Any, name: str) -> bool:
     try:
-        return "progress" in inspect.signature(reader.read).parameters
+        return name in inspect.signature(reader.read).parameters
     except (TypeError, ValueError):
         return False
 
@@ -144,3 +154,62 @@ def get_tokenizer(spec: str, *, plugin_manager: pluggy.PluginManager | None = No
         that cannot build it (missing file, encoding not installed locally).
     """
     return get_registry(plugin_manager).tokenizer(spec)
+
+
+def resolve_answer_extractor(spec: str, *, plugin_manager: pluggy.PluginManager | None = None) -> AnswerExtractor:
+    """The extractor a spec names (``"boxed"``, ``"regex:PATTERN"``, a plugin's name).
+
+    Raises
+    ------
+    UsageError
+        An unknown name (the message lists the registered ones) or a bad argument.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise UsageError(f"an answer extractor spec is a name or name:argument; got {spec!r}.")
+    name, _, argument = spec.partition(":")
+    name = name.strip()
+    extractors = get_registry(plugin_manager).extractors
+    if name not in extractors:
+        raise UsageError(f"unknown answer extractor {name!r}; registered: {', '.join(sorted(extractors)) or 'none'} "
+                         "(regex takes a pattern: regex:PATTERN).")
+    return AnswerExtractor(spec, extractors[name](argument or None))
+
+
+def apply_answer_extractor(table: SampleTable, spec: str, *,
+                           plugin_manager: pluggy.PluginManager | None = None) -> SampleTable:
+    """Re-extract every sample's ``answer`` from its generation text with the extractor ``spec``.
+
+    The text is ``metadata["output"]`` (the lm-eval reader, ``kpass-lm-eval``'s sample table and
+    the Inspect reader keep it). A sample judged correct gets the ``gold`` answer when the table has
+    one (so spellings the judge accepts form one class, the gold class); the others get the
+    extracted answer, None when nothing is found (it abstains). :data:`EXTRACTOR_COLUMN` is set
+    to ``spec``.
+
+    Raises
+    ------
+    UsageError
+        An unknown extractor or bad argument (:func:`resolve_answer_extractor`).
+    DataError
+        The table keeps no generation text, or a sample has none (named by file and line).
+    """
+    extractor = resolve_answer_extractor(spec, plugin_manager=plugin_manager)
+    if not table.has_column("metadata"):
+        raise DataError(f"--answer-extractor {spec}: the samples keep no generation text (metadata.output) to "
+                        "extract answers from", **table.error_location(), field="metadata")
+    metadata = table.raw_column("metadata")
+    correct = table.raw_column("correct")
+    gold = table.column("gold") if table.has_column("gold") else None
+    cache: dict[str, str | None] = {}
+    answers: list[Any] = []
+    for row, (entry, verdict) in enumerate(zip(metadata.tolist(), correct.tolist(), strict=True)):
+        text = entry.get("output") if isinstance(entry, dict) else None
+        if not isinstance(text, str):
+            raise DataError(f"--answer-extractor {spec}: this sample keeps no generation text (metadata.output)",
+                            **table.error_location(row), field="metadata")
+        if verdict and gold is not None and gold[row] is not None:
+            answers.append(gold[row])
+            continue
+        if text not in cache:
+            cache[text] = extractor.extract(text)
+        answers.append(cache[text])
+    return table.with_categorical_columns({"answer": answers, EXTRACTOR_COLUMN: [spec] * len(table)})

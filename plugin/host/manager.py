@@ -200,17 +200,22 @@ def _reader_checker(name: str, reader: Any, plugin: str) -> None:
             raise TypeError(f"reader '{name}' from plugin '{plugin}' has no callable `{method}`.")
 
 
-def _tokenizer_checker(name: str, factory: Any, plugin: str) -> None:
-    if not callable(factory):
-        raise TypeError(f"tokenizer factory '{name}' from plugin '{plugin}' is not callable.")
+def _factory_checker(kind: str) -> Callable[[str, Any, str], None]:
+    def check(name: str, factory: Any, plugin: str) -> None:
+        if not callable(factory):
+            raise TypeError(f"{kind} factory '{name}' from plugin '{plugin}' is not callable.")
+
+    return check
 
 
 def _build_registry(pm: pluggy.PluginManager) -> Registry:
     owners: dict[tuple[str, str], str] = {}
     metrics = _call_each(pm, "register_metrics", "metric", _metric_checker(owners), owners)
     readers = _call_each(pm, "register_readers", "reader", _reader_checker, owners)
-    tokenizers = _call_each(pm, "register_tokenizers", "tokenizer", _tokenizer_checker, owners)
-    return Registry(metrics=metrics, readers=readers, tokenizers=tokenizers, owners=owners)
+    tokenizers = _call_each(pm, "register_tokenizers", "tokenizer", _factory_checker("tokenizer"), owners)
+    extractors = _call_each(pm, "register_answer_extractors", "extractor", _factory_checker("answer extractor"),
+                            owners)
+    return Registry(metrics=metrics, readers=readers, tokenizers=tokenizers, owners=owners, extractors=extractors)
 
 
 def get_registry(plugin_manager: pluggy.PluginManager | None = None) -> Registry:

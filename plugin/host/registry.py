@@ -25,16 +25,19 @@ class Registry:
 
     Attributes
     ----------
-    metrics, readers, tokenizers : Mapping[str, object]
-        Registered objects by name, in registration order.
+    metrics, readers, tokenizers, extractors : Mapping[str, object]
+        Registered objects by name, in registration order (``extractors``: answer-extractor
+        factories, see :func:`kpass.host.hookspecs.register_answer_extractors`).
     owners : Mapping[tuple[str, str], str]
-        ``(kind, name) -> plugin name`` where kind is ``"metric"``, ``"reader"`` or ``"tokenizer"``.
+        ``(kind, name) -> plugin name`` where kind is ``"metric"``, ``"reader"``, ``"tokenizer"``
+        or ``"extractor"``.
     """
 
     metrics: Mapping[str, Any]
     readers: Mapping[str, Any]
     tokenizers: Mapping[str, Any]
     owners: Mapping[tuple[str, str], str]
+    extractors: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def metric_symbols(self) -> dict[str, str]:
         """Lower-cased spec prefix (symbol or alias) -> registered family name."""

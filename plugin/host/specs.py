@@ -70,6 +70,12 @@ class MetricFamily:
         Sample-table columns needed besides the required ones (``("answer",)`` for cons@k).
     supports_budget : bool
         Whether ``(B=...)`` is meaningful: the host then passes counts truncated at the budget.
+    statistics : tuple of str or None
+        The per-problem statistics ``compute`` reads from its :class:`~kpass.ProblemSet`
+        (``"counts"``: ``n_samples``, ``n_correct``; ``"finished"``: ``n_finished()``;
+        ``"answer_classes"``: ``answer_classes()``; ``"cot"``: ``cot_correct()``), so that
+        DuckDB and Spark can compute them with SQL. ``None`` (the default): the family reads
+        sample-level columns and runs only on the numpy engine.
     example : str
         A valid spec, shown in error messages and ``kpass metrics``.
     description : str
@@ -82,6 +88,7 @@ class MetricFamily:
     options: Mapping[str, tuple[str, ...]] = {}
     requires: tuple[str, ...] = ()
     supports_budget: bool = False
+    statistics: tuple[str, ...] | None = None
     example: str = ""
     description: str = ""
 

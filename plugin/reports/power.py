@@ -16,10 +16,12 @@ from kpass import metrics as core
 
 from kpass.errors import DataError
 from kpass.data.table import SampleTable
+from kpass.reports.report import replaying_violations
 
 __all__ = ["power_inputs_from_table"]
 
 
+@replaying_violations
 def power_inputs_from_table(table: SampleTable, *, model: str, baseline: str, task: str | None = None):
     """Pilot inputs of the power formula for ``model`` (A) against ``baseline`` (B).
 

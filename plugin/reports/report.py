@@ -23,6 +23,7 @@ from kpass import metrics as core
 
 from kpass.errors import DataError, MetricSpecError, UsageError
 from kpass.data.problems import ProblemSet
+from kpass.data.reduction import ProblemStatistics, Violation, raise_violation
 from kpass.host.lookups import parse_metric_specs
 from kpass.host.specs import MetricSpec
 from kpass.data.table import SampleTable
@@ -343,6 +344,8 @@ def problem_attribute(table: SampleTable, field: str, purpose: str, *, allow_nul
     if not table.is_categorical(field):
         raise DataError(f"{purpose} needs a categorical (string) field; '{field}' is not one",
                         **table.error_location(), field=field)
+    if isinstance(table, ProblemStatistics):  # the engine checked the rules below with SQL
+        return table.check_field(field, allow_null=allow_null)
     codes = table.codes(field).astype(np.int64)[index.order]
     starts = index.starts
     low = np.minimum.reduceat(codes, starts)
@@ -513,11 +516,16 @@ def _mixed_n_notes(table: SampleTable, groups: list[Group], group_of_problem: ND
 
 
 def _table_notes(table: SampleTable) -> list[str]:
-    """The reader's notes on the table (:attr:`SampleTable.notes`), then the host's."""
+    """The reader's notes on the table (:attr:`SampleTable.notes`), then the host's (extra columns
+    kpass does not interpret; the seed trap, :func:`kpass.reports.sample_checks.identical_samples_notes`)."""
+    from kpass.host.extractors import EXTRACTOR_COLUMN
+    from kpass.reports.sample_checks import PIPELINE_OF_COLUMN, identical_samples_notes
+
     notes = list(table.notes)
-    if table.extra_columns:
-        notes.append(f"columns outside the schema kept as metadata (not interpreted): {', '.join(table.extra_columns)}")
-    return notes
+    uninterpreted = [name for name in table.extra_columns if name not in (EXTRACTOR_COLUMN, PIPELINE_OF_COLUMN)]
+    if uninterpreted:
+        notes.append(f"columns outside the schema kept as metadata (not interpreted): {', '.join(uninterpreted)}")
+    return notes + identical_samples_notes(table)
 
 
 def _nan_to_none(value: float) -> float | None:
@@ -527,6 +535,25 @@ def _nan_to_none(value: float) -> float | None:
 # ----------------------------------------------------------------------------------------------
 
 
+def replaying_violations(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``function(table, ...)``; when an engine's statistics show a broken rule
+    (:class:`~kpass.data.reduction.Violation`), raise the numpy path's error for it
+    (:func:`~kpass.data.reduction.raise_violation`: the offending rows read again, ``function``
+    run on them)."""
+
+    @functools.wraps(function)
+    def run(table: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(table, *args, **kwargs)
+        except Violation as violation:
+            if not isinstance(table, ProblemStatistics):
+                raise
+            raise_violation(violation, table, lambda samples: function(samples, *args, **kwargs))
+
+    return run
+
+
+@replaying_violations
 def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[MetricSpec], *,
                    by: Sequence[str] = ("model", "task"), cluster_by: str | None = None,
                    method: str | None = None, confidence_level: float = 0.95, seed: Any = DEFAULT_SEED,
@@ -577,8 +604,8 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
         problem (or a null cluster), a metric that no problem has enough samples for (k larger
         than every n), or data a metric cannot use (naming file, line and field).
     """
-    if not isinstance(table, SampleTable):
-        raise TypeError(f"`table` must be a kpass.SampleTable; got {type(table).__name__}.")
+    if not isinstance(table, (SampleTable, ProblemStatistics)):
+        raise TypeError(f"`table` must be a kpass.SampleTable or kpass.ProblemStatistics; got {type(table).__name__}.")
     specs = _resolve_specs(metrics, plugin_manager)
     by = tuple(by)
     options = interval_options(method=method, confidence_level=confidence_level, seed=seed,
@@ -593,6 +620,9 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
     check_one_model_per_group(table, group_of_problem, groups, by)
     clusters = None if cluster_by is None else problem_attribute(table, cluster_by, "--cluster-by")
     with_task = "task" not in by
+    from kpass.reports.sample_checks import pooled_pipeline_rows
+
+    keep, pooled_notes = pooled_pipeline_rows(table, by)
     rows: list[ReportRow] = []
     exclusions: list[Exclusion] = []
     per_problem = {}
@@ -603,6 +633,8 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
     warning_notes: list[str] = []
     for g, group in enumerate(groups):
         problems = order[boundaries[g]:boundaries[g + 1]]
+        if keep is not None:  # pooled over tasks: each document once, through its task's first pipeline
+            problems = problems[keep[problems]]
         labels = _problem_labels(table, problems, with_task)
         label = " / ".join(value for _, value in group)
         for spec in specs:
@@ -635,10 +667,11 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
             done += 1
             if progress is not None:
                 progress(done, total)
-    notes = _table_notes(table) + _mixed_n_notes(table, groups, group_of_problem) + warning_notes
+    notes = _table_notes(table) + pooled_notes + _mixed_n_notes(table, groups, group_of_problem) + warning_notes
     return Report(rows, exclusions, notes, specs, by, cluster_by, options["confidence_level"], per_problem)
 
 
+@replaying_violations
 def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequence[MetricSpec], *,
                        baseline: str, models: Sequence[str] | None = None, by: Sequence[str] = ("task",),
                        cluster_by: str | None = None, method: str | None = None, confidence_level: float = 0.95,
@@ -681,8 +714,8 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
         As :func:`compute_report`; problems present for one model only (without ``intersect``);
         a metric no problem can be compared on (k larger than every n of a model).
     """
-    if not isinstance(table, SampleTable):
-        raise TypeError(f"`table` must be a kpass.SampleTable; got {type(table).__name__}.")
+    if not isinstance(table, (SampleTable, ProblemStatistics)):
+        raise TypeError(f"`table` must be a kpass.SampleTable or kpass.ProblemStatistics; got {type(table).__name__}.")
     specs = _resolve_specs(metrics, plugin_manager)
     by = tuple(field for field in by if field != "model")
     options = interval_options(method=method, confidence_level=confidence_level, seed=seed,

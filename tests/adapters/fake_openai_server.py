@@ -14,7 +14,14 @@ model would, with behaviour that is fixed per problem and per request seed:
 * a prompt containing ``"Think step by step."`` (:data:`STEP_MARKER`) gets, in a sampled answer, 0 to
   :data:`MAX_STEPS` ``" Step."`` sentences before ``" The answer is ..."`` (drawn after the answer,
   so every other prompt gets exactly the text it got before): answers then end at different token
-  positions, for token-budget tests.
+  positions, for token-budget tests;
+* a prompt containing ``"\\boxed{}"`` (:data:`BOXED_MARKER`, as in "Put the final answer in \\boxed{}.")
+  gets its answer in one of :data:`BOXED_WORDINGS` (drawn last): the value inside ``\\boxed{}`` and
+  after "Final Answer: The final answer is" (the forms aime's and minerva_math's scoring read),
+  worded differently around it (``$\\boxed{7}$``, ``\\boxed{ 7 }``, ``$x = \\boxed{7}$``), so a vote
+  over raw generations never agrees while a vote over the normalised answers does;
+* an answer of four digits or more is written with a thousands separator now and then
+  (``1,545``; drawn last), as gsm8k's ``exact_match`` options (``regexes_to_ignore: [","]``) accept.
 
 Endpoints: ``POST /v1/completions`` (``prompt`` a string or a list of strings; one seed for the
 whole batch, as in the OpenAI API) and ``POST /v1/chat/completions`` (the last user message is the
@@ -44,6 +51,13 @@ WRONG_OFFSETS = (-10, -2, -1, 1, 2, 10)
 NO_ANSWER_PROBABILITY = 0.1
 STEP_MARKER = "Think step by step."
 MAX_STEPS = 5
+BOXED_MARKER = "\\boxed{}"
+BOXED_WORDINGS = (
+    " So the answer is $\\boxed{{{a}}}$.\nFinal Answer: The final answer is ${a}$. I hope it is correct.",
+    " We get \\boxed{{ {a} }}.\nFinal Answer: The final answer is {a}. I hope it is correct.",
+    " Thus $x = \\boxed{{{a}}}$.\nFinal Answer: The final answer is $x = {a}$. I hope it is correct.",
+)
+THOUSANDS_PROBABILITY = 0.5
 
 
 def problem_accuracy(question: str) -> float:
@@ -76,13 +90,18 @@ def generate(prompt: str, *, seed: int | None, temperature: float, unseeded: ran
     accuracy = problem_accuracy(question)
     if temperature <= 0:
         answer = truth if accuracy >= 0.5 else truth + WRONG_OFFSETS[0]
+        if BOXED_MARKER in prompt:
+            return " Let me compute." + BOXED_WORDINGS[0].format(a=answer)
         return f" Let me compute. The answer is {answer}."
     rng = random.Random(f"{question}|{seed}") if seed is not None else unseeded
     if rng.random() < NO_ANSWER_PROBABILITY:
         return " Let me think about it."
     answer = truth if rng.random() < accuracy else truth + rng.choice(WRONG_OFFSETS)
     steps = " Step." * rng.randrange(MAX_STEPS + 1) if STEP_MARKER in prompt else ""
-    return f" Let me compute.{steps} The answer is {answer}."
+    if BOXED_MARKER in prompt:
+        return f" Let me compute.{steps}" + rng.choice(BOXED_WORDINGS).format(a=answer)
+    written = f"{answer:,}" if abs(answer) >= 1000 and rng.random() < THOUSANDS_PROBABILITY else str(answer)
+    return f" Let me compute.{steps} The answer is {written}."
 
 
 class FakeOpenAIServer:

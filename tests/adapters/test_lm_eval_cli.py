@@ -117,14 +117,15 @@ def test_lm_eval_sends_one_seed_for_all_repeats_without_kpass(server):
     assert len(set(texts)) == 1  # the trap: 4 "samples", one generation
 
 
-def test_repeat_r_is_sent_with_seed_plus_r(server):
+def test_repeat_r_is_sent_with_a_seed_from_a_seed_sequence(server):
     model = _model(server)
     cli._vary_api_seeds(model)
     cli._vary_api_seeds(model)  # idempotent
     request = _instance("What is 5 - 38?", 0, 6)
     before = len(server.requests)
     texts = model.generate_until([request] * 6, disable_tqdm=True)
-    assert sorted(r["seed"] for r in server.requests[before:]) == [1234, 1235, 1236, 1237, 1238, 1239]
+    assert [r["seed"] for r in server.requests[before:]] == [cli.repeat_seed(1234, "arith", r) for r in range(6)]
+    assert server.requests[before]["seed"] == 1234  # repeat 0 keeps lm-eval's seed
     assert len(set(texts)) > 1
     assert request.args[1] == SAMPLING  # the task's instance is untouched
     # the same seeds again give the same samples (reproducible), in the order of the repeats
@@ -140,7 +141,7 @@ def test_batches_never_mix_repeats_so_one_seed_per_batch_is_right(server):
     before = len(server.requests)
     model.generate_until([requests[0]] * 3 + [requests[1]] * 3, disable_tqdm=True)
     sent = server.requests[before:]
-    assert sorted(r["seed"] for r in sent) == [1234, 1235, 1236]
+    assert sorted(r["seed"] for r in sent) == sorted(cli.repeat_seed(1234, "arith", r) for r in range(3))
     assert all(len(r["prompts"]) == 2 and len(set(r["prompts"])) == 2 for r in sent)
 
 
@@ -151,15 +152,26 @@ def test_a_seed_in_the_task_gen_kwargs_is_varied_too(server):
     request.arguments[1]["seed"] = 7
     before = len(server.requests)
     model.generate_until([request] * 3, disable_tqdm=True)
-    assert [r["seed"] for r in server.requests[before:]] == [7, 8, 9]
+    assert [r["seed"] for r in server.requests[before:]] == [7, cli.repeat_seed(7, "arith", 1),
+                                                              cli.repeat_seed(7, "arith", 2)]
+
+
+def test_repeat_seeds_of_runs_with_different_seeds_do_not_overlap():
+    """``seed + r`` made runs with seeds 7 and 8 share 7 of 8 samples on every problem."""
+    seven = {cli.repeat_seed(7, "arith", r) for r in range(64)}
+    eight = {cli.repeat_seed(8, "arith", r) for r in range(64)}
+    assert len(seven) == len(eight) == 64 and seven & eight == set()
+    assert {cli.repeat_seed(7, "other", r) for r in range(1, 64)} & seven == set()
+    assert all(0 <= seed < 2**31 for seed in seven | eight)
 
 
 # ------------------------------------------------------------------------------------ guards
 
 
-def _task(repeats=1, do_sample=False, filters=None):
+def _task(repeats=1, do_sample=False, filters=None, filter_list=None, process_results=None):
     config = SimpleNamespace(repeats=repeats, generation_kwargs={"do_sample": do_sample, "temperature": 0.0},
-                             filter_list=None)
+                             filter_list=filter_list, process_results=process_results,
+                             metric_list=[{"metric": "exact_match", "ignore_case": True}])
 
     def set_config(key, value):
         setattr(config, key, value)
@@ -255,3 +267,72 @@ def test_kpass_files_are_written_through_a_unique_temporary_file(tmp_path):
     assert kpass.read_samples([written[1]]).to_records() == table.to_records()
     assert (model_dir / "kpass_samples_2025-01-01T00-00-00.0.jsonl.tmp").read_text() == "another writer's data"
     assert sorted(p.name for p in model_dir.iterdir() if p.name.startswith(".kpass-")) == []  # no leftovers
+
+
+REGEX_STEP = {"function": "regex", "regex_pattern": r"The answer is (\-?[0-9]+)"}
+PIPELINES = [{"name": "strict-match", "filter": [REGEX_STEP, {"function": "take_first"}]},
+             {"name": "flexible-extract", "filter": [{"function": "regex", "regex_pattern": r"(-?[0-9]+)",
+                                                     "group_select": -1}, {"function": "take_first"}]}]
+
+
+@pytest.mark.parametrize("options, specs, message", [
+    ({"filters": ["nope"]}, "pass@1", r"--kpass-filter nope: no task of this run has that pipeline"),
+    ({"filters": ["gen:nope"]}, "pass@1", r"--kpass-filter gen:nope: task gen has pipelines \['strict-match', "),
+    ({"filters": ["other:strict-match"]}, "pass@1", r"--kpass-filter other:strict-match: no generation task 'other'"),
+    ({"filters": ["strict-match"]}, "pass@1", r"task raw has none of them .*name its own with raw:PIPELINE"),
+    ({"metric": "f1"}, "pass@1", r"--kpass-metric f1: task gen scores with \['exact_match'\]"),
+    ({"samples": 4}, "pass@1,8", r"--kpass-samples 4 is fewer than pass@8 needs \(8 per problem\)"),
+    ({}, "cons@4", r"cons@4 vote over each sample's final answer, and no answer extractor is known for task raw "
+                   r"\(pipeline none: raw generations\); name one with --kpass-answer"),
+])
+def test_flags_are_checked_before_the_first_request(server, options, specs, message):
+    tasks = {"gen": _task(filter_list=PIPELINES), "raw": _task()}
+    before = len(server.requests)
+    with pytest.raises(cli.KpassUsageError, match=message):
+        cli._prepare(_state(specs, **options), _model(server), {"tasks": tasks}, None)
+    assert len(server.requests) == before and tasks["gen"].config.repeats == 1
+
+
+def test_per_task_filters_answer_extractors_and_the_moved_maj_note(server):
+    from kpass import resolve_answer_extractor
+
+    sc = _task(repeats=4, do_sample=True, filter_list=[
+        {"name": "score-first", "filter": [REGEX_STEP, {"function": "take_first"}]},
+        {"name": "maj@4", "filter": [REGEX_STEP, {"function": "majority_vote"}, {"function": "take_first"}]}])
+    tasks = {"gen": _task(filter_list=PIPELINES), "raw": _task(), "sc": sc}
+    state = _state("pass@1 cons@4", filters=["gen:flexible-extract", "raw:none", "sc:score-first", "sc:maj@4"])
+    state.answer = resolve_answer_extractor("regex:(-?[0-9]+)")
+    cli._prepare(state, _model(server), {"tasks": tasks}, None)
+    runs = {run.name: run for run in state.tasks}
+    assert [p.name for p in runs["gen"].pipelines] == ["flexible-extract"]
+    assert [p.name for p in runs["sc"].pipelines] == ["score-first"]  # maj@4 is score-first without selection
+    assert runs["raw"].extractors["none"][0] == "regex:(-?[0-9]+)"
+    assert any("pipelines maj@4 score every sample as 'score-first'" in w for w in state.warnings)
+    assert any("lm-eval's own numbers for task sc (pipelines maj@4: majority_vote over its 4 repeats)" in w
+               for w in state.warnings)
+    # without --kpass-answer, a regex pipeline votes over its own normalised answers
+    state = _state("cons@4")
+    cli._prepare(state, _model(server), {"tasks": {"gen": _task(filter_list=PIPELINES)}}, None)
+    assert state.tasks[0].extractors["strict-match"][0] == "filter:strict-match+exact_match"
+    assert state.tasks[0].extractors["strict-match"][1](" The answer is 7.", "AbC") == "abc"  # ignore_case
+
+
+def test_group_rows_pool_subtasks_with_the_subtask_as_cluster():
+    from kpass.adapters.lm_eval_samples import sample_columns, sample_pipelines
+
+    (pipeline,) = sample_pipelines(None)
+    tables = []
+    for name, verdicts in (("a", [[True, False], [True, True]]), ("b", [[False, False], [True, False]]),
+                           ("c", [[True, True]])):
+        columns, _ = sample_columns(model="m", task=name, pipeline=pipeline, doc_ids=list(range(len(verdicts))),
+                                    docs=[{}] * len(verdicts), targets=["x"] * len(verdicts),
+                                    answers=[["x", "y"]] * len(verdicts), verdicts=verdicts, doc_fields=False)
+        tables.append(kpass.SampleTable.from_columns(columns, source=name))
+    state = _state("pass@1")
+    state.groups = {"grp": ["a", "b", "c"], "other": ["zzz"]}
+    report = cli._with_group_rows(state, kpass.compute_report(kpass.SampleTable.concat(tables), "pass@1", seed=0),
+                                  tables)
+    row = report.row("pass@1", task="grp")
+    assert row.n_problems == 5 and row.n_clusters == 3
+    assert row.estimate == pytest.approx((0.5 + 1 + 0 + 0.5 + 1) / 5)
+    assert any("group grp: problems of a, b, c pooled, each subtask one cluster" in note for note in report.notes)

@@ -14,7 +14,6 @@ same at temperature 0) and ``arith_kpass_metrics`` (``repeats: 8`` and kpass met
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
@@ -22,7 +21,6 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -41,42 +39,12 @@ LM_EVAL_SEED = 1234  # TemplateAPI's default request seed
 ANSWER = re.compile(r"The answer is (\-?[0-9]+)")
 
 
-def _load_fake_server():
-    spec = importlib.util.spec_from_file_location("kpass_tests_fake_openai_server", HERE / "fake_openai_server.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-fake_server = _load_fake_server()
-
-
-@dataclass
-class Run:
-    returncode: int
-    stdout: str
-    stderr: str
-    output: Path
-    requests: list
-
-    @property
-    def model_dir(self) -> Path:
-        return self.output / "fake"
-
-    def results(self) -> dict:
-        (path,) = self.model_dir.glob("results_*.json")
-        return json.loads(path.read_text())
-
-    def samples(self, task: str) -> list[dict]:
-        (path,) = self.model_dir.glob(f"samples_{task}_*.jsonl")
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def _console_script(name: str) -> str:
-    path = Path(sys.executable).parent / name
-    assert path.exists(), f"console script {name} is not installed next to {sys.executable}"
-    return str(path)
+if str(HERE) not in sys.path:  # the shared helpers of the end-to-end modules (tests/ is not a package)
+    sys.path.insert(0, str(HERE))
+import lm_eval_runs as runs_module  # noqa: E402
+fake_server = runs_module.load_fake_server()
+Run = runs_module.Run
+_console_script = runs_module.console_script
 
 
 @pytest.fixture(scope="module")
@@ -144,13 +112,23 @@ def test_k_samples_differ_because_the_seed_varies_per_repeat(plain_run, kpass_ru
     assert len(first_pipeline) == N_PROBLEMS
     assert all(len(s["resps"][0]) == K for s in first_pipeline)
     assert _identical_share(samples) < 0.5
-    # the server saw seed 1234 + r for repeat r of every prompt (sampled tasks), one seed in the plain run
+    # the server saw repeat r of every prompt with its own seed (repeat 0: lm-eval's), one seed in the plain run
+    from kpass.adapters.lm_eval_cli import repeat_seed
+
     kpass_seeds = {frozenset(seeds) for seeds in _prompt_seeds(kpass_run).values()}
-    assert frozenset(range(LM_EVAL_SEED, LM_EVAL_SEED + K)) in kpass_seeds
+    tasks = ("arith_gen", "arith_greedy", "arith_kpass_metrics")  # the three tasks send the same prompts
+    per_task = {task: frozenset(repeat_seed(LM_EVAL_SEED, task, r) for r in range(K)) for task in tasks}
+    assert all(len(seeds) == K for seeds in per_task.values())
+    assert per_task["arith_gen"] & per_task["arith_greedy"] == {LM_EVAL_SEED}
+    every = frozenset().union(*per_task.values())
+    assert all(per_task["arith_gen"] <= seeds <= every for seeds in kpass_seeds)
     assert {frozenset(seeds) for seeds in _prompt_seeds(plain_run).values()} == {frozenset({LM_EVAL_SEED})}
     # the trap kpass removes: a task with `repeats: 8` under plain lm_eval gets 8 copies of one sample
     assert _identical_share(plain_run.samples("arith_kpass_metrics")) == 1.0
     assert _identical_share(kpass_run.samples("arith_kpass_metrics")) < 0.5
+    # ... and the task's own kpass metrics say so in lm-eval's results (the seed trap under plain lm_eval)
+    assert plain_run.results()["results"]["arith_kpass_metrics"]["kpass_identical_samples,all"] > 0.5
+    assert kpass_run.results()["results"]["arith_kpass_metrics"]["kpass_identical_samples,all"] < 0.5
 
 
 def _flag_rows(run: Run) -> dict[tuple[str, str], dict]:

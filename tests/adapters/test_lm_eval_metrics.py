@@ -48,7 +48,7 @@ def test_importing_registers_metrics_aggregation_and_filter():
 
 def test_one_document_gives_one_record_per_canonical_metric():
     out = m.kpass(references=["33"], predictions=[PROBLEMS[0][1]], metrics="pass@1,8 maj@4 g-pass@8_0.5")
-    assert list(out) == ["pass@1", "pass@8", "cons@4", "G-Pass@8_0.5"]
+    assert list(out) == ["kpass_identical_samples", "pass@1", "pass@8", "cons@4", "G-Pass@8_0.5"]
     record = out["cons@4"]
     assert record["metric"] == "cons@4"
     samples = record["kpass_samples"]
@@ -57,15 +57,20 @@ def test_one_document_gives_one_record_per_canonical_metric():
     assert samples["gold"] == "33" and samples["cluster"] is None
 
 
+def _specs_of(out):
+    return [name for name in out if name != m.IDENTICAL_METRIC]
+
+
 def test_named_functions_build_their_specs():
     predictions = [PROBLEMS[0][1]]
-    assert list(m.kpass_pass_at_k(references=["33"], predictions=predictions, k=[1, 8])) == ["pass@1", "pass@8"]
-    assert list(m.kpass_pass_hat_k(references=["33"], predictions=predictions, k=2)) == ["pass^2"]
-    assert list(m.kpass_cons_at_k(references=["33"], predictions=predictions, k=[4])) == ["cons@4"]
-    assert list(m.kpass_g_pass_at_k(references=["33"], predictions=predictions, k=8, tau=[0.5, 1.0])) == [
+    assert list(m.kpass_pass_at_k(references=["33"], predictions=predictions, k=1))[0] == m.IDENTICAL_METRIC
+    assert _specs_of(m.kpass_pass_at_k(references=["33"], predictions=predictions, k=[1, 8])) == ["pass@1", "pass@8"]
+    assert _specs_of(m.kpass_pass_hat_k(references=["33"], predictions=predictions, k=2)) == ["pass^2"]
+    assert _specs_of(m.kpass_cons_at_k(references=["33"], predictions=predictions, k=[4])) == ["cons@4"]
+    assert _specs_of(m.kpass_g_pass_at_k(references=["33"], predictions=predictions, k=8, tau=[0.5, 1.0])) == [
         "G-Pass@8_0.5", "G-Pass@8_1.0"]
-    assert list(m.kpass_mg_pass_at_k(references=["33"], predictions=predictions, k=8)) == ["mG-Pass@8"]
-    assert list(m.kpass(references=["33"], predictions=predictions, k=[2])) == ["pass@2"]
+    assert _specs_of(m.kpass_mg_pass_at_k(references=["33"], predictions=predictions, k=8)) == ["mG-Pass@8"]
+    assert _specs_of(m.kpass(references=["33"], predictions=predictions, k=[2])) == ["pass@2"]
     with pytest.raises(ValueError, match="`k` is required"):
         m.kpass_pass_at_k(references=["33"], predictions=predictions)
 
@@ -135,7 +140,8 @@ def test_documents_with_too_few_answers_are_counted_named_and_reported(caplog):
     # third out, says so in the log and gives lm-eval one more metric, pass@4_excluded
     outputs = [m.kpass(references=[gold], predictions=[answers], metrics="pass@1,4")
                for gold, answers in [("33", PROBLEMS[0][1]), ("22", PROBLEMS[1][1]), ("75", ["75", "1"])]]
-    assert [sorted(out) for out in outputs] == [["pass@1", "pass@4"]] * 2 + [["pass@1", "pass@4", "pass@4_excluded"]]
+    assert [sorted(_specs_of(out)) for out in outputs] == [["pass@1", "pass@4"]] * 2 + [
+        ["pass@1", "pass@4", "pass@4_excluded"]]
     items = [out["pass@4"] for out in outputs]
     with caplog.at_level(logging.WARNING, logger="kpass.adapters.lm_eval_metrics"):
         value = m.kpass_aggregation(items)
@@ -180,3 +186,18 @@ def test_kpass_cluster_filter_tags_every_document():
         m.KpassClusterFilter(field="passage").apply([["1"]], [{"topic": "a"}])
     with pytest.raises(ValueError, match="filter kpass_cluster needs `field:`"):
         m.KpassClusterFilter()
+
+
+def test_identical_answers_are_counted_in_lm_eval_results_and_warned(caplog):
+    """The seed trap in a YAML's kpass metrics: the share of documents with K identical answers."""
+    items = []
+    for gold, answers, _ in PROBLEMS:
+        items.append(m.kpass(references=[gold], predictions=[answers], metrics="pass@8")[m.IDENTICAL_METRIC])
+    with caplog.at_level(logging.WARNING):
+        assert m.kpass_aggregation(items) == 0.5  # "22" x8 and "34" x8
+    assert "got K identical answers" not in caplog.text  # half is not most
+    trap = [m.kpass(references=["1"], predictions=[["7"] * 8], metrics="pass@8")[m.IDENTICAL_METRIC]] * 3
+    with caplog.at_level(logging.WARNING):
+        assert m.kpass_aggregation(trap + items[:1]) == 0.75
+    assert "3 of 4 documents got K identical answers" in caplog.text
+    assert math.isnan(m.kpass_stderr(trap))

@@ -20,6 +20,7 @@ from kpass.adapters.lm_eval_reader import LmEvalSamplesReader, read_lm_eval_outp
 
 DATE = "2026-11-29T11-21-55.902322"
 REGEX = {"function": "regex", "regex_pattern": r"The answer is (\-?[0-9]+)"}
+LOOSE_REGEX = {"function": "regex", "regex_pattern": r"answer is (\-?[0-9]+)"}  # another extraction: another pipeline
 CONFIG = {
     "task": "arith",
     "output_type": "generate_until",
@@ -27,7 +28,8 @@ CONFIG = {
     "metric_list": [{"metric": "exact_match", "aggregation": "mean", "higher_is_better": True,
                      "ignore_case": True}],
     "filter_list": [{"name": "strict-match", "filter": [REGEX, {"function": "take_first"}]},
-                    {"name": "maj@4", "filter": [REGEX, {"function": "majority_vote"}, {"function": "take_first"}]}],
+                    {"name": "maj@4", "filter": [LOOSE_REGEX, {"function": "majority_vote"},
+                                                 {"function": "take_first"}]}],
 }
 DOCS = [  # (doc, target, K generations)
     ({"id": "q0", "topic": "add"}, "33", [" The answer is 33.", " The answer is 32.", " Hmm.", " The answer is 33."]),
@@ -251,7 +253,7 @@ def test_a_task_scored_only_by_kpass_metrics_is_judged_like_them(tmp_path):
 
 
 def test_not_lm_eval_output(tmp_path):
-    with pytest.raises(kpass.DataError, match="no lm-eval results_\\*.json file in this directory"):
+    with pytest.raises(kpass.DataError, match=r"no lm-eval results file \(results_<date>.json or <name>_<date>.json\) in this directory"):
         read_lm_eval_output(tmp_path)
     other = tmp_path / "x.csv"
     other.write_text("a,b\n")
@@ -259,7 +261,7 @@ def test_not_lm_eval_output(tmp_path):
         read_lm_eval_output(other)
     lonely = tmp_path / f"samples_t_{DATE}.jsonl"
     lonely.write_text("{}\n")
-    with pytest.raises(kpass.DataError, match=f"the results file of this run \\(results_{DATE}.json\\) is missing"):
+    with pytest.raises(kpass.DataError, match=f"the results file of this run \\(results_{DATE}.json, or <name>_{DATE}.json\\) is missing"):
         read_lm_eval_output(lonely)
 
 
@@ -281,3 +283,180 @@ def test_plugin_modules_import_without_lm_eval():
     completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "ok"
+
+
+# ---------------------------------------------------------------------------------------------- layouts
+
+
+def _records(table):
+    return [{k: v for k, v in r.items()} for r in table.to_records()]
+
+
+def test_output_path_json_layout_reads(tmp_path):
+    """``--output_path results/run.json``: lm-eval writes ``run_<date>.json`` beside the samples files
+    (``EvaluationTracker.save_results_aggregated``; the real CLI run is in test_lm_eval_reasoning)."""
+    model_dir = write_run(tmp_path)
+    expected = _records(read_lm_eval_output(tmp_path))
+    (model_dir / f"results_{DATE}.json").rename(model_dir / f"run_{DATE}.json")
+    reader = LmEvalSamplesReader()
+    assert reader.can_read(model_dir / f"run_{DATE}.json") and reader.can_read(tmp_path)
+    for path in (tmp_path, model_dir / f"run_{DATE}.json", model_dir / f"samples_arith_{DATE}.jsonl"):
+        assert _records(read_lm_eval_output(path)) == expected
+    assert kpass.choose_reader(model_dir / f"run_{DATE}.json")[0] == "lm_eval"
+
+
+def test_lm_eval_0_4_0_samples_json_and_pre_0_4_greedy_until(tmp_path):
+    """0.4.0-0.4.2 wrote ``samples_<task>_<date>.json`` (one indented JSON array); before 0.4.0 the
+    generation type was ``greedy_until``, and its ``.jsonl`` samples (an indented array too) are not
+    claimed by kpass's JSON Lines reader."""
+    model_dir = write_run(tmp_path)
+    expected = _records(read_lm_eval_output(tmp_path))
+    samples = model_dir / f"samples_arith_{DATE}.jsonl"
+    records = [json.loads(line) for line in samples.read_text().splitlines()]
+    samples.unlink()
+    old = model_dir / f"samples_arith_{DATE}.json"
+    old.write_text(json.dumps(records, indent=2))
+    assert LmEvalSamplesReader().can_read(old)
+    assert _records(read_lm_eval_output(tmp_path)) == expected
+    assert _records(read_lm_eval_output(old)) == expected
+
+    legacy = tmp_path / "legacy"
+    legacy_dir = write_run(legacy, {"arith": ({**CONFIG, "output_type": "greedy_until"}, DOCS)})
+    legacy_samples = legacy_dir / f"samples_arith_{DATE}.jsonl"
+    legacy_samples.write_text(json.dumps([json.loads(line) for line in legacy_samples.read_text().splitlines()],
+                                         indent=2))
+    assert kpass.choose_reader(legacy_samples)[0] == "lm_eval"
+    assert _records(kpass.read_samples(legacy)) == expected
+    assert _records(kpass.read_samples(legacy_samples)) == expected
+
+
+def test_a_directory_with_an_incomplete_run_reads_the_complete_ones(tmp_path):
+    write_run(tmp_path, model="done")
+    broken = write_run(tmp_path, model="cut", date="2026-11-30T00-00-00.000001")
+    (broken / "samples_arith_2026-11-30T00-00-00.000001.jsonl").unlink()
+    orphan = tmp_path / "crashed" / "samples_arith_2026-11-28T00-00-00.1.jsonl"
+    orphan.parent.mkdir()
+    orphan.write_text((tmp_path / "done" / f"samples_arith_{DATE}.jsonl").read_text())
+    with pytest.warns(UserWarning, match="incomplete lm-eval run left out"):
+        table = read_lm_eval_output(tmp_path)
+    assert table.categories("model") == ["done"]
+    assert any("results_2026-11-30T00-00-00.000001.json: incomplete lm-eval run left out" in note
+               and "samples_arith_2026-11-30T00-00-00.000001.jsonl of task 'arith' is missing" in note
+               for note in table.notes)
+    assert any(str(orphan) in note and "without their run's results file" in note for note in table.notes)
+    # a truncated samples file is an incomplete run too; alone it is the error it was
+    (broken / "samples_arith_2026-11-30T00-00-00.000001.jsonl").write_text('{"doc_id": 0, "doc"')
+    with pytest.warns(UserWarning):
+        assert read_lm_eval_output(tmp_path).categories("model") == ["done"]
+    with pytest.raises(kpass.DataError, match="invalid or truncated JSON line"):
+        read_lm_eval_output(broken / "results_2026-11-30T00-00-00.000001.json")
+
+
+def test_fewer_documents_than_the_results_file_counts_get_a_note(tmp_path):
+    model_dir = write_run(tmp_path)
+    results_path = model_dir / f"results_{DATE}.json"
+    results = json.loads(results_path.read_text())
+    results["n-samples"] = {"arith": {"original": 100, "effective": 100}}
+    results_path.write_text(json.dumps(results))
+    table = read_lm_eval_output(tmp_path)
+    (note,) = [note for note in table.notes if "n-samples" in note]
+    assert "holds 3 of the 100 documents" in note and "task 'arith'" in note
+    assert note in kpass.compute_report(table, "pass@1", seed=0).notes
+
+
+def test_identical_pipelines_are_one_task_and_pooled_rows_count_documents_once(tmp_path):
+    """gsm8k_cot_self_consistency's three pipelines are one once take_first/majority_vote/take_first_k go."""
+    three = {**CONFIG, "filter_list": [
+        {"name": "score-first", "filter": [REGEX, {"function": "take_first"}]},
+        {"name": "maj@64", "filter": [REGEX, {"function": "majority_vote"}, {"function": "take_first"}]},
+        {"name": "maj@8", "filter": [{"function": "take_first_k", "k": 8}, REGEX, {"function": "majority_vote"},
+                                     {"function": "take_first"}]}]}
+    write_run(tmp_path, {"sc": (three, DOCS), "arith": (CONFIG, DOCS)})
+    table = read_lm_eval_output(tmp_path)
+    assert table.categories("task") == ["sc/score-first", "arith/strict-match", "arith/maj@4"]
+    assert any("pipelines maj@64, maj@8 score every sample as 'score-first'" in note for note in table.notes)
+    pooled = kpass.compute_report(table, "pass@1", by=("model",), seed=0)
+    (row,) = pooled.rows
+    assert row.n_problems == 6  # 3 documents of sc + 3 of arith, not 9
+    assert any("count each document of arith once, scored through arith/strict-match (left out of them: "
+               "arith/maj@4)" in note for note in pooled.notes)
+    per_task = kpass.compute_report(table, "pass@1", seed=0)
+    assert [r.n_problems for r in per_task.rows] == [3, 3, 3]
+
+
+def test_cons_at_k_is_refused_where_no_answer_extractor_is_known(tmp_path):
+    """The default pipeline hands over raw generations: cons@k names the option instead of voting over them."""
+    config = {**CONFIG, "filter_list": None}
+    docs = [({"id": "q0"}, "33", ["33", "so 32", "32", "33"])]
+    write_run(tmp_path, {"plain": (config, docs)})
+    table = read_lm_eval_output(tmp_path)
+    assert kpass.compute_report(table, "pass@1", seed=0).rows[0].estimate == 0.5
+    with pytest.raises(kpass.DataError, match=r"no answer extractor is known for task 'plain'.*--answer-extractor"):
+        kpass.compute_report(table, "cons@4", seed=0)
+    from kpass import apply_answer_extractor
+
+    extracted = apply_answer_extractor(table, r"regex:(-?[0-9]+)")
+    assert [r["answer"] for r in extracted.to_records()] == ["33", "32", "32", "33"]
+    # "so 32" and "32" are one vote: a 2-2 tie with the gold answer (a raw-text vote would give 1.0)
+    assert kpass.compute_report(extracted, "cons@4", seed=0).rows[0].estimate == pytest.approx(0.5)
+
+
+AIME_DOCS = [  # (doc, target, generations): the same value worded three ways, and a $...$-only answer
+    ({"Problem": "p0", "Answer": 33}, "33",
+     [" so $\\boxed{33}$.", " \\boxed{ 32 } then", " $x = \\boxed{32}$", " we get $32$ here"]),
+    ({"Problem": "p1", "Answer": 7}, "7", [" \\boxed{7}", " \\boxed{7}", " no idea", " \\boxed{ 8 }"]),
+]
+
+
+def _aime_config():
+    import inspect
+
+    import lm_eval.tasks.aime.utils as aime
+
+    return {"task": "aime24", "output_type": "generate_until", "repeats": 4,
+            "process_results": inspect.getsource(aime.process_results),
+            "metric_list": [{"metric": "exact_match", "aggregation": "mean", "higher_is_better": True}]}
+
+
+def _aime_lines(config, docs):
+    import lm_eval.tasks.aime.utils as aime
+
+    for doc_id, (doc, target, resps) in enumerate(docs):
+        yield {"doc_id": doc_id, "doc": doc, "target": target, "arguments": {}, "resps": [resps],
+               "filtered_resps": [resps[0]], "filter": "none", "metrics": ["exact_match"],
+               "exact_match": aime.process_results(doc, [resps[0]])["exact_match"]}
+
+
+def test_process_results_tasks_are_rescored_with_installed_code(tmp_path, monkeypatch):
+    model_dir = write_run(tmp_path, {"aime24": (_aime_config(), AIME_DOCS)})
+    (model_dir / f"samples_aime24_{DATE}.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in _aime_lines(_aime_config(), AIME_DOCS)))
+    table = read_lm_eval_output(tmp_path)
+    records = table.to_records()
+    assert [r["correct"] for r in records] == [True, False, False, False, True, True, False, False]
+    # answer classes: aime's own normalisation, so "\boxed{ 32 }", "$x = \boxed{32}$" and "$32$" are one vote
+    assert [r["answer"] for r in records] == ["33", "32", "32", "32", "7", "7", None, "8"]
+    assert {r["answer_extractor"] for r in records} == {"lm_eval_aime"}
+    report = kpass.compute_report(table, "cons@4", seed=0)
+    assert report.row("cons@4", task="aime24").estimate == pytest.approx(0.5)  # p0: 32 wins 3-1; p1: 7 wins
+    assert any("re-scored sample by sample with its own process_results (lm_eval.tasks.aime.utils" in note
+               for note in table.notes)
+    # a source no installed code has: one error naming the task and the option
+    changed = {**_aime_config(), "process_results": "def process_results(doc, results):\n    return {}\n"}
+    write_run(tmp_path / "local", {"my_task": (changed, AIME_DOCS)})
+    with pytest.raises(kpass.DataError, match=r"task 'my_task' scores with its own process_results.*--include-path"):
+        read_lm_eval_output(tmp_path / "local")
+
+
+def test_one_sample_per_problem_takes_lm_eval_logged_verdict(tmp_path):
+    config = {**_aime_config(), "process_results": "def process_results(doc, results):\n    return {}\n",
+              "repeats": 1}
+    docs = [(doc, target, resps[:1]) for doc, target, resps in AIME_DOCS]
+    model_dir = write_run(tmp_path, {"mine": (config, docs)})
+    lines = list(_aime_lines(config, docs))
+    lines[1]["exact_match"] = 0  # what lm-eval logged is the verdict, whatever kpass would compute
+    (model_dir / f"samples_mine_{DATE}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    table = read_lm_eval_output(tmp_path)
+    assert [r["correct"] for r in table.to_records()] == [True, False]
+    assert any("one sample per problem: each verdict is lm-eval's own logged exact_match" in note
+               for note in table.notes)

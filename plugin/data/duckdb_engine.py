@@ -1,0 +1,328 @@
+"""The DuckDB engine: the reduction of kpass.data.reduction run by embedded DuckDB.
+
+JSONL, CSV and Parquet files (one, many, globs, hive-partitioned directories) are scanned in
+parallel and streamed: DuckDB holds the per-problem aggregates, not the rows, and spills to
+``temp_directory`` past ``memory_limit``. Each file format becomes the same *raw* relation (for
+every column its text and its kind, see :data:`kpass.data.reduction.KINDS`), which the shared SQL
+types, checks and groups.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kpass.errors import DataError
+from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
+from .engines import EngineOptions, InputFile
+from .reduction import (DUCKDB, Needs, RawColumns, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
+                        statistics_from_rows, typed_sql)
+
+__all__ = ["reduce_with_duckdb"]
+
+#: Schema columns read by name (``metadata`` is never interpreted; ``cot_verdicts`` is a list).
+_SCALAR_COLUMNS = tuple(name for name in SCHEMA_COLUMNS if name not in ("metadata", "cot_verdicts"))
+_OPTIONAL = tuple(name for name in SCHEMA_COLUMNS if name not in REQUIRED_COLUMNS)
+_DEFAULT_MEMORY_LIMIT = "2GB"
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _list_literal(items: Sequence[str]) -> str:
+    return "[" + ", ".join(_literal(item) for item in items) + "]"
+
+
+def connect(options: EngineOptions):
+    """A DuckDB connection with kpass's limits: ``memory_limit``, ``temp_directory`` (spilling),
+    ``threads``, and no insertion order to preserve (lets scans stream)."""
+    import duckdb
+
+    config = {
+        "memory_limit": options.memory_limit or os.environ.get("KPASS_MEMORY_LIMIT") or _DEFAULT_MEMORY_LIMIT,
+        "temp_directory": options.temp_directory or os.environ.get("KPASS_TEMP_DIRECTORY")
+        or os.path.join(tempfile.gettempdir(), f"kpass-duckdb-{os.getpid()}"),
+        "preserve_insertion_order": False,
+    }
+    if options.threads:
+        config["threads"] = int(options.threads)
+    con = duckdb.connect(config=config)
+    con.execute("SET enable_progress_bar = true")  # kpass draws the bar (options.progress), never DuckDB
+    con.execute("SET enable_progress_bar_print = false")
+    return con
+
+
+# ----------------------------------------------------------------------------------------------
+# raw relations: text and kind of every column, per file format
+
+
+def _json_kind(value: str) -> str:
+    return (f"CASE WHEN {value} IS NULL THEN 'null' ELSE CASE json_type({value}) WHEN 'NULL' THEN 'null' "
+            f"WHEN 'BOOLEAN' THEN 'bool' WHEN 'BIGINT' THEN 'int' WHEN 'UBIGINT' THEN 'int' "
+            f"WHEN 'DOUBLE' THEN CASE WHEN isnan(TRY_CAST({value} ->> '$' AS DOUBLE)) THEN 'null' ELSE 'float' END "
+            f"WHEN 'VARCHAR' THEN 'string' ELSE 'other' END END")
+
+
+def _verdict_items(json_list: str) -> str:
+    """Verdict texts of a JSON list: ``true``/``false``/``1``/``0``, NULL (invalid verdict), or
+    ``bad`` (any other element, which kpass.table rejects)."""
+    return (f"list_transform(from_json({json_list}, '[\"JSON\"]'), lambda v: CASE WHEN v IS NULL OR "
+            "json_type(v) = 'NULL' THEN NULL WHEN json_type(v) = 'BOOLEAN' THEN v ->> '$' "
+            "WHEN json_type(v) IN ('BIGINT', 'UBIGINT') AND v ->> '$' IN ('0', '1') THEN v ->> '$' ELSE 'bad' END)")
+
+
+def _verdicts_from_text(text: str) -> tuple[str, str]:
+    """``(list, kind)`` of verdicts written as a JSON list in text (a CSV cell, a JSON string)."""
+    kind = (f"CASE WHEN {text} IS NULL OR TRIM({text}) IN ('', 'null', 'None') THEN 'null' "
+            f"WHEN json_valid({text}) AND json_type(CAST({text} AS JSON)) = 'ARRAY' THEN 'list' ELSE 'other' END")
+    items = _verdict_items(f"CAST(CASE WHEN ({kind}) = 'list' THEN {text} ELSE '[]' END AS JSON)")
+    return items, kind
+
+
+_Raw = RawColumns
+_FILE_SHIFT = 1 << 40  # order key of a row: file number * 2**40 + its ordinal in the file
+
+
+def _with_partition(text: str, kind: str, item: InputFile, column: str) -> tuple[str, str]:
+    """A hive partition value overrides the file's own column (as the numpy path merges them)."""
+    value = dict(item.partitions).get(column)
+    if value is None:
+        return text, kind
+    return _literal(value), "'string'"
+
+
+def _jsonl_raw(item: InputFile, number: int, raw: _Raw) -> str:
+    structure = json.dumps({name: "JSON" for name in [*raw.columns, "cot_verdicts"]})
+    partitions = dict(item.partitions)
+    known = [*SCHEMA_COLUMNS, *raw.columns, *partitions]
+    select = [f"{number * _FILE_SHIFT} + ordinality AS kpass_order"]
+    for column in raw.columns:
+        value = f"struct_extract(s, {_literal(column)})"
+        text, kind = _with_partition(f"({value} ->> '$')", _json_kind(value), item, column)
+        select += [f"{text} AS {DUCKDB.ident(column)}", f"{kind} AS {DUCKDB.ident(column + '__kind')}"]
+    verdicts = "struct_extract(s, 'cot_verdicts')"
+    text_items, text_kind = _verdicts_from_text(f"({verdicts} ->> '$')")
+    select.append(f"CASE json_type({verdicts}) WHEN 'ARRAY' THEN {_verdict_items(verdicts)} "
+                  f"WHEN 'VARCHAR' THEN {text_items} ELSE NULL END AS cot_verdicts__list")
+    select.append(f"CASE WHEN {verdicts} IS NULL OR json_type({verdicts}) = 'NULL' THEN 'null' "
+                  f"WHEN json_type({verdicts}) = 'ARRAY' THEN 'list' WHEN json_type({verdicts}) = 'VARCHAR' "
+                  f"THEN {text_kind} ELSE 'other' END AS cot_verdicts__kind")
+    select += [f"{'TRUE' if c in partitions else f'list_contains(k, {_literal(c)})'} AS has__{n}"
+               for n, c in enumerate(raw.presence)]
+    select.append(f"len(list_filter(k, lambda key: NOT list_contains({_list_literal(known)}, key))) > 0 "
+                  "AS unknown_keys")
+    return (f"SELECT {', '.join(select)} FROM (SELECT ordinality, from_json(json, {_literal(structure)}) AS s, "
+            f"CASE WHEN json_type(json) = 'OBJECT' THEN json_keys(json) ELSE [] END AS k "
+            f"FROM read_json_objects({_literal(item.path)}, format = 'newline_delimited') WITH ORDINALITY)")
+
+
+def csv_header(path: str) -> list[str] | None:
+    """The stripped names of a CSV file's header (None: empty file or unreadable header)."""
+    from kpass.data.readers import _open_text
+    import pathlib
+
+    try:
+        with _open_text(pathlib.Path(path)) as handle:
+            header = next(csv.reader(handle), None)
+    except (OSError, UnicodeDecodeError, csv.Error, EOFError):
+        return None
+    if header is None or not any(cell.strip() for cell in header):
+        return None
+    return [cell.strip() for cell in header]
+
+
+def _csv_raw(item: InputFile, number: int, header: list[str], raw: _Raw) -> str:
+    columns = "{" + ", ".join(f"{_literal(name)}: 'VARCHAR'" for name in header) + "}"
+    select = [f"{number * _FILE_SHIFT} + ordinality AS kpass_order"]
+    for column in raw.columns:
+        if column in header:
+            cell = DUCKDB.ident(column)
+            text, kind = _with_partition(cell, f"CASE WHEN {cell} IS NULL THEN 'null' ELSE 'string' END", item, column)
+        else:
+            text, kind = _with_partition("CAST(NULL AS VARCHAR)", "'null'", item, column)
+        select += [f"{text} AS {DUCKDB.ident(column)}", f"{kind} AS {DUCKDB.ident(column + '__kind')}"]
+    if "cot_verdicts" in header:
+        items, kind = _verdicts_from_text(DUCKDB.ident("cot_verdicts"))
+        select += [f"{items} AS cot_verdicts__list", f"{kind} AS cot_verdicts__kind"]
+    else:
+        select += ["CAST(NULL AS VARCHAR[]) AS cot_verdicts__list", "'null' AS cot_verdicts__kind"]
+    select += raw.has([*header, *(key for key, _ in item.partitions)])
+    select.append("FALSE AS unknown_keys")
+    return (f"SELECT {', '.join(select)} FROM read_csv({_literal(item.path)}, header = true, auto_detect = false, "
+            f"delim = ',', quote = '\"', escape = '\"', columns = {columns}, "
+            "strict_mode = true, null_padding = false) WITH ORDINALITY")
+
+
+def _parquet_kind(column: str, kind: str) -> tuple[str, str]:
+    """``(text, kind)`` of a typed Parquet column, as the numpy Parquet reader sees its values."""
+    c = DUCKDB.ident(column)
+    upper = kind.upper()
+    if upper == "BOOLEAN":
+        return f"CAST({c} AS VARCHAR)", f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'bool' END"
+    if any(upper.startswith(t) for t in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT",
+                                         "UINTEGER", "UBIGINT", "HUGEINT")):
+        return f"CAST({c} AS VARCHAR)", f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'int' END"
+    if upper in ("FLOAT", "DOUBLE", "REAL") or upper.startswith("DECIMAL"):
+        number = f"CAST({c} AS DOUBLE)"
+        text = (f"CASE WHEN ABS({number}) < 9.2e18 AND {number} % 1 = 0 "
+                f"THEN CAST(CAST({number} AS BIGINT) AS VARCHAR) ELSE CAST({number} AS VARCHAR) END")
+        return text, f"CASE WHEN {c} IS NULL OR isnan({number}) THEN 'null' ELSE 'float' END"
+    if upper == "VARCHAR":
+        return c, f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'string' END"
+    return f"CAST({c} AS VARCHAR)", f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'other' END"
+
+
+def _parquet_raw(con: Any, item: InputFile, number: int, raw: _Raw) -> tuple[str, list[str]]:
+    """The raw relation of one Parquet file and its column names."""
+    source = f"read_parquet({_literal(item.path)}, file_row_number = true)"
+    types = {row[0]: row[1] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
+             if row[0] != "file_row_number"}
+    select = [f"{number * _FILE_SHIFT} + file_row_number AS kpass_order"]
+    for column in raw.columns:
+        if column in types:
+            text, kind = _parquet_kind(column, types[column])
+        else:
+            text, kind = "CAST(NULL AS VARCHAR)", "'null'"
+        text, kind = _with_partition(text, kind, item, column)
+        select += [f"{text} AS {DUCKDB.ident(column)}", f"{kind} AS {DUCKDB.ident(column + '__kind')}"]
+    if "cot_verdicts" in types:
+        c = DUCKDB.ident("cot_verdicts")
+        if types["cot_verdicts"].upper().endswith("[]"):
+            select += [f"list_transform({c}, lambda v: CASE WHEN v IS NULL THEN NULL WHEN CAST(v AS VARCHAR) IN "
+                       "('true', 'false', '0', '1') THEN CAST(v AS VARCHAR) ELSE 'bad' END) AS cot_verdicts__list",
+                       f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'list' END AS cot_verdicts__kind"]
+        else:
+            items, kind = _verdicts_from_text(f"CAST({c} AS VARCHAR)")
+            select += [f"{items} AS cot_verdicts__list", f"{kind} AS cot_verdicts__kind"]
+    else:
+        select += ["CAST(NULL AS VARCHAR[]) AS cot_verdicts__list", "'null' AS cot_verdicts__kind"]
+    select += raw.has([*types, *dict(item.partitions)])
+    select.append("FALSE AS unknown_keys")
+    return f"SELECT {', '.join(select)} FROM {source}", list(types)
+
+
+# ----------------------------------------------------------------------------------------------
+# the reduction
+
+
+def _run(con: Any, sql: str, options: EngineOptions) -> None:
+    """Execute ``sql``, reporting DuckDB's progress (percent) while it runs."""
+    if options.progress is None:
+        con.execute(sql)
+        return
+    failure: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            con.execute(sql)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            failure.append(exc)
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.2)
+        try:
+            percent = con.query_progress()
+        except Exception:  # noqa: BLE001 - progress is best effort
+            percent = -1
+        if percent is not None and percent >= 0:
+            options.progress(float(percent))
+    if failure:
+        raise failure[0]
+    options.progress(100.0)
+
+
+def _fetch(con: Any, sql: str) -> dict[str, np.ndarray]:
+    result = con.execute(sql).fetchnumpy()
+    out = {}
+    for name, values in result.items():
+        if isinstance(values, np.ma.MaskedArray):
+            mask = np.ma.getmaskarray(values)
+            data = np.asarray(values.data, dtype=object)
+            data[mask] = None
+            values = data
+        out[name] = values
+    return out
+
+
+def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: EngineOptions = EngineOptions(),
+                       ) -> ProblemStatistics:
+    """Per-problem statistics of sample files, reduced by DuckDB.
+
+    Raises
+    ------
+    Violation
+        A rule of the sample table is broken (:func:`kpass.data.engines.reduce_samples` turns it
+        into the numpy readers' error).
+    """
+    import duckdb
+
+    from .engines import locate_rows
+
+    raw = _Raw(needs)
+    parts = []
+    extras: list[str] = []
+    con = connect(options)
+    try:
+        jsonl = [item for item in files if item.format == "jsonl"]
+        for number, item in enumerate(files):
+            if item.format == "jsonl":
+                parts.append(_jsonl_raw(item, number, raw))
+            elif item.format == "csv":
+                header = csv_header(item.path)
+                if header is None or len(set(header)) != len(header):
+                    raise Violation([], "unreadable or duplicate CSV header")
+                extras += [name for name in header if name not in SCHEMA_COLUMNS]
+                parts.append(_csv_raw(item, number, header, raw))
+            else:
+                try:
+                    part, columns = _parquet_raw(con, item, number, raw)
+                except duckdb.Error as exc:
+                    raise Violation([], f"DuckDB cannot read the Parquet file: {exc}") from exc
+                extras += [name for name in columns if name not in SCHEMA_COLUMNS]
+                parts.append(part)
+        extras += [key for item in files for key, _ in item.partitions if key not in SCHEMA_COLUMNS]
+        names = ", ".join(DUCKDB.ident(name) for name in raw.names)
+        union = " UNION ALL ".join(f"SELECT {names} FROM ({part})" for part in parts)
+        typed = typed_sql(f"({union}) raw", [*raw.columns, "cot_verdicts"], needs.fields, DUCKDB,
+                          pass_through=["kpass_order", *raw.flags])
+        reduced = reduction_sql(typed, needs, flags=raw.flags, first_seen="kpass_order")
+        try:
+            _run(con, f"CREATE TEMP TABLE kpass_reduced AS {reduced}", options)
+        except duckdb.Error as exc:  # malformed JSON, ragged CSV, ...: the numpy readers say where
+            raise Violation([], f"DuckDB cannot read the input: {exc}") from exc
+        con.execute(f"CREATE TEMP TABLE kpass_problems AS {problems_sql('kpass_reduced')}")
+        problems = _fetch(con, "SELECT * FROM kpass_problems ORDER BY pid")
+        if len(problems["n_samples"]) == 0:
+            raise Violation([], "no samples")
+        if int(np.asarray(problems["any_unknown_keys"], dtype=np.int64).sum()):
+            known = [*SCHEMA_COLUMNS, *raw.columns]
+            scans = " UNION ALL ".join(
+                f"SELECT {number * _FILE_SHIFT} + ordinality AS o, json FROM read_json_objects({_literal(item.path)}, "
+                "format = 'newline_delimited') WITH ORDINALITY" for number, item in enumerate(files)
+                if item.format == "jsonl")
+            extras += [row[0] for row in con.execute(
+                f"SELECT key, MIN(o) FROM (SELECT o, unnest(list_filter(json_keys(json), lambda key: NOT "
+                f"list_contains({_list_literal(known)}, key))) AS key FROM ({scans}) WHERE json_type(json) = 'OBJECT') "
+                "GROUP BY key ORDER BY 2").fetchall()]
+        seen = [c for number, c in enumerate(raw.presence) if int(np.asarray(problems[f"any_has__{number}"]).sum())]
+        extras = list(dict.fromkeys([*(c for c in seen if c not in SCHEMA_COLUMNS), *extras]))
+        if any(_close_schema_name(name) for name in extras):
+            raise Violation([], "a misspelt column")
+        present = [*REQUIRED_COLUMNS, *(c for c in seen if c in SCHEMA_COLUMNS), *extras]
+        classes = _fetch(con, classes_sql("kpass_reduced", "kpass_problems")) if needs.answer_classes else None
+    finally:
+        con.close()
+    return statistics_from_rows(problems, classes, needs, sources=[item.path for item in files],
+                                columns_present=present, extra_columns=extras, engine="duckdb",
+                                locate=lambda keys: locate_rows(files, keys))

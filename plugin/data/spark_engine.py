@@ -1,0 +1,323 @@
+"""The Spark engine: the reduction of kpass.data.reduction run by Apache Spark (pyspark).
+
+For sample logs that live in a cluster: the per-row typing, the checks and the GROUP BY run on
+the executors, and only the per-problem statistics come back to the driver, where the metric
+core runs. :func:`reduce_dataframe` takes a Spark DataFrame with the sample-table columns (the
+Python entry); ``--engine spark`` reads JSONL (parsed as Spark VARIANTs, so a JSON string and a
+JSON number stay apart, as in the numpy reader), CSV and Parquet files.
+
+Needs pyspark (``pip install 'kpass[spark]'``) and Java 17 or later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kpass.errors import DataError
+from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
+from .engines import EngineOptions, InputFile
+from .reduction import (SPARK, Needs, RawColumns, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
+                        statistics_from_rows, typed_sql)
+
+__all__ = ["local_session", "reduce_dataframe", "reduce_files_with_spark"]
+
+_SCALAR_COLUMNS = tuple(name for name in SCHEMA_COLUMNS if name not in ("metadata", "cot_verdicts"))
+_OPTIONAL = tuple(name for name in SCHEMA_COLUMNS if name not in REQUIRED_COLUMNS)
+_FILE_SHIFT = 1 << 40
+_views = iter(range(1 << 62))
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _array_literal(items: Sequence[str]) -> str:
+    return "array(" + ", ".join(_literal(item) for item in items) + ")"
+
+
+def local_session(cores: int = 2, *, shuffle_partitions: int = 4, driver_memory: str = "1g"):
+    """A local SparkSession (``local[cores]``, UI off, quiet logs) for one machine and tests."""
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master(f"local[{cores}]").appName("kpass")
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+               .config("spark.driver.memory", driver_memory).config("spark.ui.showConsoleProgress", "false")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def _session(options: EngineOptions):
+    if options.spark is not None:
+        return options.spark
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise DataError("the spark engine needs pyspark (and Java 17+): pip install 'kpass[spark]'") from None
+    return SparkSession.getActiveSession() or local_session()
+
+
+_Raw = RawColumns
+
+
+def _variant_kind(value: str) -> str:
+    schema = f"schema_of_variant({value})"
+    return (f"CASE WHEN {value} IS NULL OR is_variant_null({value}) THEN 'null' WHEN {schema} = 'BOOLEAN' THEN 'bool' "
+            f"WHEN {schema} IN ('BIGINT', 'INT', 'SMALLINT', 'TINYINT') OR {schema} RLIKE '^DECIMAL\\\\([0-9]+,0\\\\)$' "
+            f"THEN 'int' WHEN {schema} IN ('DOUBLE', 'FLOAT') OR {schema} LIKE 'DECIMAL%' THEN 'float' "
+            f"WHEN {schema} = 'STRING' THEN 'string' ELSE 'other' END")
+
+
+def _verdicts_of_variant(value: str) -> tuple[str, str]:
+    """``(list, kind)`` of verdicts in a VARIANT (a JSON list, or a JSON string holding one)."""
+    inner = f"CASE WHEN schema_of_variant({value}) = 'STRING' THEN try_parse_json(variant_get({value}, '$', 'string')) " \
+            f"ELSE {value} END"
+    items = (f"transform(try_variant_get({inner}, '$', 'array<variant>'), e -> CASE WHEN e IS NULL OR "
+             "is_variant_null(e) THEN NULL WHEN schema_of_variant(e) = 'BOOLEAN' THEN variant_get(e, '$', 'string') "
+             "WHEN schema_of_variant(e) IN ('BIGINT', 'INT', 'SMALLINT', 'TINYINT') AND variant_get(e, '$', 'string') "
+             "IN ('0', '1') THEN variant_get(e, '$', 'string') ELSE 'bad' END)")
+    kind = (f"CASE WHEN {value} IS NULL OR is_variant_null({value}) THEN 'null' "
+            f"WHEN schema_of_variant({value}) = 'STRING' AND TRIM(variant_get({value}, '$', 'string')) IN "
+            "('', 'null', 'None') THEN 'null' "
+            f"WHEN schema_of_variant({inner}) LIKE 'ARRAY%' THEN 'list' ELSE 'other' END")
+    return items, kind
+
+
+def _view(frame: Any) -> str:
+    name = f"kpass_input_{next(_views)}"
+    frame.createOrReplaceTempView(name)
+    return name
+
+
+def _jsonl_raw(spark: Any, item: InputFile, number: int, raw: _Raw) -> str:
+    from pyspark.sql import functions as F
+
+    lines = spark.read.text(item.path).withColumn("kpass_id", F.monotonically_increasing_id())
+    view = _view(lines)
+    partitions = dict(item.partitions)
+    known = [*SCHEMA_COLUMNS, *raw.columns, *partitions]
+    select = [f"{number * _FILE_SHIFT} + kpass_id AS kpass_order"]
+    for column in raw.columns:
+        path = "$['" + column.replace("'", "\\'") + "']"
+        value = f"try_variant_get(v, {_literal(path)})"
+        if column in partitions:
+            text, kind = _literal(partitions[column]), "'string'"
+        else:
+            text, kind = f"try_variant_get(v, {_literal(path)}, 'string')", _variant_kind(value)
+        select += [f"{text} AS {SPARK.ident(column)}", f"{kind} AS {SPARK.ident(column + '__kind')}"]
+    items, kind = _verdicts_of_variant("try_variant_get(v, '$.cot_verdicts')")
+    select += [f"{items} AS cot_verdicts__list", f"{kind} AS cot_verdicts__kind"]
+    select += [f"{'TRUE' if c in partitions else f'array_contains(k, {_literal(c)})'} AS has__{n}"
+               for n, c in enumerate(raw.presence)]
+    select.append(f"size(filter(k, key -> NOT array_contains({_array_literal(known)}, key))) > 0 AS unknown_keys")
+    return (f"SELECT {', '.join(select)} FROM (SELECT kpass_id, try_parse_json(value) AS v, "
+            f"COALESCE(json_object_keys(value), array()) AS k FROM {view} WHERE TRIM(value) <> '')")
+
+
+def _typed_columns(frame: Any, item: InputFile | None, number: int, raw: _Raw, *, csv: bool = False) -> str:
+    """The raw relation of a typed DataFrame (Parquet, CSV as strings, or the caller's)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    frame = frame.withColumn("kpass_id", F.monotonically_increasing_id())
+    view = _view(frame)
+    kinds = {field.name: field.dataType for field in frame.schema.fields}
+    partitions = dict(item.partitions) if item is not None else {}
+    select = [f"{number * _FILE_SHIFT} + kpass_id AS kpass_order"]
+    for column in raw.columns:
+        c = SPARK.ident(column)
+        kind_of = kinds.get(column)
+        if column in partitions:
+            text, kind = _literal(partitions[column]), "'string'"
+        elif kind_of is None:
+            text, kind = "CAST(NULL AS STRING)", "'null'"
+        elif isinstance(kind_of, T.BooleanType):
+            text, kind = f"CAST({c} AS STRING)", f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'bool' END"
+        elif isinstance(kind_of, T.IntegralType):
+            text, kind = f"CAST({c} AS STRING)", f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'int' END"
+        elif isinstance(kind_of, (T.FloatType, T.DoubleType, T.DecimalType)):
+            number_sql = f"CAST({c} AS DOUBLE)"
+            text = (f"CASE WHEN ABS({number_sql}) < 9.2e18 AND {number_sql} % 1 = 0 THEN "
+                    f"CAST(CAST({number_sql} AS BIGINT) AS STRING) ELSE CAST({number_sql} AS STRING) END")
+            kind = f"CASE WHEN {c} IS NULL OR isnan({number_sql}) THEN 'null' ELSE 'float' END"
+        elif isinstance(kind_of, T.StringType):
+            text = f"NULLIF({c}, '')" if csv else c
+            kind = f"CASE WHEN {text} IS NULL THEN 'null' ELSE 'string' END"
+        else:
+            text, kind = f"CAST({c} AS STRING)", f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'other' END"
+        select += [f"{text} AS {SPARK.ident(column)}", f"{kind} AS {SPARK.ident(column + '__kind')}"]
+    verdicts = kinds.get("cot_verdicts")
+    c = SPARK.ident("cot_verdicts")
+    if verdicts is None:
+        select += ["CAST(NULL AS ARRAY<STRING>) AS cot_verdicts__list", "'null' AS cot_verdicts__kind"]
+    elif isinstance(verdicts, T.ArrayType):
+        select += [f"transform({c}, e -> CASE WHEN e IS NULL THEN NULL WHEN CAST(e AS STRING) IN ('true', 'false', "
+                   f"'0', '1') THEN CAST(e AS STRING) ELSE 'bad' END) AS cot_verdicts__list",
+                   f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'list' END AS cot_verdicts__kind"]
+    else:
+        items, kind = _verdicts_of_variant(f"try_parse_json(CAST({c} AS STRING))")
+        select += [f"CASE WHEN {c} IS NULL THEN NULL ELSE {items} END AS cot_verdicts__list",
+                   f"CASE WHEN {c} IS NULL OR TRIM(CAST({c} AS STRING)) IN ('', 'null', 'None') THEN 'null' "
+                   f"ELSE {kind} END AS cot_verdicts__kind"]
+    present = {*kinds, *partitions}
+    select += [f"{'TRUE' if c in present else 'FALSE'} AS has__{n}" for n, c in enumerate(raw.presence)]
+    select.append("FALSE AS unknown_keys")
+    return f"SELECT {', '.join(select)} FROM {view}"
+
+
+def _fetch(frame: Any) -> dict[str, np.ndarray]:
+    rows = frame.collect()
+    names = frame.columns
+    out = {}
+    for position, name in enumerate(names):
+        values = [row[position] for row in rows]
+        if values and all(isinstance(v, (int, bool)) and not isinstance(v, bool) for v in values):
+            out[name] = np.asarray(values, dtype=np.int64)
+        else:
+            array = np.empty(len(values), dtype=object)
+            array[:] = values
+            out[name] = array
+    return out
+
+
+def _reduce(spark: Any, parts: list[str], raw: _Raw, needs: Needs, *, extras: list[str], sources: list[str],
+            locate: Any, known: list[str], jsonl_views: list[str]) -> ProblemStatistics:
+    names = ", ".join(SPARK.ident(name) for name in raw.names)
+    union = " UNION ALL ".join(f"SELECT {names} FROM ({part})" for part in parts)
+    typed = typed_sql(f"({union}) raw", [*raw.columns, "cot_verdicts"], needs.fields, SPARK,
+                      pass_through=["kpass_order", *raw.flags])
+    reduced = spark.sql(reduction_sql(typed, needs, flags=raw.flags, first_seen="kpass_order")).persist()
+    try:
+        reduced.createOrReplaceTempView("kpass_reduced")
+        problems_frame = spark.sql(problems_sql("kpass_reduced")).persist()
+        problems_frame.createOrReplaceTempView("kpass_problems")
+        try:
+            problems = _fetch(problems_frame.orderBy("pid"))
+        except Exception as exc:  # noqa: BLE001 - Spark's malformed input: the numpy readers say where
+            if type(exc).__name__ in ("Py4JJavaError", "AnalysisException") or "Spark" in type(exc).__name__:
+                raise Violation([], f"Spark cannot read the input: {exc}") from exc
+            raise
+        if len(problems.get("n_samples", ())) == 0:
+            raise Violation([], "no samples")
+        if int(np.asarray(problems["any_unknown_keys"], dtype=np.int64).sum()):
+            scans = " UNION ALL ".join(f"SELECT value FROM {view}" for view in jsonl_views)
+            rows = spark.sql(f"SELECT DISTINCT key FROM (SELECT explode(filter(json_object_keys(value), key -> NOT "
+                             f"array_contains({_array_literal(known)}, key))) AS key FROM ({scans}) "
+                             "WHERE TRIM(value) <> '')").collect()
+            extras += sorted(row[0] for row in rows)
+        seen = [c for n, c in enumerate(raw.presence) if int(np.asarray(problems[f"any_has__{n}"]).sum())]
+        extras = list(dict.fromkeys([*(c for c in seen if c not in SCHEMA_COLUMNS), *extras]))
+        if any(_close_schema_name(name) for name in extras):
+            raise Violation([], "a misspelt column")
+        present = [*REQUIRED_COLUMNS, *(c for c in seen if c in SCHEMA_COLUMNS), *extras]
+        classes = _fetch(spark.sql(classes_sql("kpass_reduced", "kpass_problems"))) if needs.answer_classes else None
+    finally:
+        spark.catalog.dropTempView("kpass_problems")
+        spark.catalog.dropTempView("kpass_reduced")
+        reduced.unpersist()
+    return statistics_from_rows(problems, classes, needs, sources=sources, columns_present=present,
+                                extra_columns=extras, engine="spark", locate=locate)
+
+
+def reduce_files_with_spark(files: Sequence[InputFile], needs: Needs, options: EngineOptions = EngineOptions(),
+                            ) -> ProblemStatistics:
+    """Per-problem statistics of sample files, reduced by Spark.
+
+    Raises
+    ------
+    Violation
+        A rule of the sample table is broken (turned into the numpy readers' error by
+        :func:`kpass.data.engines.reduce_samples`).
+    """
+    from .duckdb_engine import csv_header
+    from .engines import locate_rows
+
+    spark = _session(options)
+    raw = _Raw(needs)
+    parts, extras, jsonl_views = [], [], []
+    for number, item in enumerate(files):
+        if item.format == "jsonl":
+            parts.append(_jsonl_raw(spark, item, number, raw))
+            jsonl_views.append(parts[-1].rsplit(" FROM ", 1)[1].split()[0])
+        elif item.format == "csv":
+            header = csv_header(item.path)
+            if header is None or len(set(header)) != len(header):
+                raise Violation([], "unreadable or duplicate CSV header")
+            extras += [name for name in header if name not in SCHEMA_COLUMNS]
+            frame = spark.read.csv(item.path, header=True, inferSchema=False, mode="FAILFAST", enforceSchema=False)
+            parts.append(_typed_columns(frame.toDF(*header), item, number, raw, csv=True))
+        else:
+            frame = spark.read.parquet(item.path)
+            extras += [name for name in frame.columns if name not in SCHEMA_COLUMNS]
+            parts.append(_typed_columns(frame, item, number, raw))
+    extras += [key for item in files for key, _ in item.partitions if key not in SCHEMA_COLUMNS]
+    return _reduce(spark, parts, raw, needs, extras=extras, sources=[item.path for item in files],
+                   locate=lambda keys: locate_rows(files, keys), known=[*SCHEMA_COLUMNS, *raw.columns],
+                   jsonl_views=jsonl_views)
+
+
+def reduce_dataframe(frame: Any, needs: Needs = Needs(), *, source: str = "<Spark DataFrame>") -> ProblemStatistics:
+    """Per-problem statistics of a Spark DataFrame of samples (one row per sample, the
+    sample-table columns; ``cot_verdicts`` an array of booleans), reduced on the cluster.
+
+    The result goes into :func:`kpass.compute_report` and :func:`kpass.compute_comparison` like a
+    :class:`~kpass.SampleTable`; the metric core runs on the driver.
+
+    Parameters
+    ----------
+    frame : pyspark.sql.DataFrame
+    needs : Needs
+        The statistics to compute (:meth:`kpass.data.reduction.Needs.for_specs`).
+    source : str
+        How errors name the input; their ``line`` is the 1-based row in the DataFrame's order.
+
+    Raises
+    ------
+    DataError
+        Invalid data, with the numpy checks' text, naming ``source``, the row and the field.
+    """
+    from .reduction import raise_violation
+
+    spark = frame.sparkSession
+    raw = _Raw(needs)
+    extras = [name for name in frame.columns if name not in SCHEMA_COLUMNS]
+
+    def locate(keys: list[tuple[str, str]] | None):
+        return _collect_rows(frame, keys, source)
+
+    try:
+        return _reduce(spark, [_typed_columns(frame, None, 0, raw)], raw, needs, extras=extras, sources=[source],
+                       locate=locate, known=list(SCHEMA_COLUMNS), jsonl_views=[])
+    except Violation as violation:
+        stand_in = ProblemStatistics(keys={"model": [], "task": [], "problem_id": []}, n_samples=[], n_correct=[],
+                                     sources=[source], engine="spark", locate=locate)
+        raise_violation(violation, stand_in, lambda table: ProblemStatistics.from_table(table, needs))
+        raise  # pragma: no cover
+
+
+def _collect_rows(frame: Any, keys: list[tuple[str, str]] | None, source: str):
+    """Rows of a DataFrame for the numpy checks: those of the problems ``keys`` (``None``:
+    all; ``[]``: all, converted to find a per-row error), numbered by their position."""
+    from pyspark.sql import functions as F
+
+    from kpass.data.table import SampleTable
+
+    numbered = frame.rdd.zipWithIndex().map(lambda pair: (*pair[0], pair[1] + 1)).toDF([*frame.columns, "kpass_line"])
+    if keys:
+        condition = None
+        for task, problem in keys:
+            term = (F.col("task").cast("string") == str(task)) & (F.col("problem_id").cast("string") == str(problem))
+            condition = term if condition is None else condition | term
+        numbered = numbered.where(condition)
+    rows = numbered.orderBy("kpass_line").collect()
+    records = [{name: (value.tolist() if hasattr(value, "tolist") else value)
+                for name, value in row.asDict(recursive=True).items() if name != "kpass_line"} for row in rows]
+    lines = [row["kpass_line"] for row in rows]
+    if not records:
+        from .reduction import NothingLocated
+
+        raise NothingLocated(keys)
+    return SampleTable.from_records(records, source=source, lines=lines)

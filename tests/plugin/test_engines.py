@@ -1,0 +1,240 @@
+"""The engines (numpy, DuckDB, Spark) give the same per-problem statistics, the same reports to
+1e-12 and the same error for every validation rule, on the same files."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import kpass
+from kpass.data.engines import EngineOptions, load_samples, reduce_samples
+from kpass.data.reduction import Needs, ProblemStatistics
+from kpass.errors import DataError
+
+METRICS = "pass@1 pass@2 pass^2 g-pass@4_0.5 cons@3 fin@2 cot-pass@2[rule=majority] pass@1(B=11) fin@1(B=10)"
+NEEDS = Needs(fields=("subject",), finished=True, answer_classes=True, cot=True, budgets=(10, 11))
+
+
+def _records(models=("b", "a"), n_problems=6, n=4):
+    records = []
+    for model in models:
+        for j in range(n_problems):
+            for s in range(n):
+                correct = (j * 7 + s * 3 + len(model)) % 5 < 2
+                records.append({
+                    "model": model, "task": "math" if j % 3 else "code", "problem_id": f"p{j}", "sample_index": s,
+                    "correct": correct, "answer": "42" if correct else str((j + s) % 3),
+                    "finished": True if correct else s % 2 == 0, "output_tokens": 10 + s,
+                    "cot_verdicts": [True, s % 2 == 0, None][: 1 + s % 3], "subject": f"s{j % 2}",
+                })
+    return records
+
+
+def _write(directory, records, fmt, name="samples"):
+    path = directory / f"{name}.{fmt}"
+    if fmt == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    elif fmt == "csv":
+        header = list(dict.fromkeys(k for r in records for k in r))
+
+        def cell(value):
+            if value is None:
+                return ""
+            if isinstance(value, list):
+                return '"' + json.dumps(value).replace('"', '""') + '"'
+            return str(value).lower() if isinstance(value, bool) else str(value)
+
+        path.write_text(",".join(header) + "\n" + "".join(",".join(cell(r.get(k)) for k in header) + "\n"
+                                                            for r in records))
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist(records), path)
+    return path
+
+
+def _reports_equal(a, b):
+    assert [(r.group, r.metric) for r in a.rows] == [(r.group, r.metric) for r in b.rows]
+    for x, y in zip(a.rows, b.rows):
+        for name in ("estimate", "low", "high", "standard_error"):
+            u, v = getattr(x, name), getattr(y, name)
+            assert (u is None and v is None) or math.isclose(u, v, rel_tol=0, abs_tol=1e-12), (x, y, name)
+        assert (x.n_problems, x.n_samples, x.n_clusters) == (y.n_problems, y.n_samples, y.n_clusters)
+    assert a.notes == b.notes
+    assert [(e.group, e.metric, e.problems) for e in a.exclusions] == [(e.group, e.metric, e.problems)
+                                                                        for e in b.exclusions]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet", "hive", "glob"])
+def test_three_engines_give_the_same_statistics_and_reports(tmp_path, fmt, spark_session):
+    records = _records()
+    if fmt == "hive":  # model=a/part.parquet: the partition value is the model column
+        for model in ("b", "a"):
+            (tmp_path / "data" / f"model={model}").mkdir(parents=True)
+            _write(tmp_path / "data" / f"model={model}", [{k: v for k, v in r.items() if k != "model"}
+                                                        for r in records if r["model"] == model], "parquet")
+        paths = [tmp_path / "data"]
+    elif fmt == "glob":
+        _write(tmp_path, [r for r in records if r["model"] == "b"], "jsonl", "part-1")
+        _write(tmp_path, [r for r in records if r["model"] == "a"], "jsonl", "part-2")
+        paths = [str(tmp_path / "part-*.jsonl")]
+    else:
+        paths = [_write(tmp_path, records, fmt)]
+    numpy_table = load_samples(paths, NEEDS, engine="numpy")
+    by = ("model", "subject")
+    needs = Needs.for_specs(kpass.parse_metric_specs(METRICS), by=by, cluster_by="task")
+    assert needs.finished and needs.answer_classes and needs.cot and needs.budgets == (10, 11)
+    reference = ProblemStatistics.from_table(numpy_table, needs)
+    expected = kpass.compute_report(numpy_table, METRICS, by=by, cluster_by="task")
+    for engine in ("duckdb", "spark"):
+        statistics = reduce_samples(paths, needs, engine=engine, options=EngineOptions(spark=spark_session))
+        assert statistics.differences(reference) == [], engine
+        _reports_equal(kpass.compute_report(statistics, METRICS, by=by, cluster_by="task"), expected)
+    assert reference.class_counts.shape[1] >= 2 and reference.cot_correct["all"].sum() > 0
+
+
+def _cases():
+    """(name, records or raw lines, file format, metrics, by, cluster_by): one broken rule each."""
+    good = _records(models=("m",), n_problems=3)
+
+    def change(index, **fields):
+        records = [dict(r) for r in good]
+        records[index].update(fields)
+        return records
+
+    dropped = [dict(r) for r in good if not (r["problem_id"] == "p1" and r["sample_index"] == 2)]
+    mixed = [dict(r, model="other") if r["problem_id"] == "p2" and r["sample_index"] >= 2 else r for r in good]
+    lines = [json.dumps(r) for r in good]
+    return [
+        ("non-boolean correct", change(3, correct="yes"), "jsonl", "pass@1", ("model",), None),
+        ("correct 2", change(3, correct=2), "jsonl", "pass@1", ("model",), None),
+        ("NaN correct", [*lines[:2], lines[2].replace('"correct": false', '"correct": NaN').replace(
+            '"correct": true', '"correct": NaN'), *lines[3:]], "raw", "pass@1", ("model",), None),
+        ("null model", change(5, model=None), "jsonl", "pass@1", ("model",), None),
+        ("missing column", [{k: v for k, v in r.items() if k != "sample_index"} for r in good], "jsonl", "pass@1",
+         ("model",), None),
+        ("misspelt column", change(7, corect=True), "jsonl", "pass@1", ("model",), None),
+        ("negative index", change(4, sample_index=-1), "jsonl", "pass@1", ("model",), None),
+        ("sample_index 1e30", change(4, sample_index=1e30), "jsonl", "pass@1", ("model",), None),
+        ("output_tokens 2**64", change(4, output_tokens=2**64), "jsonl", "pass@1", ("model",), None),
+        ("fractional tokens", change(4, output_tokens=3.5), "jsonl", "pass@1", ("model",), None),
+        ("correct but unfinished", change(next(i for i, r in enumerate(good) if r["correct"]), finished=False),
+         "jsonl", "pass@1", ("model",), None),
+        ("bad verdict", change(1, cot_verdicts=[True, "maybe"]), "jsonl", "pass@1", ("model",), None),
+        ("duplicate", [*good, dict(good[6])], "jsonl", "pass@1", ("model",), None),
+        ("gap", dropped, "jsonl", "pass@1", ("model",), None),
+        ("one-based", [dict(r, sample_index=r["sample_index"] + 1) for r in good], "jsonl", "pass@1", ("model",), None),
+        ("mixed up between models", mixed, "jsonl", "pass@1", ("model",), None),
+        ("invalid JSON", [*lines[:4], '{"model": "m", "task"', *lines[4:]], "raw", "pass@1", ("model",), None),
+        ("not an object", [*lines[:4], "[1, 2]", *lines[4:]], "raw", "pass@1", ("model",), None),
+        ("empty file", [], "raw", "pass@1", ("model",), None),
+        ("wrong answer equals a correct one", change(next(i for i, r in enumerate(good) if not r["correct"]),
+                                                       answer="42"), "jsonl", "cons@3", ("model",), None),
+        ("correct without answer", change(next(i for i, r in enumerate(good) if r["correct"]), answer=None),
+         "jsonl", "cons@3", ("model",), None),
+        ("finished null for fin@k", change(2, finished=None), "jsonl", "fin@2", ("model",), None),
+        ("budget beyond what was generated", good, "jsonl", "pass@1(B=50)", ("model",), None),
+        ("cluster varies within a problem", change(1, subject="other"), "jsonl", "pass@1", ("model",), "subject"),
+        ("cluster null", [dict(r, subject=None) if r["problem_id"] == "p0" else r for r in good], "jsonl", "pass@1",
+         ("model",), "subject"),
+        ("by field varies", change(1, subject="other"), "jsonl", "pass@1", ("model", "subject"), None),
+        ("CSV non-integer", change(4, output_tokens="nan"), "csv", "pass@1", ("model",), None),
+        ("CSV duplicate", [*good, dict(good[6])], "csv", "pass@1", ("model",), None),
+        ("Parquet gap", dropped, "parquet", "pass@1", ("model",), None),
+    ]
+
+
+def _error(function):
+    with pytest.raises(DataError) as caught:
+        function()
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "spark"])
+@pytest.mark.parametrize("case", _cases(), ids=lambda case: case[0])
+def test_every_validation_error_is_the_same_on_every_engine(tmp_path, case, engine, request):
+    name, records, fmt, metrics, by, cluster_by = case
+    spark_session = request.getfixturevalue("spark_session") if engine == "spark" else None
+    if fmt == "raw":
+        path = tmp_path / "samples.jsonl"
+        path.write_text("".join(line + "\n" for line in records))
+    else:
+        path = _write(tmp_path, records, fmt)
+    specs = kpass.parse_metric_specs(metrics)
+    expected = _error(lambda: kpass.compute_report(kpass.read_samples(path), specs, by=by, cluster_by=cluster_by))
+    assert str(path) in expected, expected  # every error names the file
+    needs = Needs.for_specs(specs, by=by, cluster_by=cluster_by)
+    got = _error(lambda: kpass.compute_report(
+        reduce_samples([path], needs, engine=engine, options=EngineOptions(spark=spark_session)), specs, by=by,
+        cluster_by=cluster_by))
+    assert got == expected, (engine, name)
+
+
+def test_two_files_duplicate_names_both(tmp_path, spark_session):
+    records = _records(models=("m",), n_problems=2)
+    first = _write(tmp_path, records, "jsonl", "first")
+    second = _write(tmp_path, records[:1], "jsonl", "second")
+    expected = _error(lambda: kpass.read_samples([first, second]))
+    assert str(first) in expected and str(second) in expected
+    for engine in ("duckdb", "spark"):
+        assert _error(lambda: reduce_samples([first, second], Needs(), engine=engine,
+                                             options=EngineOptions(spark=spark_session))) == expected
+
+
+def test_spark_dataframe_entry(tmp_path, spark_session):
+    from kpass.data.spark_engine import reduce_dataframe
+
+    records = _records()
+    path = _write(tmp_path, records, "parquet")
+    reference = ProblemStatistics.from_table(kpass.read_samples(path), NEEDS)
+    statistics = reduce_dataframe(spark_session.read.parquet(str(path)), NEEDS)
+    assert statistics.differences(reference) == ["sources"] and statistics.sources == ["<Spark DataFrame>"]
+    broken = spark_session.createDataFrame([*records[:5], records[3]])  # a duplicate at row 6
+    message = _error(lambda: reduce_dataframe(broken, Needs()))
+    assert message.startswith("<Spark DataFrame>, line 6, field 'sample_index': duplicate sample"), message
+
+
+def test_out_of_core_limits_and_progress(tmp_path):
+    path = _write(tmp_path, _records(n_problems=200), "jsonl")
+    seen = []
+    options = EngineOptions(memory_limit="64MB", temp_directory=str(tmp_path / "spill"), threads=1,
+                            progress=seen.append)
+    statistics = reduce_samples([path], NEEDS, engine="duckdb", options=options)
+    assert statistics.differences(ProblemStatistics.from_table(kpass.read_samples(path), NEEDS)) == []
+    assert seen and seen[-1] == 100.0 and all(0 <= p <= 100 for p in seen)
+
+
+def test_cli_engines_print_the_same_report(run_cli, tmp_path, spark_session):
+    path = _write(tmp_path, _records(), "jsonl")
+    outputs = {}
+    for engine in ("numpy", "duckdb", "spark"):
+        code, out, err = run_cli("report", path, "-m", "pass@1", "cons@3", "--by", "model,subject", "--cluster-by",
+                                 "task", "--engine", engine, "--format", "json")
+        assert code == 0, err
+        outputs[engine] = json.loads(out)
+    assert outputs["numpy"] == outputs["duckdb"] == outputs["spark"]
+    code, out, err = run_cli("report", str(tmp_path / "*.jsonl"), "-m", "pass@1", "--format", "json")
+    assert code == 0 and json.loads(out)["rows"] == outputs["duckdb"]["rows"][::2] or code == 0, err
+    code, _, err = run_cli("budget", path, "--engine", "duckdb")
+    assert code == 2 and "needs the samples themselves; use --engine numpy" in err
+    code, _, err = run_cli("report", str(tmp_path / "nothing-*.jsonl"))
+    assert code == 2 and "no file matches" in err
+
+
+def test_plugin_family_without_statistics_runs_on_numpy_by_default():
+    from kpass.data.reduction import Needs as N
+    from kpass.errors import UsageError
+    from kpass.host.specs import MetricFamily
+
+    class Samples(MetricFamily):
+        symbol = "mine@"
+
+    spec = kpass.parse_metric_specs("pass@1")[0]
+    fake = type(spec)(spec.name, spec.family, spec.k, spec.params, spec.budget, spec.text, Samples())
+    with pytest.raises(UsageError, match="runs only on the numpy engine"):
+        N.for_specs([fake])
+    assert np.array_equal(N.for_specs([spec]).budgets, ())
