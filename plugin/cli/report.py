@@ -19,7 +19,6 @@ from kpass.cli.output import emit, save_figure
 from kpass.cli.progress import ProgressBar
 from kpass.data.table import SampleTable
 from kpass.errors import UsageError
-from kpass.host import lookups
 from kpass.render.formatting import format_comparison, format_report
 from kpass.render.plot import plot_result
 from kpass.reports.report import Comparison, Report, compute_comparison, compute_report

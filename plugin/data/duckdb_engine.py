@@ -14,13 +14,11 @@ import json
 import os
 import tempfile
 import threading
-import time
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from kpass.errors import DataError
 from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
 from .engines import EngineOptions, InputFile
 from .reduction import (DUCKDB, Needs, RawColumns, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
@@ -274,7 +272,6 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
     extras: list[str] = []
     con = connect(options)
     try:
-        jsonl = [item for item in files if item.format == "jsonl"]
         for number, item in enumerate(files):
             if item.format == "jsonl":
                 parts.append(_jsonl_raw(item, number, raw))

@@ -246,7 +246,7 @@ def typed_sql(raw: str, present: Sequence[str], fields: Sequence[str], d: Dialec
     ``pass_through`` columns of ``raw`` (an engine's bookkeeping: which keys a JSON line has)
     are kept as they are.
     """
-    from kpass.data.columns import CATEGORICAL_COLUMNS, REQUIRED_COLUMNS
+    from kpass.data.columns import REQUIRED_COLUMNS
 
     select: list[str] = []
     bad: list[str] = []

@@ -196,7 +196,7 @@ def _reduce(spark: Any, parts: list[str], raw: _Raw, needs: Needs, *, extras: li
         problems_frame.createOrReplaceTempView("kpass_problems")
         try:
             problems = _fetch(problems_frame.orderBy("pid"))
-        except Exception as exc:  # noqa: BLE001 - Spark's malformed input: the numpy readers say where
+        except Exception as exc:
             if type(exc).__name__ in ("Py4JJavaError", "AnalysisException") or "Spark" in type(exc).__name__:
                 raise Violation([], f"Spark cannot read the input: {exc}") from exc
             raise

@@ -25,6 +25,7 @@ generation texts kept in ``metadata["output"]`` (``kpass report --answer-extract
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import re
 from collections.abc import Callable
@@ -109,9 +110,8 @@ def _regex_factory(argument: str | None) -> Callable[[str], str | None]:
     def extract(text: str) -> str | None:
         if not isinstance(text, str):
             return None
-        last = None
-        for last in pattern.finditer(text):
-            pass
+        final = collections.deque(pattern.finditer(text), maxlen=1)  # the last match, without a list
+        last = final[0] if final else None
         if last is None or last.group(group) is None:
             return None
         answer = last.group(group).strip()

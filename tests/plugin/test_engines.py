@@ -181,8 +181,8 @@ def test_two_files_duplicate_names_both(tmp_path, spark_session):
     expected = _error(lambda: kpass.read_samples([first, second]))
     assert str(first) in expected and str(second) in expected
     for engine in ("duckdb", "spark"):
-        assert _error(lambda: reduce_samples([first, second], Needs(), engine=engine,
-                                             options=EngineOptions(spark=spark_session))) == expected
+        assert _error(lambda engine=engine: reduce_samples([first, second], Needs(), engine=engine,
+                                                           options=EngineOptions(spark=spark_session))) == expected
 
 
 def test_spark_dataframe_entry(tmp_path, spark_session):
