@@ -79,6 +79,7 @@ def decompose_budget_counts(
         model.n_samples[im], model.n_finished[im], model.n_correct[im],
         budgets=base.budgets, clusters=cluster_labels, **options,
     )
+    assert isinstance(results, tuple)  # (N, K) counts: one result per budget
     if only_base or only_model:
         results = tuple(
             dataclasses.replace(
