@@ -59,8 +59,9 @@ kpass-side modules (:mod:`kpass.adapters.inspect_plugin`, the reader) import Ins
 
 from __future__ import annotations
 
+import logging
 import math
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -80,21 +81,21 @@ from .inspect_records import (
 
 __all__ = [
     "cons_at",
-    "cons_at_k",
+    "cons_at_k_metric",
     "cot_pass_at",
-    "cot_pass_at_k",
+    "cot_pass_at_k_metric",
     "fin_at",
-    "fin_at_k",
+    "fin_at_k_metric",
     "g_pass_at",
-    "g_pass_at_k",
+    "g_pass_at_k_metric",
     "kpass_metrics",
     "kpass_preflight",
     "mg_pass_at",
-    "mg_pass_at_k",
+    "mg_pass_at_k_metric",
     "pass_at",
-    "pass_at_k",
+    "pass_at_k_metric",
     "pass_hat",
-    "pass_hat_k",
+    "pass_hat_k_metric",
 ]
 
 _SOURCE = "Inspect scores"
@@ -211,7 +212,7 @@ def _finite(value: Any) -> bool:
     return value is not None and math.isfinite(float(value))
 
 
-def _flatten(report: Any, specs: Sequence[Any]) -> dict[str, float]:
+def _flatten(report: Any, specs: Sequence[Any], prefix: str) -> dict[str, float]:
     """Report rows -> Inspect metric dict (estimate, lower, upper, stderr, excluded)."""
     rows = {row.metric: row for row in report.rows}
     out: dict[str, float] = {}
@@ -219,13 +220,54 @@ def _flatten(report: Any, specs: Sequence[Any]) -> dict[str, float]:
         row = rows.get(spec.name)
         if row is None or not _finite(row.estimate):
             continue
-        out[spec.name] = float(row.estimate)
-        for key, value in zip(_KEYS, (row.low, row.high, row.standard_error)):
+        key = f"{prefix}{spec.name}"
+        out[key] = float(row.estimate)
+        for suffix, value in zip(_KEYS, (row.low, row.high, row.standard_error)):
             if _finite(value):
-                out[f"{spec.name}_{key}"] = float(value)
+                out[f"{key}_{suffix}"] = float(value)
         if row.n_excluded:
-            out[f"{spec.name}_excluded"] = float(row.n_excluded)
+            out[f"{key}_excluded"] = float(row.n_excluded)
     return out
+
+
+def _details(report: Any, specs: Sequence[Any], prefix: str, cluster: str | None,
+             confidence_level: float) -> dict[str, Any]:
+    """What each interval rests on, for the log (see :func:`_annotate`)."""
+    rows = {row.metric: row for row in report.rows}
+    intervals = {}
+    for spec in specs:
+        row = rows.get(spec.name)
+        if row is None:
+            continue
+        intervals[f"{prefix}{spec.name}"] = {
+            "method": row.method, "n_problems": int(row.n_problems), "n_samples": int(row.n_samples),
+            "n_clusters": None if row.n_clusters is None else int(row.n_clusters),
+            "n_excluded": int(row.n_excluded), **({"note": row.note} if row.note else {}),
+        }
+    return {"cluster": cluster, "confidence_level": confidence_level, "intervals": intervals,
+            "notes": [note.replace("inspect / inspect / ", "") for note in report.notes]}
+
+
+#: Keys already reported for one list of scores, by metric: Inspect hands the same list object
+#: to every metric of a scorer (``scorer_for_metrics``), so a kpass metric can see that another
+#: kpass metric of the same scorer reported a key and avoid Inspect's de-duplication suffix
+#: (``pass@1`` twice would become ``pass@12``). A few recent lists are kept (bounded).
+_REPORTED: "OrderedDict[int, tuple[list[SampleScore], dict[int, set[str]]]]" = OrderedDict()
+_REPORTED_MAX = 16
+
+
+def _claim_keys(scores: list[SampleScore], metric_id: int, keys: set[str]) -> set[str]:
+    """Record ``keys`` as reported by metric ``metric_id`` for ``scores``; return the keys other
+    kpass metrics already reported for the same list."""
+    entry = _REPORTED.get(id(scores))
+    if entry is None or entry[0] is not scores:
+        entry = (scores, {})
+        _REPORTED[id(scores)] = entry
+        while len(_REPORTED) > _REPORTED_MAX:
+            _REPORTED.popitem(last=False)
+    taken = set().union(*(other for owner, other in entry[1].items() if owner != metric_id)) if entry[1] else set()
+    entry[1][metric_id] = set(keys)
+    return taken & keys
 
 
 def _metric_function(
@@ -236,6 +278,8 @@ def _metric_function(
     method: str | None,
     confidence_level: float,
     seed: int | None,
+    prefix: str | None,
+    family: str,
 ) -> Metric:
     """The Inspect metric closure shared by every kpass metric factory."""
 
@@ -266,6 +310,7 @@ def _metric_function(
         usable = [spec for spec in specs if spec.min_samples <= most]
         if not usable:
             return {}
+        _check_required_columns(usable, records)
         from kpass import SampleTable, compute_report
 
         assign_sample_indices(records, epochs)
@@ -274,11 +319,76 @@ def _metric_function(
             table, usable, by=("model", "task"), cluster_by="cluster" if cluster else None,
             method=method, confidence_level=confidence_level, seed=seed,
         )
-        return _flatten(report, usable)
+        key_prefix = f"{prefix}/" if prefix else ""
+        value = _flatten(report, usable, key_prefix)
+        clash = _claim_keys(scores, id(metric_fn), set(value))
+        if clash and not prefix:
+            # another kpass metric of this scorer reported these keys: prefix ours with our
+            # registry name rather than let Inspect append a digit (pass@1 -> pass@12)
+            key_prefix = f"{family}/"
+            value = _flatten(report, usable, key_prefix)
+            clash = _claim_keys(scores, id(metric_fn), set(value))
+        if clash:
+            shown = ", ".join(sorted(clash)[:4])
+            raise ValueError(f"two kpass metrics of one scorer report {shown}; give them different "
+                             "prefix= options (kpass_metrics(..., prefix='strict') reports 'strict/pass@1').")
+        _warn_few_clusters(report)
+        _annotate(metric_fn, _details(report, usable, key_prefix, cluster, confidence_level))
+        return value
 
     metric_fn.kpass_fixed_specs = fixed_specs  # type: ignore[attr-defined]
     metric_fn.kpass_adaptive = adaptive  # type: ignore[attr-defined]
     return metric_fn
+
+
+def _check_required_columns(specs: Sequence[Any], records: list[dict[str, Any]]) -> None:
+    """A metric whose column no score carries (fin@k without a finished flag, CoT-Pass@k without
+    verdicts) is an error that says what to run, not a bare DataError."""
+    needs_finished = [spec.name for spec in specs if "finished" in spec.requires]
+    if needs_finished and not any(record.get("finished") is not None for record in records):
+        raise ValueError(
+            f"{', '.join(needs_finished)} needs each epoch's stop reason, which these scores do not carry "
+            "(Inspect gives metrics the scores only, not the generations). Score with kpass_scorer: in a task, "
+            "scorer=kpass_scorer(match()); for a log made without kpass, "
+            "inspect score LOG --scorer kpass/kpass_scorer -S scorer=<the log's scorer, e.g. match> "
+            "--metric kpass/fin_at_k; or read the log with kpass report -m fin@1 LOG."
+        )
+    needs_verdicts = [spec.name for spec in specs if "cot_verdicts" in spec.requires]
+    if needs_verdicts and not any("cot_verdicts" in record for record in records):
+        raise ValueError(f"{', '.join(needs_verdicts)} needs the verdicts that cot_verifier() records; "
+                         "score the task with cot_verifier(...).")
+
+
+def _annotate(metric_fn: Metric, details: dict[str, Any]) -> None:
+    """Put what the intervals rest on into the log, next to the values.
+
+    Inspect's metric values are numbers only, and ``EvalMetric.metadata`` cannot be set by a
+    metric; each ``EvalMetric`` does carry the metric's ``params`` (``registry_params``, read
+    when Inspect builds the result, after the metric ran). kpass adds one entry to them,
+    ``"kpass"``: interval method, problems, samples, clusters and notes per key. It shows in
+    ``inspect view`` (the metric's params) and in the log's ``results.scores[].metrics[].params``.
+    """
+    from .inspect_compat import metric_params
+
+    params = metric_params(metric_fn)
+    if params is not None:
+        params["kpass"] = details
+
+
+#: Few-cluster notes already logged in this process (Inspect calls metrics again while samples run).
+_LOGGED_NOTES: set[str] = set()
+
+
+def _warn_few_clusters(report: Any) -> None:
+    """Log the note the CLI prints for intervals over fewer than 10 clusters, once per process.
+
+    Inspect's metric values are numbers; a log record at warning level is shown on the console
+    and kept in the eval log. The text is :func:`kpass.metrics.few_clusters_note`'s.
+    """
+    notes = {_core().few_clusters_note(row.n_clusters, row.method) for row in report.rows}
+    for note in sorted(note for note in notes if note is not None and note not in _LOGGED_NOTES):
+        _LOGGED_NOTES.add(note)
+        logging.getLogger(__name__).warning("kpass metrics: %s", note)
 
 
 def _check_common(cluster: str | None, method: str | None, confidence_level: float, seed: int | None) -> None:
@@ -299,15 +409,22 @@ def _check_common(cluster: str | None, method: str | None, confidence_level: flo
                              "standard error) or drop `cluster`.")
 
 
+def _check_prefix(prefix: str | None) -> None:
+    if prefix is not None and not (isinstance(prefix, str) and prefix.strip() and "/" not in prefix):
+        raise ValueError(f"`prefix` must be a non-empty string without '/' (such as 'strict'); got {prefix!r}.")
+
+
 def _make(spec_texts: Sequence[str] | None, adaptive: Callable[[int], list[str]] | None, *,
-          cluster: str | None, method: str | None, confidence_level: float, seed: int | None) -> Metric:
+          cluster: str | None, method: str | None, confidence_level: float, seed: int | None,
+          prefix: str | None = None, family: str = "kpass_metrics") -> Metric:
     _check_common(cluster, method, confidence_level, seed)
+    _check_prefix(prefix)
     _ensure_epochs_hook()
     fixed = _parse(spec_texts) if spec_texts else None
     if fixed is None and adaptive is not None:
         _parse(adaptive(16))  # validate the options now, at task construction
     return _metric_function(fixed, adaptive, cluster=cluster, method=method,
-                            confidence_level=confidence_level, seed=seed)
+                            confidence_level=confidence_level, seed=seed, prefix=prefix, family=family)
 
 
 def _default_family(n: int) -> list[str]:
@@ -322,13 +439,17 @@ def _kpass_metrics(
     method: str | None = None,
     confidence_level: float = 0.95,
     seed: int | None = 0,
+    prefix: str | None = None,
+    kpass: Any = None,
 ) -> Metric:
+    # `kpass` is the interval description kpass adds to the params in the log (_annotate);
+    # accepted and ignored so that a metric re-created from those params still builds
     texts = [specs] if isinstance(specs, str) else list(specs or [])
     for text in texts:
         if not isinstance(text, str):
             raise TypeError(f"kpass metric specs must be strings such as 'pass@1,8'; got {text!r}.")
     return _make(texts or None, None if texts else _default_family, cluster=cluster, method=method,
-                 confidence_level=confidence_level, seed=seed)
+                 confidence_level=confidence_level, seed=seed, prefix=prefix)
 
 
 def kpass_metrics(
@@ -337,6 +458,7 @@ def kpass_metrics(
     method: str | None = None,
     confidence_level: float = 0.95,
     seed: int | None = 0,
+    prefix: str | None = None,
 ) -> Metric:
     r"""Inspect metric reporting kpass metrics with intervals, from every epoch of every sample.
 
@@ -356,6 +478,13 @@ def kpass_metrics(
     confidence_level : float, default: 0.95
     seed : int or None, default: 0
         Seed of bootstrap intervals (reproducible by default).
+    prefix : str, optional
+        Prefix of every key: ``prefix="strict"`` reports ``strict/pass@1``, ``strict/pass@1_lower``...
+        (``prefix``, not ``name``: Inspect re-creates a metric with ``registry_create(type, name,
+        **options)``, so an option called ``name`` could never be re-created.)
+        Give one to each of two kpass metrics of one scorer that report the same metric (e.g. two
+        clusterings); without it the second is prefixed with its registry name
+        (``kpass_metrics/pass@1``) rather than Inspect's de-duplication suffix (``pass@12``).
 
     Returns
     -------
@@ -373,7 +502,7 @@ def kpass_metrics(
         docstring for when).
     """
     return _kpass_metrics(list(specs) or None, cluster=cluster, method=method,
-                          confidence_level=confidence_level, seed=seed)
+                          confidence_level=confidence_level, seed=seed, prefix=prefix)
 
 
 def _family_factory(prefix: str, default_ks: Callable[[int], list[int]], *,
@@ -382,31 +511,31 @@ def _family_factory(prefix: str, default_ks: Callable[[int], list[int]], *,
     ks = _k_list(k, name)
     if ks is not None:
         return _make([f"{prefix}{_join(ks)}{suffix}{options}"], None, cluster=cluster, method=method,
-                     confidence_level=confidence_level, seed=seed)
+                     confidence_level=confidence_level, seed=seed, family=name)
     return _make(None, lambda n: [f"{prefix}{_join(default_ks(n))}{suffix}{options}"], cluster=cluster,
-                 method=method, confidence_level=confidence_level, seed=seed)
+                 method=method, confidence_level=confidence_level, seed=seed, family=name)
 
 
 @metric(name="pass_at_k", scores="unreduced")
-def pass_at_k(k: int | list[int] | None = None, cluster: str | None = None, method: str | None = None,
-              confidence_level: float = 0.95, seed: int | None = 0) -> Metric:
+def pass_at_k_metric(k: int | list[int] | None = None, cluster: str | None = None, method: str | None = None,
+              confidence_level: float = 0.95, seed: int | None = 0, kpass: Any = None) -> Metric:
     """pass@k (Chen et al. 2021) with interval; ``k`` default: 1, 2, 4, ... up to the epochs."""
     return _family_factory("pass@", _ks_up_to, k=k, cluster=cluster, method=method,
                            confidence_level=confidence_level, seed=seed, name="pass_at_k")
 
 
 @metric(name="pass_hat_k", scores="unreduced")
-def pass_hat_k(k: int | list[int] | None = None, cluster: str | None = None, method: str | None = None,
-               confidence_level: float = 0.95, seed: int | None = 0) -> Metric:
+def pass_hat_k_metric(k: int | list[int] | None = None, cluster: str | None = None, method: str | None = None,
+               confidence_level: float = 0.95, seed: int | None = 0, kpass: Any = None) -> Metric:
     """pass^k (Yao et al. 2024) with interval; ``k`` default: 1, 2, 4, ... up to the epochs."""
     return _family_factory("pass^", _ks_up_to, k=k, cluster=cluster, method=method,
                            confidence_level=confidence_level, seed=seed, name="pass_hat_k")
 
 
 @metric(name="g_pass_at_k", scores="unreduced")
-def g_pass_at_k(k: int | list[int] | None = None, tau: float | list[float] | str = "0.5,0.75,1.0",
+def g_pass_at_k_metric(k: int | list[int] | None = None, tau: float | list[float] | str = "0.5,0.75,1.0",
                 cluster: str | None = None, method: str | None = None,
-                confidence_level: float = 0.95, seed: int | None = 0) -> Metric:
+                confidence_level: float = 0.95, seed: int | None = 0, kpass: Any = None) -> Metric:
     """G-Pass@k_tau (Liu et al. 2024); ``k`` default: the largest power of two up to the epochs."""
     taus = tau if isinstance(tau, str) else _join([tau] if isinstance(tau, (int, float)) else tau)
     return _family_factory("g-pass@", lambda n: [_largest_power_of_two(n)], k=k, suffix=f"_{taus}",
@@ -415,8 +544,8 @@ def g_pass_at_k(k: int | list[int] | None = None, tau: float | list[float] | str
 
 
 @metric(name="mg_pass_at_k", scores="unreduced")
-def mg_pass_at_k(k: int | list[int] | None = None, variant: str | None = None, cluster: str | None = None,
-                 method: str | None = None, confidence_level: float = 0.95, seed: int | None = 0) -> Metric:
+def mg_pass_at_k_metric(k: int | list[int] | None = None, variant: str | None = None, cluster: str | None = None,
+                 method: str | None = None, confidence_level: float = 0.95, seed: int | None = 0, kpass: Any = None) -> Metric:
     """mG-Pass@k (Liu et al. 2024); ``k`` default: the largest power of two up to the epochs."""
     return _family_factory("mg-pass@", lambda n: [_largest_power_of_two(n)], k=k,
                            options=_options(variant=variant), cluster=cluster, method=method,
@@ -424,9 +553,9 @@ def mg_pass_at_k(k: int | list[int] | None = None, variant: str | None = None, c
 
 
 @metric(name="cons_at_k", scores="unreduced")
-def cons_at_k(k: int | list[int] | None = None, ties: str | None = None, invalid: str | None = None,
+def cons_at_k_metric(k: int | list[int] | None = None, ties: str | None = None, invalid: str | None = None,
               cluster: str | None = None, method: str | None = None, confidence_level: float = 0.95,
-              seed: int | None = 0) -> Metric:
+              seed: int | None = 0, kpass: Any = None) -> Metric:
     """cons@k (majority vote over all k-subsets, from the extracted answers); ``k`` default: 1, 2,
     4, ... up to the epochs."""
     return _family_factory("cons@", _ks_up_to, k=k, options=_options(ties=ties, invalid=invalid),
@@ -435,16 +564,16 @@ def cons_at_k(k: int | list[int] | None = None, ties: str | None = None, invalid
 
 
 @metric(name="cot_pass_at_k", scores="unreduced")
-def cot_pass_at_k(k: int | list[int] | None = None, rule: str | None = None, cluster: str | None = None,
-                  method: str | None = None, confidence_level: float = 0.95, seed: int | None = 0) -> Metric:
+def cot_pass_at_k_metric(k: int | list[int] | None = None, rule: str | None = None, cluster: str | None = None,
+                  method: str | None = None, confidence_level: float = 0.95, seed: int | None = 0, kpass: Any = None) -> Metric:
     """CoT-Pass@k (Wen et al. 2025) from :func:`cot_verifier` verdicts; ``rule`` any/majority/all."""
     return _family_factory("cot-pass@", _ks_up_to, k=k, options=_options(rule=rule), cluster=cluster,
                            method=method, confidence_level=confidence_level, seed=seed, name="cot_pass_at_k")
 
 
 @metric(name="fin_at_k", scores="unreduced")
-def fin_at_k(k: int | list[int] | None = 1, cluster: str | None = None, method: str | None = None,
-             confidence_level: float = 0.95, seed: int | None = 0) -> Metric:
+def fin_at_k_metric(k: int | list[int] | None = 1, cluster: str | None = None, method: str | None = None,
+             confidence_level: float = 0.95, seed: int | None = 0, kpass: Any = None) -> Metric:
     """fin@k: at least one of k samples finished (from :func:`kpass_scorer`'s stop reasons)."""
     return _family_factory("fin@", _ks_up_to, k=k, cluster=cluster, method=method,
                            confidence_level=confidence_level, seed=seed, name="fin_at_k")
@@ -510,9 +639,14 @@ class KpassEpochsHook(Hooks):
         _RUNNING_TASKS[data.eval_id] = (epochs, ids)
         problem = _epochs_problem(spec, epochs)
         if problem is not None:
-            # Inspect logs exceptions from hooks (it does not let them stop the task); the metric
-            # raises the same error at its first call. kpass_preflight() stops the task here.
-            raise ValueError(problem + " (pass early_stopping=kpass_preflight() to the Task to stop here)")
+            # Inspect logs and swallows a hook's exceptions ("Exception calling hook"), except
+            # LimitExceededError, which it lets through "so that limits can be enforced via
+            # hooks": raised here, before any sample is scheduled, it ends the task with status
+            # "error" and this message, before any model call.
+            from inspect_ai.util import LimitExceededError
+
+            needed = max(item.min_samples for item in _kpass_metric_specs(spec))
+            raise LimitExceededError("custom", value=epochs, limit=needed, message=problem)
 
     async def on_task_end(self, data: TaskEnd) -> None:
         _RUNNING_TASKS.pop(data.eval_id, None)

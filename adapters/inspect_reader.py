@@ -19,11 +19,28 @@ One row per scored (sample, epoch); the columns are described in
   ``kpass budget --tokenizer`` finds it; ``finished`` from its stop reason where no kpass scorer
   recorded it (conservative: a wrong answer cut off by the token limit is not finished, see
   :mod:`kpass.adapters.inspect_records`); ``output_tokens`` from its usage.
-- The log is read in one pass with Inspect's ``read_eval_log``, skipping the transcripts
-  (messages, events, attachments, store), so full scores and outputs cost one parse of each
-  sample and nothing is read twice.
+- Fast reads: an ``.eval`` archive is streamed one sample member at a time (its zstd or
+  deflate members decompressed by the module Inspect itself depends on, ``zipfile_zstd`` over
+  ``zstandard``, on Python < 3.14), parsed with the standard ``json`` module, and only the fields
+  kpass needs are kept (id, epoch, target, metadata, scores, the final generation's stop
+  reason, completion and usage); no pydantic model is built, so a 4,800-sample log reads many
+  times faster than with ``read_eval_log`` (``make bench``, ``bench_inspect_reader``), and
+  memory is bounded by one sample plus the records. A ``.json`` log is parsed whole.
+- Integrity (each a :class:`kpass.DataError` naming the file and the samples, or a note):
+
+  - the same (sample id, epoch) twice is an error naming both members;
+  - ids ``1`` (int) and ``"1"`` (str) in one log are an error: kpass's problem ids are strings,
+    so they could only be merged or renamed, and either would be a guess;
+  - the samples read are checked against the header (``eval.dataset.sample_ids`` x epochs):
+    missing (id, epoch) pairs are named in a note;
+  - a score strictly between incorrect and correct (``0.65``, ``"P"``) is an error naming the
+    sample, unless a threshold is given (``score_threshold=``, or the environment variable
+    ``KPASS_INSPECT_SCORE_THRESHOLD`` for ``kpass report``): then ``correct = value >= threshold``
+    for every score, and a note says how many scores were fractional;
 - Unscored epochs (NaN) and errored samples without a score are left out, with a note that
-  counts them; a log whose status is not "success" is read with a note. Notes go to the table's
+  counts them; a log whose status is not "success" is read with a note.
+- ``run`` (a column of its own): the log's file name; see :func:`kpass.read_samples` for two
+  logs of one model and task (their ``model`` is then qualified with the run). Notes go to the table's
   :attr:`~kpass.SampleTable.notes` (so ``kpass report`` prints them and ``--format json`` keeps
   them) and are also issued as ``UserWarning``.
 """
@@ -33,7 +50,9 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import os
 import re
+import sys
 import warnings
 import zipfile
 from collections.abc import Mapping
@@ -74,8 +93,29 @@ class InspectLogReader:
             return bool(_JSON_HEAD.match(head))
         return False
 
-    def read(self, path: str | Path):
+    def __init__(self, score_threshold: float | None = None) -> None:
+        self.score_threshold = score_threshold
+
+    def identity(self, path: str | Path) -> dict[str, Any] | None:
+        """``{"model", "task", "eval_id", "run"}`` from the log header alone (cheap), for
+        :func:`kpass.read_samples` to see two logs of one model and task before reading them."""
+        try:
+            header, _ = _read_header(Path(path))
+        except Exception:  # noqa: BLE001 - read() reports what is wrong
+            return None
+        spec = header.get("eval") or {}
+        return {"model": spec.get("model"), "task": spec.get("task"), "eval_id": spec.get("eval_id"),
+                "run": Path(path).name}
+
+    def read(self, path: str | Path, run_label: str | None = None):
         """Read one Inspect log into a :class:`kpass.SampleTable`.
+
+        Parameters
+        ----------
+        path : str or Path
+        run_label : str, optional
+            Appended to the model as ``"<model> [<run_label>]"`` (two runs of one model and
+            task read together, see :func:`kpass.read_samples`).
 
         Raises
         ------
@@ -86,8 +126,16 @@ class InspectLogReader:
         from kpass import SampleTable
 
         notes: list[str] = []
-        records = records_from_log(path, notes=notes)
-        return SampleTable.from_records(records, source=str(path), notes=notes)
+        details: dict[str, Any] = {}
+        records = records_from_log(path, notes=notes, score_threshold=self.score_threshold,
+                                   run_label=run_label, details=details)
+        table = SampleTable.from_records(records, source=str(path), notes=notes)
+        key = details.get("recorded_cluster")
+        if key:
+            # the log's kpass metrics clustered by this sample-metadata key: its own column when
+            # it has one (`subject`), else the `cluster` column holding the same values
+            table.recorded_cluster_by = key if table.has_column(key) else "cluster"
+        return table
 
 
 def _data_error(message: str, path: str, field: str | None = None):
@@ -96,28 +144,21 @@ def _data_error(message: str, path: str, field: str | None = None):
     return DataError(message, source=path, field=field)
 
 
-def _kpass_cluster_key(header: Any) -> str | None:
-    """The ``cluster=`` key of the first kpass metric declared in the log header, if any."""
-    from .inspect_records import kpass_metric_definitions
-
-    for definition in kpass_metric_definitions(header.eval):
-        cluster = (getattr(definition, "options", None) or {}).get("cluster")
-        if isinstance(cluster, str) and cluster:
-            return cluster
-    return None
-
-
 def _schema_columns() -> tuple[str, ...]:
     from kpass import SCHEMA_COLUMNS
 
     return tuple(SCHEMA_COLUMNS)
 
 
-def _metadata_columns(samples: list[Any], reserved: set[str]) -> list[str]:
+#: Columns the reader adds itself (never taken from sample metadata).
+_RUN_COLUMNS = ("run",)
+
+
+def _metadata_columns(samples: list[Mapping[str, Any]], reserved: set[str]) -> list[str]:
     schema = _schema_columns()
     names: dict[str, None] = {}
     for sample in samples:
-        for key, value in (sample.metadata or {}).items():
+        for key, value in (sample.get("metadata") or {}).items():
             if isinstance(value, (str, int, bool)) or (isinstance(value, float) and math.isfinite(value)):
                 names.setdefault(key, None)
     out = []
@@ -131,66 +172,161 @@ def _metadata_columns(samples: list[Any], reserved: set[str]) -> list[str]:
     return out
 
 
-#: EvalSample fields the reader never needs (transcripts, sandboxes, stores): skipped while the
-#: log is parsed. Fields Inspect requires (``input``, ``target``) cannot be skipped.
-_SKIPPED_FIELDS = frozenset({
-    "messages", "events", "events_data", "timelines", "store", "attachments", "sandbox", "files",
-    "setup", "error_retries", "role_usage", "model_fallbacks", "invalidation",
-})
+# --------------------------------------------------------------------------------------------
+# reading the log's JSON without Inspect's models
 
 
-def _has_hidden_reasoning(output: Any) -> bool:
+def _open_archive(path: Path) -> zipfile.ZipFile:
+    archive = zipfile.ZipFile(path)
+    if any(info.compress_type == 93 for info in archive.infolist()[:1]) and sys.version_info < (3, 14):
+        # Inspect writes zstd members (zip method 93); the stdlib reads them from Python 3.14 on,
+        # before that through zipfile_zstd (a dependency of inspect-ai, over `zstandard`)
+        import zipfile_zstd  # noqa: F401
+    return archive
+
+
+def _read_header(path: Path) -> tuple[dict[str, Any], list[Any] | None]:
+    """``(header, samples)``: the header dict (``eval``, ``status``, ...) of a log, and for a
+    ``.json`` log its samples (an ``.eval`` archive's are streamed by :func:`_iter_samples`)."""
+    if path.suffix.lower() == ".json":
+        with path.open("rb") as handle:
+            data = json.load(handle)
+        if not isinstance(data, dict) or "eval" not in data:
+            raise ValueError("not an Inspect log (no 'eval' field)")
+        return data, list(data.get("samples") or [])
+    with _open_archive(path) as archive:
+        names = set(archive.namelist())
+        if "header.json" in names:
+            return json.loads(archive.read("header.json")), None
+        if "_journal/start.json" in names:
+            start = json.loads(archive.read("_journal/start.json"))
+            return {"status": "started", **start}, None
+    raise ValueError("the archive has neither header.json nor _journal/start.json")
+
+
+def _iter_samples(path: Path, samples: list[Any] | None):
+    """``(where, sample dict)`` per sample: the member name of an ``.eval`` archive (read one at
+    a time, so memory holds one sample), or the position in a ``.json`` log."""
+    if samples is not None:
+        for position, sample in enumerate(samples):
+            yield f"samples[{position}]", sample
+        return
+    with _open_archive(path) as archive:
+        for info in archive.infolist():
+            name = info.filename
+            if name.startswith("samples/") and name.endswith(".json"):
+                yield name, json.loads(archive.read(info))
+
+
+class _Score:
+    """The three fields of an Inspect ``Score`` that kpass reads, from the log's JSON."""
+
+    __slots__ = ("value", "answer", "metadata")
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self.value = data.get("value")
+        self.answer = data.get("answer")
+        self.metadata = data.get("metadata")
+
+
+def _has_hidden_reasoning(output: Mapping[str, Any]) -> bool:
     """True when the final generation produced tokens that its completion text does not show."""
-    usage = getattr(output, "usage", None)
-    if usage is not None and (getattr(usage, "reasoning_tokens", None) or 0) > 0:
+    usage = output.get("usage") or {}
+    if (usage.get("reasoning_tokens") or 0) > 0:
         return True
-    for choice in getattr(output, "choices", None) or []:
-        content = getattr(choice.message, "content", None)
-        if isinstance(content, list) and any(getattr(part, "type", None) == "reasoning" for part in content):
+    for choice in output.get("choices") or []:
+        content = (choice.get("message") or {}).get("content")
+        if isinstance(content, list) and any(isinstance(part, Mapping) and part.get("type") == "reasoning"
+                                             for part in content):
             return True
     return False
 
 
-def _generation(sample: Any, model: str) -> tuple[str | None, Mapping[str, str] | None, int | None]:
+def _generation(sample: Mapping[str, Any], model: str) -> tuple[str | None, Mapping[str, str] | None, int | None]:
     """``(stop_reason, output text, output tokens)`` of a sample's final generation.
 
     The text goes under ``"output"`` (or ``"completion"`` when reasoning is hidden from it, see
     :mod:`kpass.adapters.inspect_records`); output tokens are the final generation's usage, else
     the sample's usage of the evaluated model.
     """
-    output = sample.output
+    output = sample.get("output") or {}
     tokens = None
-    usage = getattr(output, "usage", None) if output is not None else None
-    if usage is not None and usage.output_tokens is not None:
-        tokens = int(usage.output_tokens)
+    usage = output.get("usage") or {}
+    if usage.get("output_tokens") is not None:
+        tokens = int(usage["output_tokens"])
     else:
-        total = (sample.model_usage or {}).get(model)
-        if total is not None and total.output_tokens is not None:
-            tokens = int(total.output_tokens)
-    if output is None or not output.choices:
+        total = (sample.get("model_usage") or {}).get(model) or {}
+        if total.get("output_tokens") is not None:
+            tokens = int(total["output_tokens"])
+    choices = output.get("choices") or []
+    if not choices:
         return None, None, tokens
-    text = output.completion
+    text = output.get("completion")
+    if text is None:
+        content = (choices[0].get("message") or {}).get("content")
+        text = content if isinstance(content, str) else "".join(
+            part.get("text", "") for part in content or [] if isinstance(part, Mapping) and part.get("type") == "text")
     key = "completion" if _has_hidden_reasoning(output) else "output"
-    return output.stop_reason, {key: text}, tokens
+    return choices[0].get("stop_reason"), {key: text}, tokens
 
 
-def records_from_log(path: str | Path, *, notes: list[str] | None = None) -> list[dict[str, Any]]:
+def _kpass_cluster_key(spec: Any) -> str | None:
+    """The ``cluster=`` option of the first kpass metric the log's eval spec declares, if any."""
+    from .inspect_records import field_of, kpass_metric_definitions
+
+    for definition in kpass_metric_definitions(spec):
+        cluster = (field_of(definition, "options") or {}).get("cluster")
+        if isinstance(cluster, str) and cluster:
+            return cluster
+    return None
+
+
+def _threshold_from_environment() -> float | None:
+    text = os.environ.get("KPASS_INSPECT_SCORE_THRESHOLD", "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"KPASS_INSPECT_SCORE_THRESHOLD must be a number; got {text!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"KPASS_INSPECT_SCORE_THRESHOLD must be finite; got {text!r}")
+    return value
+
+
+def _describe_pairs(pairs: list[tuple[Any, int]], limit: int = 5) -> str:
+    shown = ", ".join(f"id {sample_id!r} epoch {epoch}" for sample_id, epoch in pairs[:limit])
+    return shown + (f" and {len(pairs) - limit} more" if len(pairs) > limit else "")
+
+
+def records_from_log(path: str | Path, *, notes: list[str] | None = None,
+                     score_threshold: float | None = None,
+                     run_label: str | None = None,
+                     details: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Sample-table records (one per scored sample and epoch) of one Inspect log.
 
-    The log is read once, with Inspect's ``read_eval_log`` skipping the transcripts (messages,
-    events, attachments, store), which are most of a log's size. Each record carries its epoch's
-    final generation: the completion text in ``metadata["output"]``, the stop reason as
-    ``finished`` when no kpass scorer recorded it, and the output tokens of its usage (see
-    :mod:`kpass.adapters.inspect_records`).
+    The log's JSON is read directly (see the module docstring): an ``.eval`` archive one sample
+    member at a time, keeping only the fields kpass needs. Each record carries its epoch's final
+    generation: the completion text in ``metadata["output"]``, ``finished`` by the rule of
+    :func:`kpass.adapters.inspect_records.finished_flag`, and the output tokens of its usage.
 
     Parameters
     ----------
     path : str or Path
         An Inspect ``.eval`` or ``.json`` log.
     notes : list of str, optional
-        Receives what was left out or is doubtful (unscored epochs, a log whose status is not
-        "success"), one sentence each naming the file, for :attr:`kpass.SampleTable.notes`; each
-        is also issued as a ``UserWarning``.
+        Receives what was left out or is doubtful (unscored epochs, missing members, binarised
+        scores, a log whose status is not "success"), one sentence each naming the file, for
+        :attr:`kpass.SampleTable.notes`; each is also issued as a ``UserWarning``.
+    score_threshold : float, optional
+        Binarise scores: ``correct = value >= score_threshold`` (Inspect's ``value_to_float``
+        scale: C = 1, P = 0.5, I = 0). Default: the environment variable
+        ``KPASS_INSPECT_SCORE_THRESHOLD``, else none, and a fractional score is an error.
+    run_label : str, optional
+        Appended to the model as ``"<model> [<run_label>]"``.
+    details : dict, optional
+        Receives ``"recorded_cluster"``: the ``cluster=`` key of the log's kpass metrics (None
+        when they recorded none).
 
     Returns
     -------
@@ -200,82 +336,144 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None) -> lis
     Raises
     ------
     kpass.DataError
-        The log cannot be read, holds no scored sample, or holds a score value kpass cannot read.
+        The log cannot be read, holds no scored sample, holds the same (id, epoch) twice, mixes
+        int and str ids that print alike, or holds a score kpass cannot read (a fractional one
+        without a threshold), naming the file and the sample.
     """
-    from inspect_ai.log import read_eval_log
-
     from .inspect_records import assign_sample_indices, sample_record
 
     location = str(path)
+    path = Path(path)
+    if score_threshold is None:
+        try:
+            score_threshold = _threshold_from_environment()
+        except ValueError as exc:
+            raise _data_error(str(exc), location, field="correct") from None
     try:
-        log = read_eval_log(location, exclude_fields=set(_SKIPPED_FIELDS))
-    except Exception as exc:
+        header, inline_samples = _read_header(path)
+        spec = header.get("eval") or {}
+        model = spec["model"]
+        task = spec["task"]
+    except Exception as exc:  # noqa: BLE001 - any failure to parse is a data error of this file
         raise _data_error(f"cannot read this Inspect log ({type(exc).__name__}: {exc}); is it complete?",
                           location) from exc
-    samples = list(log.samples or [])
     collected = notes if notes is not None else []
 
     def note(message: str) -> None:
         collected.append(message)
         warnings.warn(message, stacklevel=3)
 
-    if log.status != "success":
-        note(f"{location}: Inspect log status is {log.status!r}; reading the {len(samples)} sample(s) it holds")
-    model = log.eval.model
-    task = log.eval.task
-    cluster = _kpass_cluster_key(log)
-    if cluster is None and samples and all("cluster" in (s.metadata or {}) for s in samples):
+    status = header.get("status")
+    shown_model = f"{model} [{run_label}]" if run_label else model
+    cluster = _kpass_cluster_key(spec)
+    if details is not None:
+        details["recorded_cluster"] = cluster
+
+    # one pass over the samples, keeping only what kpass needs of each
+    kept: list[dict[str, Any]] = []
+    seen: dict[tuple[type, Any, int], str] = {}
+    id_types: dict[tuple[str, int], tuple[Any, str]] = {}
+    try:
+        for where, sample in _iter_samples(path, inline_samples):
+            sample_id, epoch = sample.get("id"), sample.get("epoch")
+            key = (type(sample_id), sample_id, epoch)
+            if key in seen:
+                raise _data_error(f"sample id {sample_id!r} epoch {epoch} appears twice: in {seen[key]} and in "
+                                  f"{where}; each (sample, epoch) must appear once", location, field="problem_id")
+            seen[key] = where
+            text_key = (str(sample_id), epoch)
+            other = id_types.get(text_key)
+            if other is not None and type(other[0]) is not type(sample_id):
+                raise _data_error(
+                    f"sample ids {other[0]!r} ({type(other[0]).__name__}, {other[1]}) and {sample_id!r} "
+                    f"({type(sample_id).__name__}, {where}) are different Inspect ids that kpass would read as "
+                    "one problem (its problem ids are strings); give the samples distinct ids",
+                    location, field="problem_id")
+            id_types[text_key] = (sample_id, where)
+            stop_reason, output_text, tokens = _generation(sample, model)
+            kept.append({"id": sample_id, "epoch": epoch, "target": sample.get("target"),
+                         "metadata": sample.get("metadata") or {}, "scores": sample.get("scores") or {},
+                         "stop_reason": stop_reason, "output_text": output_text, "tokens": tokens,
+                         "where": where})
+    except Exception as exc:  # noqa: BLE001
+        from kpass import DataError
+
+        if isinstance(exc, DataError):
+            raise
+        raise _data_error(f"cannot read this Inspect log ({type(exc).__name__}: {exc}); is it complete?",
+                          location) from exc
+
+    if status != "success":
+        note(f"{location}: Inspect log status is {status!r}; reading the {len(kept)} sample(s) it holds")
+    _check_against_header(spec, kept, location, note)
+    if cluster is None and kept and all("cluster" in s["metadata"] for s in kept):
         cluster = "cluster"
 
     scorer_names: dict[str, None] = {}
     kpass_scorers: dict[str, None] = {}
-    for sample in samples:
-        for name, score in (sample.scores or {}).items():
+    for sample in kept:
+        for name, score in sample["scores"].items():
             scorer_names.setdefault(name, None)
-            if "kpass" in (score.metadata or {}):
+            if isinstance(score, Mapping) and "kpass" in (score.get("metadata") or {}):
                 kpass_scorers.setdefault(name, None)
     chosen = list(kpass_scorers) or list(scorer_names)
     if not chosen:
         raise _data_error("the log holds no scored sample (were the samples scored? "
                           "try `inspect score` first)", location, field="correct")
-    metadata_columns = _metadata_columns(samples, reserved=set())
+    metadata_columns = _metadata_columns(kept, reserved=set(_RUN_COLUMNS))
 
     records: list[dict[str, Any]] = []
     epochs: list[int | None] = []
     unscored = 0
-    for sample in samples:
-        scores = sample.scores or {}
-        stop_reason, output_text, tokens = _generation(sample, model)
+    fractional = 0
+    for sample in kept:
         for scorer in chosen:
-            score = scores.get(scorer)
-            if score is None:
+            data = sample["scores"].get(scorer)
+            if data is None:
                 unscored += 1
                 continue
-            where = f"sample {sample.id!r}, epoch {sample.epoch}, scorer {scorer!r}"
+            score = _Score(data)
+            where = f"sample {sample['id']!r}, epoch {sample['epoch']}, scorer {scorer!r} ({sample['where']})"
+            if _is_fractional(score.value):
+                if score_threshold is None:
+                    raise _data_error(
+                        f"{where}: score value {score.value!r} is between incorrect and correct; kpass metrics "
+                        "need correct/incorrect. Say how to binarise it: kpass report with "
+                        "KPASS_INSPECT_SCORE_THRESHOLD=0.5 (correct = value >= 0.5), or "
+                        "InspectLogReader(score_threshold=0.5) in Python", location, field="correct")
+                fractional += 1
+            if score_threshold is not None:
+                score.value = _binarised(score.value, score_threshold)
             try:
                 record = sample_record(
-                    sample_id=sample.id, epoch=sample.epoch, score=score,
-                    sample_metadata=sample.metadata, cluster=cluster, where=where,
-                    usage_output_tokens=tokens, decide_finished=True, stop_reason=stop_reason,
-                    output_text=output_text,
+                    sample_id=sample["id"], epoch=sample["epoch"], score=score,
+                    sample_metadata=sample["metadata"], cluster=cluster, where=where,
+                    usage_output_tokens=sample["tokens"], decide_finished=True,
+                    stop_reason=sample["stop_reason"], output_text=sample["output_text"],
                 )
             except (TypeError, ValueError) as exc:
                 raise _data_error(str(exc), location, field="cluster" if "cluster key" in str(exc) else "correct") from exc
             if record is None:
                 unscored += 1
                 continue
-            record["model"] = model
+            record["model"] = shown_model
             record["task"] = task if len(chosen) == 1 else f"{task}/{scorer}"
-            target = sample.target
-            record["gold"] = (target if isinstance(target, str)
+            target = sample["target"]
+            record["gold"] = (target if isinstance(target, str) or target is None
                               else target[0] if len(target) == 1 else json.dumps(list(target)))
-            sample_metadata = dict(sample.metadata or {})
+            sample_metadata = dict(sample["metadata"])
             for key in metadata_columns:
                 value = sample_metadata.get(key)
                 record[key] = None if value is None else str(value)
+            record["run"] = path.name
             record["metadata"]["sample_metadata"] = sample_metadata
             records.append(record)
-            epochs.append(sample.epoch)
+            epochs.append(sample["epoch"])
+    if fractional:
+        note(f"{location}: {fractional} fractional score(s) binarised at the threshold {score_threshold:g} "
+             "(correct = value >= threshold)")
+    elif score_threshold is not None:
+        note(f"{location}: scores binarised at the threshold {score_threshold:g} (correct = value >= threshold)")
     if unscored:
         note(f"{location}: left out {unscored} unscored epoch(s) (NaN score or no score); the remaining "
              "epochs of those samples are kept")
@@ -283,3 +481,65 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None) -> lis
         raise _data_error("the log holds no scored sample", location, field="correct")
     assign_sample_indices(records, epochs)
     return records
+
+
+def _check_against_header(spec: Mapping[str, Any], kept: list[dict[str, Any]], location: str, note) -> None:
+    """Note the (id, epoch) pairs the header announces and the log does not hold."""
+    dataset = spec.get("dataset") or {}
+    ids = dataset.get("sample_ids")
+    epochs = int((spec.get("config") or {}).get("epochs") or 1)
+    if not ids:
+        expected = dataset.get("samples")
+        if isinstance(expected, int) and len(kept) < expected * epochs:
+            note(f"{location}: the header announces {expected * epochs} sample(s) ({expected} x {epochs} epochs) "
+                 f"and the log holds {len(kept)}; the missing ones are left out")
+        return
+    present = {(type(s["id"]), s["id"], s["epoch"]) for s in kept}
+    missing = [(sample_id, epoch) for epoch in range(1, epochs + 1) for sample_id in ids
+               if (type(sample_id), sample_id, epoch) not in present]
+    if missing:
+        note(f"{location}: the header announces {len(ids) * epochs} sample(s) ({len(ids)} x {epochs} epochs) and "
+             f"the log holds {len(kept)}; missing: {_describe_pairs(missing)} (left out)")
+
+
+def _is_fractional(value: Any) -> bool:
+    """A score strictly between incorrect (0) and correct (1) on Inspect's ``value_to_float``
+    scale: a number in (0, 1), or ``"P"`` (partial credit, 0.5)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return 0.0 < float(value) < 1.0
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == "p":
+            return True
+        try:
+            number = float(text)
+        except ValueError:
+            return False
+        return 0.0 < number < 1.0
+    return False
+
+
+def _binarised(value: Any, threshold: float) -> Any:
+    """``value >= threshold`` on Inspect's scale (C/yes/true = 1, P = 0.5, I/N/no/false = 0);
+    NaN and values kpass cannot read are handed on unchanged (unscored, or an error)."""
+    if isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        text = value.strip().lower()
+        letters = {"c": 1.0, "yes": 1.0, "true": 1.0, "p": 0.5, "i": 0.0, "n": 0.0, "no": 0.0, "false": 0.0}
+        if text in letters:
+            number = letters[text]
+        else:
+            try:
+                number = float(text)
+            except ValueError:
+                return value
+    else:
+        return value
+    if math.isnan(number):
+        return value
+    return number >= threshold

@@ -13,7 +13,7 @@ correct         the score value: ``value_to_float(value) >= 1.0`` (Inspect's ``p
 answer          ``Score.metadata["kpass"]["answer"]`` (kpass scorers), else ``Score.answer``
 gold            the sample target (a list of targets is kept as JSON)
 finished        ``Score.metadata["kpass"]["finished"]`` (kpass scorers), else decided from the
-                final generation's stop reason (log reader only; see *Finished without kpass*)
+                final generation's stop reason (log reader only; see *Finished*)
 output_tokens   ``Score.metadata["kpass"]["output_tokens"]``, else the final generation's usage
                 (``output.usage``), else the sample's usage of the evaluated model
 cot_verdicts    ``Score.metadata["kpass"]["cot_verdicts"]`` (:func:`cot_verifier` only)
@@ -34,23 +34,24 @@ that epoch is left out (Inspect's metrics and reducers leave it out too) and the
 the sample are renumbered. A value kpass cannot read as a single correct/incorrect flag (a dict,
 a list, an unrecognised string) is an error naming the sample, rather than Inspect's warning and 0.
 
-Finished without kpass
-----------------------
-A log scored without :func:`~kpass.adapters.inspect_scorers.kpass_scorer` has no ``finished``
-flag, but the log keeps each epoch's final generation and its ``stop_reason``. The reader decides
-(:func:`finished_from_stop_reason`), conservatively, i.e. never claiming a finish it cannot see:
+Finished (one rule on every path)
+---------------------------------
+``finished`` says whether an epoch emitted its final answer before its token limit (docs/spec.md
+section 6). :func:`finished_flag` decides it, with the same precedence for
+:func:`~kpass.adapters.inspect_scorers.kpass_scorer`, the log reader (logs made with or without
+kpass) and the Inspect metrics:
 
-- stopped on its own (any stop reason but ``"max_tokens"``, ``"model_length"`` and
-  ``"unknown"``): finished, as :func:`kpass_scorer` decides;
-- cut off by the token limit (``"max_tokens"``/``"model_length"``): finished only if the score is
-  correct (a correct verdict shows that the answer was there); a wrong one counts as not finished,
-  because the log does not say whether a wrong answer was emitted before the cut (kpass_scorer,
-  which extracts the answer, would count such a sample as finished);
-- no generation or stop reason ``"unknown"``: finished if correct, else unknown (null), so a
-  token budget then needs the answer's position (``--tokenizer``) and says so.
-
-fin@1 from such a log is therefore a lower bound, and pass@1 as run is unchanged (every correct
-sample is finished).
+1. a *correct* verdict: finished (a correct answer was emitted; the sample table rejects
+   ``correct=true, finished=false``, so pass@1 = fin@1 x pass@1 | fin holds);
+2. else the generation stopped at its limit (``stop_reason`` ``"max_tokens"`` or
+   ``"model_length"``): **not finished**, whatever an extractor finds in the cut text (an
+   extractor such as ``match(numeric=True)`` takes any number of a cut-off derivation for the
+   answer);
+3. else a known stop reason (``"stop"``, ``"tool_calls"``, ``"content_filter"``...): finished
+   (stopped on its own; a missing answer is then simply wrong);
+4. else (no generation, or stop reason ``"unknown"``): the extractor decides: finished when it
+   found an answer, unknown (null) otherwise; a token budget then needs the answer's position
+   (``--tokenizer``) and says so.
 
 Output text
 -----------
@@ -77,7 +78,8 @@ __all__ = [
     "assign_sample_indices",
     "clean_answer",
     "correct_from_value",
-    "finished_from_stop_reason",
+    "field_of",
+    "finished_flag",
     "kpass_metric_definitions",
     "sample_record",
 ]
@@ -182,7 +184,7 @@ def kpass_metric_definitions(spec: Any) -> list[Any]:
 
     Parameters
     ----------
-    spec : EvalSpec, Task or similar
+    spec : EvalSpec, Task, the ``eval`` dict of a log's JSON, or similar
         Anything with ``metrics`` (task-level metrics) and ``scorers`` (each with its own
         ``metrics``): a log header's ``eval``, the ``spec`` of a task-start hook, the task an
         early-stopping manager receives. Metrics may be nested in lists and dicts of lists.
@@ -190,14 +192,18 @@ def kpass_metric_definitions(spec: Any) -> list[Any]:
     Returns
     -------
     list
-        The metric definitions (objects with ``name`` and ``options``, e.g. Inspect's
-        ``MetricSpec``) whose name starts with ``kpass/``, in declaration order (task metrics
+        The metric definitions (objects or dicts with ``name`` and ``options``, e.g. Inspect's
+        ``MetricSpec``; read their fields with :func:`field_of`) whose name starts with ``kpass/``, in declaration order (task metrics
         first).
     """
     found: list[Any] = []
 
     def visit(metrics: Any) -> None:
         if metrics is None:
+            return
+        if isinstance(metrics, Mapping) and isinstance(metrics.get("name"), str):
+            if metrics["name"].startswith("kpass/"):  # a definition as a log's JSON holds it
+                found.append(metrics)
             return
         if isinstance(metrics, Mapping):
             for group in metrics.values():
@@ -209,14 +215,21 @@ def kpass_metric_definitions(spec: Any) -> list[Any]:
             elif str(getattr(item, "name", "")).startswith("kpass/"):
                 found.append(item)
 
-    visit(getattr(spec, "metrics", None))
-    for scorer in getattr(spec, "scorers", None) or []:
-        visit(getattr(scorer, "metrics", None))
+    visit(field_of(spec, "metrics"))
+    for scorer in field_of(spec, "scorers") or []:
+        visit(field_of(scorer, "metrics"))
     return found
 
 
-def finished_from_stop_reason(stop_reason: str | None, correct: bool) -> bool | None:
-    """Whether an epoch finished, from its final generation's stop reason (logs without kpass).
+def field_of(obj: Any, name: str) -> Any:
+    """``obj.name``, or ``obj[name]`` for the dicts of a log's JSON (None when absent)."""
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def finished_flag(stop_reason: str | None, correct: bool, answer: str | None = None) -> bool | None:
+    """Whether an epoch finished: the one precedence of every Inspect path (module docstring).
 
     Parameters
     ----------
@@ -224,25 +237,31 @@ def finished_from_stop_reason(stop_reason: str | None, correct: bool) -> bool | 
         ``output.stop_reason`` of the epoch's final generation (None: no generation).
     correct : bool
         The epoch's verdict.
+    answer : str or None, optional
+        The extracted answer, if an extractor ran; consulted only when the stop reason does not
+        say whether the generation was cut off.
 
     Returns
     -------
     bool or None
-        ``True`` when it stopped on its own or is correct; ``False`` when the token limit cut it
-        off and it is wrong; ``None`` (unknown) when the stop reason is missing or ``"unknown"``
-        and it is wrong. See the module docstring (*Finished without kpass*).
+        ``True`` when correct or stopped on its own; ``False`` when the token limit cut it off
+        (and it is wrong); with an unknown stop reason, ``True`` if an answer was extracted,
+        else ``None`` (unknown).
 
     Examples
     --------
-    >>> [finished_from_stop_reason(r, c) for r, c in
-    ...  [("stop", False), ("max_tokens", True), ("max_tokens", False), (None, False)]]
-    [True, True, False, None]
+    >>> [finished_flag(r, c, a) for r, c, a in
+    ...  [("stop", False, None), ("max_tokens", True, "4"), ("max_tokens", False, "4"),
+    ...   (None, False, "4"), (None, False, None)]]
+    [True, True, False, True, None]
     """
     if correct:
         return True
-    if stop_reason is None or stop_reason in _UNKNOWN_STOP_REASONS:
-        return None
-    return stop_reason not in TRUNCATED_STOP_REASONS
+    if stop_reason in TRUNCATED_STOP_REASONS:
+        return False
+    if stop_reason is not None and stop_reason not in _UNKNOWN_STOP_REASONS:
+        return True
+    return True if answer is not None else None
 
 
 def kpass_data(score: Any) -> Mapping[str, Any] | None:
@@ -285,7 +304,7 @@ def sample_record(
         Output tokens from Inspect's usage data, used when the kpass data has none.
     decide_finished : bool, default: False
         When the score has no kpass data, decide ``finished`` from ``stop_reason``
-        (:func:`finished_from_stop_reason`; the log reader, which has the final generation).
+        (:func:`finished_flag`; the log reader, which has the final generation).
     stop_reason : str, optional
         Stop reason of the final generation (None: the epoch has no generation).
     output_text : Mapping, optional
@@ -308,16 +327,21 @@ def sample_record(
     if data is not None or answer is not None:
         record["answer"] = answer
     if data is not None:
-        for key in ("finished", "output_tokens"):
-            if data.get(key) is not None:
-                record[key] = data[key]
+        if data.get("output_tokens") is not None:
+            record["output_tokens"] = data["output_tokens"]
+        if "stop_reason" in data:
+            # decided again from what the scorer saw, so that logs of earlier kpass versions
+            # (which trusted the extractor over the stop reason) follow today's precedence too
+            record["finished"] = finished_flag(data.get("stop_reason"), correct, answer)
+        elif data.get("finished") is not None:
+            record["finished"] = bool(data["finished"]) or correct
         if "cot_verdicts" in data:  # written by cot_verifier (None: wrong answer, never verified)
             verdicts = data["cot_verdicts"]
             record["cot_verdicts"] = list(verdicts) if verdicts is not None else []
     if "output_tokens" not in record and usage_output_tokens is not None:
         record["output_tokens"] = int(usage_output_tokens)
     if decide_finished and "finished" not in record:
-        record["finished"] = finished_from_stop_reason(stop_reason, correct)
+        record["finished"] = finished_flag(stop_reason, correct, answer)
     if cluster is not None:
         value = (sample_metadata or {}).get(cluster)
         if value is None or (isinstance(value, float) and math.isnan(value)):

@@ -22,11 +22,13 @@ raw replies go under a separate key, ``metadata["kpass_cot_replies"]``, so that 
 
 Finished
 --------
-A sample is *finished* when it emitted its final answer before its token limit:
-``finished = stop_reason not in {"max_tokens", "model_length"} or answer is not None``. A
-generation that stopped on its own counts as finished even without an extractable answer (it is
-then simply wrong); a generation cut off by the token limit counts as finished only if the
-answer was already there (docs/spec.md section 6).
+A sample is *finished* when it emitted its final answer before its token limit. The rule is
+:func:`kpass.adapters.inspect_records.finished_flag`, shared with the log reader and the metrics:
+a correct verdict is finished; otherwise a generation stopped at its limit (``stop_reason``
+``"max_tokens"`` or ``"model_length"``) is **not** finished, even when the extractor finds an
+answer in the cut text; a generation that stopped on its own is finished (without an extractable
+answer it is simply wrong); with no stop reason, the extractor decides (answer found: finished,
+else unknown).
 
 Answers
 -------
@@ -56,7 +58,8 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import collect
 
 from .inspect_compat import scorer_metrics, set_scorer_metrics
-from .inspect_records import TRUNCATED_STOP_REASONS, clean_answer
+from .inspect_compat import register_scorer_builder
+from .inspect_records import TRUNCATED_STOP_REASONS, clean_answer, finished_flag
 
 __all__ = [
     "COT_VERIFIER_TEMPLATE",
@@ -170,12 +173,11 @@ def _record(state: TaskState, inner: Score, extract: AnswerExtractor | None) -> 
     stop_reason = output.stop_reason if output is not None and output.choices else None
     usage = output.usage if output is not None else None
     output_tokens = int(usage.output_tokens) if usage is not None else None
-    truncated = stop_reason in TRUNCATED_STOP_REASONS
     return {
         "answer": answer,
         "stop_reason": stop_reason,
         "output_tokens": output_tokens,
-        "finished": (not truncated) or answer is not None,
+        "finished": finished_flag(stop_reason, _is_correct(inner.value), answer),
         "epoch": int(state.epoch),
     }
 
@@ -186,19 +188,72 @@ def _with_metadata(inner: Score, extra: dict[str, Any]) -> Score:
     return inner.model_copy(update={"metadata": metadata})
 
 
-def _set_metrics(new: Scorer, wrapped: Scorer,
-                 metrics: Sequence[Metric] | dict[str, Sequence[Metric]] | None) -> Scorer:
+def _resolve_metrics(metrics: Any) -> Any:
+    """Metric objects of a ``metrics=`` argument, also as Inspect records them in a log (dicts
+    ``{"type": "metric", "name", "params"}``), nested in lists and dicts of lists."""
+    from inspect_ai.util import registry_create
+
     if metrics is None:
+        return None
+    if isinstance(metrics, dict) and metrics.get("type") == "metric" and isinstance(metrics.get("name"), str):
+        return registry_create("metric", metrics["name"], **(metrics.get("params") or {}))
+    if isinstance(metrics, dict):
+        return {key: _resolve_metrics(value) for key, value in metrics.items()}
+    if isinstance(metrics, (list, tuple)):
+        return [_resolve_metrics(item) for item in metrics]
+    return metrics
+
+
+def _set_metrics(new: Scorer, wrapped: Scorer, metrics: Any) -> Scorer:
+    resolved = _resolve_metrics(metrics)
+    if resolved is None:
         resolved = scorer_metrics(wrapped)
-    elif isinstance(metrics, dict):
-        resolved = {key: list(value) for key, value in metrics.items()}
+    elif isinstance(resolved, dict):
+        resolved = {key: list(value) for key, value in resolved.items()}
     else:
-        resolved = list(metrics)
+        resolved = list(resolved)
     return set_scorer_metrics(new, resolved)
 
 
+def _resolve_scorer(scorer: Any, scorer_args: dict[str, Any] | None, where: str) -> Scorer:
+    """The scorer to wrap: a Scorer, or (``inspect score``, a log's options) a registry name such
+    as ``"match"`` with ``scorer_args``, or the ``{"type": "scorer", "name", "params"}`` dict that
+    Inspect writes into a log for a scorer argument."""
+    from inspect_ai.util import registry_create
+
+    if isinstance(scorer, dict) and scorer.get("type") == "scorer" and isinstance(scorer.get("name"), str):
+        return registry_create("scorer", scorer["name"], **(scorer.get("params") or {}), **(scorer_args or {}))
+    if isinstance(scorer, str):
+        try:
+            return registry_create("scorer", scorer, **(scorer_args or {}))
+        except Exception as exc:  # noqa: BLE001 - one message naming the parameter
+            raise ValueError(f"{where}: cannot create the scorer {scorer!r} to wrap "
+                             f"({type(exc).__name__}: {exc}).") from exc
+    if callable(scorer):
+        if scorer_args:
+            raise ValueError(f"{where}: `scorer_args` is only for a scorer given by name; got a Scorer.")
+        return scorer
+    raise TypeError(f"{where}: `scorer` must be a Scorer or a scorer's registry name (e.g. 'match'); "
+                    f"got {scorer!r}. From the CLI: inspect score LOG --scorer kpass/kpass_scorer -S scorer=match.")
+
+
+def _build_kpass_scorer(scorer: Scorer | str | None = None, answer: str | AnswerExtractor | None = None,
+                        scorer_args: dict[str, Any] | None = None, metrics: Any = None) -> Scorer:
+    """``kpass/kpass_scorer`` (and ``kpass_scorer``) as Inspect's registry creates it: from Python,
+    from a log's scorer options (``inspect score LOG``) or from ``--scorer kpass/kpass_scorer
+    -S scorer=match``; the wrapper carries ``metrics`` (default: the wrapped scorer's)."""
+    if scorer is None:
+        raise TypeError("kpass_scorer needs the scorer to wrap: kpass_scorer(match()) in Python, "
+                        "-S scorer=match (and -S scorer_args='{numeric: true}') with inspect score.")
+    inner = _resolve_scorer(scorer, scorer_args, "kpass_scorer")
+    _extractor(answer)  # validate now, at task construction
+    return _set_metrics(_kpass_scorer(inner, answer=answer, metrics=metrics), inner, metrics)
+
+
 @scorer(metrics=[], name="kpass_scorer")
-def _kpass_scorer(scorer: Scorer, answer: str | AnswerExtractor | None = None) -> Scorer:
+def _kpass_scorer(scorer: Scorer, answer: str | AnswerExtractor | None = None,
+                  metrics: Any = None) -> Scorer:
+    # `metrics` is only recorded (in the log's scorer options), for _build_kpass_scorer
     extract = _extractor(answer)
 
     async def score(state: TaskState, target: Target) -> Score | None:
@@ -245,8 +300,7 @@ def kpass_scorer(
     >>> from kpass.adapters.inspect_metrics import kpass_metrics
     >>> s = kpass_scorer(match(numeric=True), metrics=[kpass_metrics("pass@1,8", "cons@8")])
     """
-    _extractor(answer)  # validate now, at task construction
-    return _set_metrics(_kpass_scorer(scorer, answer=answer), scorer, metrics)
+    return _build_kpass_scorer(scorer, answer=answer, metrics=metrics)
 
 
 @scorer(metrics=[], name="cot_verifier")
@@ -257,6 +311,7 @@ def _cot_verifier(
     template: str = COT_VERIFIER_TEMPLATE,
     answer: str | AnswerExtractor | None = None,
     model_role: str = "grader",
+    metrics: Any = None,
 ) -> Scorer:
     extract = _extractor(answer)
 
@@ -336,6 +391,18 @@ def cot_verifier(
     Scorer
         Registered as ``kpass/cot_verifier``.
     """
+    return _build_cot_verifier(scorer, model, verdicts=verdicts, template=template, answer=answer,
+                               model_role=model_role, metrics=metrics)
+
+
+def _build_cot_verifier(scorer: Scorer | str | None = None, model: str | Model | None = None, *,
+                        verdicts: int = 3, template: str = COT_VERIFIER_TEMPLATE,
+                        answer: str | AnswerExtractor | None = None, model_role: str = "grader",
+                        scorer_args: dict[str, Any] | None = None, metrics: Any = None) -> Scorer:
+    """``kpass/cot_verifier`` as Inspect's registry creates it (see :func:`_build_kpass_scorer`)."""
+    if scorer is None:
+        raise TypeError("cot_verifier needs the answer scorer to wrap: cot_verifier(match()) in Python, "
+                        "-S scorer=match with inspect score.")
     if not (isinstance(verdicts, int) and not isinstance(verdicts, bool) and verdicts >= 1):
         raise ValueError(f"`verdicts` must be an integer >= 1; got {verdicts!r}.")
     if not isinstance(template, str):
@@ -344,8 +411,17 @@ def cot_verifier(
     if missing:
         raise ValueError(f"`template` must contain the placeholder {missing[0]}.")
     _extractor(answer)
+    inner = _resolve_scorer(scorer, scorer_args, "cot_verifier")
     options: dict[str, Any] = {"model": model, "verdicts": verdicts, "answer": answer, "model_role": model_role}
     if template != COT_VERIFIER_TEMPLATE:  # keep the default prompt out of every log header
         options["template"] = template
-    created = _cot_verifier(scorer, **options)
-    return _set_metrics(created, scorer, metrics)
+    if metrics is not None:
+        options["metrics"] = metrics
+    return _set_metrics(_cot_verifier(inner, **options), inner, metrics)
+
+
+# Inspect writes a scorer's *unqualified* name into the log (``kpass_scorer``, not
+# ``kpass/kpass_scorer``), and ``inspect score LOG`` looks that name up to re-create the scorer;
+# Inspect loads every extension's entry point at start-up, so these aliases exist by then.
+register_scorer_builder(_build_kpass_scorer, "kpass_scorer")
+register_scorer_builder(_build_cot_verifier, "cot_verifier")

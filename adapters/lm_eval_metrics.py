@@ -357,9 +357,11 @@ def _report_row(items: Sequence[Mapping[str, Any]], n_resamples: int | None = No
     if not clustered:
         del columns["cluster"]
     table = SampleTable.from_columns(columns, source=f"lm-eval metric {name}")
+    # kpass's default interval, as the CLI and Inspect compute it (one few-cluster rule on every path)
     report = compute_report(table, [spec], cluster_by="cluster" if clustered else None,
-                            method="bootstrap", seed=BOOTSTRAP_SEED, n_resamples=n_resamples)
+                            seed=BOOTSTRAP_SEED, n_resamples=n_resamples)
     row = report.rows[0] if report.rows else None
+    _log_few_clusters(name, row)
     excluded = [problem for exclusion in report.exclusions for problem in exclusion.problem_ids]
     if excluded:
         shown = ", ".join(excluded[:20]) + (", ..." if len(excluded) > 20 else "")
@@ -396,6 +398,15 @@ def _identical_share(items: Sequence[Any]) -> float | None:
     return share
 
 
+def _log_few_clusters(name: str, row: Any) -> None:
+    """Log the note the CLI prints for an interval over fewer than 10 clusters (lm-eval's table has no room)."""
+    from kpass.metrics import few_clusters_note
+
+    note = None if row is None else few_clusters_note(row.n_clusters, row.method)
+    if note is not None:
+        logger.warning("kpass metric %s: %s", name, note)
+
+
 def kpass_aggregation(items: Sequence[Mapping[str, Any]]) -> float:
     """Aggregation ``kpass``: the benchmark estimate of one kpass metric (NaN when undefined).
 
@@ -413,7 +424,10 @@ def kpass_aggregation(items: Sequence[Mapping[str, Any]]) -> float:
 
 
 def kpass_stderr(items: Sequence[Mapping[str, Any]], n_resamples: int | None = None) -> float:
-    """Bootstrap standard error of :func:`kpass_aggregation` (whole clusters resampled when tagged).
+    """Standard error of :func:`kpass_aggregation`: that of kpass's default interval (clustered when tagged).
+
+    The same number as ``kpass report``'s SE column; with fewer than 10 clusters that of the
+    few-cluster score interval, and the note is logged (:func:`kpass.metrics.few_clusters_note`).
 
     ``n_resamples``: bootstrap resamples (lm-eval passes its ``bootstrap_iters``); default kpass's.
     NaN when the metric or its interval is undefined (for instance a single cluster), and for a

@@ -377,7 +377,8 @@ def _read_run(results_path: Path, only_task: str | None, include_path: Sequence[
         scoring = _task_scoring(config, task, samples_path, docs, include_path)
         notes.extend(scoring.notes)
         limit = max_gen_toks_of(config, results, task=task, source=results_path)
-        pipelines, duplicate_notes = distinct_pipelines(sample_pipelines(config.get("filter_list")), task=task)
+        pipelines, duplicate_notes = distinct_pipelines(
+            sample_pipelines(config.get("filter_list"), source=str(results_path), task=task), task=task)
         task_notes = [*notes, *duplicate_notes]
         for pipeline in pipelines:
             answers = pipeline.apply([d["resps"] for d in docs], [d["doc"] for d in docs])

@@ -147,6 +147,7 @@ class SamplePipeline:
     removed: tuple[str, ...]
     fallbacks: frozenset[str]
     cluster_field: str | None = None
+    source: str | None = None
 
     def apply(self, responses: Sequence[Sequence[Any]], docs: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
         """Run the kept steps over every document's responses; one answer per response.
@@ -170,9 +171,14 @@ class SamplePipeline:
         """
         from lm_eval.filters import build_filter_ensemble
 
+        from kpass import bounded_filter_factory
+
         holders = [_Holder(list(r), doc) for r, doc in zip(responses, docs, strict=True)]
         if self.components and holders:
-            build_filter_ensemble(self.name, [list(c) for c in self.components]).apply(holders)
+            ensemble = build_filter_ensemble(self.name, [list(c) for c in self.components])
+            ensemble.filters = [bounded_filter_factory(factory, source=self.source, field=f"filter {self.name!r}")
+                                for factory in ensemble.filters]  # every regex call timed (issue #15)
+            ensemble.apply(holders)
             answers = [h.filtered_resps[self.name] for h in holders]
         else:
             answers = [h.resps for h in holders]
@@ -213,7 +219,8 @@ def _function_name(function: Any) -> str:
     return getattr(function, "__name__", repr(function))
 
 
-def sample_pipelines(filter_list: Sequence[Mapping[str, Any]] | None) -> list[SamplePipeline]:
+def sample_pipelines(filter_list: Sequence[Mapping[str, Any]] | None, *, source: str | None = None,
+                     task: str | None = None) -> list[SamplePipeline]:
     """The sample pipelines of a task config's ``filter_list`` (lm-eval's default when None).
 
     Parameters
@@ -222,6 +229,10 @@ def sample_pipelines(filter_list: Sequence[Mapping[str, Any]] | None) -> list[Sa
         ``[{"name": ..., "filter": [{"function": ..., **kwargs}, ...]}, ...]`` as in a task YAML
         or the ``configs`` of a results JSON. None stands for lm-eval's default pipeline
         ``none = [take_first]``, whose sample pipeline keeps the raw generations.
+    source, task : str, optional
+        The file the configs were read from and the task, named in errors. With ``source``,
+        patterns are untrusted: checked by :func:`kpass.data.patterns.check_pattern` here and
+        timed on every call.
 
     Returns
     -------
@@ -253,6 +264,7 @@ def sample_pipelines(filter_list: Sequence[Mapping[str, Any]] | None) -> list[Sa
             function = step["function"]
             kwargs = {key: value for key, value in step.items() if key != "function"}
             name = _function_name(function)
+            _check_untrusted_step(name, kwargs, entry["name"], source, task)
             if name in SELECTION_FILTERS:
                 removed.append(name)
                 continue
@@ -264,7 +276,7 @@ def sample_pipelines(filter_list: Sequence[Mapping[str, Any]] | None) -> list[Sa
                 cluster_field = kwargs["field"]
             kept.append((function, kwargs))
         pipelines.append(SamplePipeline(str(entry["name"]), tuple(kept), tuple(removed), frozenset(fallbacks),
-                                        cluster_field))
+                                        cluster_field, source))
     return pipelines
 
 
@@ -301,6 +313,24 @@ def distinct_pipelines(pipelines: Sequence[SamplePipeline], *, task: str) -> tup
                          f"as {group[0].name!r} does once their selection steps ({', '.join(removed)}) are removed; "
                          f"reported once, as {task_key(task, group[0].name)}")
     return kept, notes
+
+
+def _check_untrusted_step(name: str, kwargs: Mapping[str, Any], pipeline: Any, source: str | None,
+                          task: str | None) -> None:
+    """Refuse, before anything runs, a step's patterns that can blow up and a ``custom`` step
+    whose ``filter_fn`` a results file could only hold as text (issue #15)."""
+    from kpass import DataError, check_pattern
+
+    where = f"task {task!r}, filter {pipeline!r}" if task is not None else f"filter {pipeline!r}"
+    if name == "custom" and not callable(kwargs.get("filter_fn")):
+        raise DataError(f"{where}: the custom filter's filter_fn is {kwargs.get('filter_fn')!r}, not a function "
+                        f"(a results file stores it as text); read this task from its own config with the "
+                        f"kpass-lm-eval flag, or drop the custom step", source=source, field="filter_fn")
+    for key in ("regex_pattern", "regexes_to_ignore"):
+        if key in kwargs and kwargs[key] is not None:
+            values = kwargs[key] if isinstance(kwargs[key], list) else [kwargs[key]]
+            for value in values:
+                check_pattern(value, source=source, field=f"{where}, {key}")
 
 
 def binary_verdict(value: Any, *, metric: str, where: str) -> bool:

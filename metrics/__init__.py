@@ -28,16 +28,20 @@ from ._consensus import (
 )
 # --- end consensus ---
 
-# --- intervals and power ---
+# --- intervals, ranks and power ---
 from ._intervals import (
     DEFAULT_INTERVAL_METHOD,
     DEFAULT_N_RESAMPLES,
     DEFAULT_PAIRED_METHOD,
+    FEW_CLUSTERS,
     INTERVAL_METHODS,
     PAIRED_INTERVAL_METHODS,
     bootstrap_weights,
+    few_clusters_note,
     mean_ci,
+    mean_ci_columns,
     paired_difference,
+    paired_difference_columns,
     wilson_interval,
 )
 from ._options import check_interval_options
@@ -48,8 +52,16 @@ from ._power import (
     power_inputs_from_pilot,
     required_problems,
 )
+from ._ranks import (
+    TIE_TOLERANCE,
+    RankIntervals,
+    canonical_problem_keys,
+    holm_adjust,
+    rank_intervals,
+    reconcile_rank_intervals,
+)
 from ._result import IntervalResult, PairedResult, PowerInputs
-# --- end intervals and power ---
+# --- end intervals, ranks and power ---
 
 # --- warnings ---
 from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning, KpassWarning
@@ -71,6 +83,19 @@ from ._token_budget import (
     budget_curve,
 )
 # --- end token budgets ---
+
+# --- analyses: crossover, extrapolation, equal compute, selection bias ---
+from ._crossover import CoverageShift, Crossover, CrossoverResult, pass_at_k_crossover
+from ._extrapolation import (
+    DEFAULT_EXTRAPOLATION_RESAMPLES,
+    DifficultyFit,
+    ExtrapolationResult,
+    extrapolate_pass_at_k,
+    fit_difficulty,
+)
+from ._frontier import best_within_compute, pareto_frontier
+from ._selection import SelectionBias, selection_inflation
+# --- end analyses ---
 
 __all__: list[str] = sorted(
     name for name in dir() if not name.startswith("_")

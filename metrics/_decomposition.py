@@ -90,27 +90,29 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from ._bootstrap import DEFAULT_N_RESAMPLES, bootstrap_of_sums
 from ._intervals import (
     DEFAULT_INTERVAL_METHOD,
-    DEFAULT_N_RESAMPLES,
     DEFAULT_PAIRED_METHOD,
     INTERVAL_METHODS,
     PAIRED_INTERVAL_METHODS,
-    _bootstrap_of_sums,
-    _canonical_order,
-    _confidence_iv,
-    _factorize,
-    _max_chunk_iv,
-    _method_iv,
-    _mover_bounds,
-    _n_resamples_iv,
-    _resolve_seed,
-    _wilson_score_bounds,
     mean_ci,
     paired_difference,
 )
+from ._patterns import robust_wins
+from ._resampling import canonical_order
 from ._result import IntervalResult
-from ._validation import check_counts, check_option
+from ._score_intervals import mover_bounds, wilson_score_bounds
+from ._validation import (
+    check_confidence_level,
+    check_counts,
+    check_max_chunk,
+    check_method,
+    check_n_resamples,
+    check_option,
+    factorize_labels,
+    resolve_seed,
+)
 from ._warnings import DegenerateIntervalWarning, UndefinedDecompositionWarning
 
 __all__ = [
@@ -141,14 +143,14 @@ def _scaled_wilson(values: NDArray[np.float64], quantile: float) -> tuple[float,
     :math:`\sum v^2 / \sum v`; 1 when every value is 0, the bound for [0, 1] variables).
     Inverting the score test gives Wilson's interval [Wilson 1927] for :math:`\hat\mu/\kappa`
     scaled by :math:`\kappa` (for 0/1 values exactly Wilson's interval; the Wilson bounds are
-    kpass's one implementation, ``kpass.metrics._intervals._wilson_score_bounds``).
+    kpass's one implementation, ``kpass.metrics._score_intervals.wilson_score_bounds``).
     """
     n = values.shape[0]
     s1 = float(values.sum())
     s2 = float((values * values).sum())
     kappa = s2 / s1 if s1 > 0 else 1.0
     p = min(s1 / kappa / n, 1.0)
-    low, high = _wilson_score_bounds(p, n, quantile)
+    low, high = wilson_score_bounds(p, n, quantile)
     return s1 / n, kappa * float(low), kappa * float(high)
 
 
@@ -158,7 +160,7 @@ def _score_interval(plus: NDArray[np.float64], minus: NDArray[np.float64], confi
     Each mean gets :func:`_scaled_wilson` (quantile of t with N-1 df); the difference combines them
     by the method of variance estimates recovery with their Pearson correlation (Zou & Donner
     2008; Newcombe 1998 for paired proportions), kpass's one MOVER implementation
-    (``kpass.metrics._intervals._mover_bounds``):
+    (``kpass.metrics._score_intervals.mover_bounds``):
 
     .. math::
 
@@ -172,7 +174,7 @@ def _score_interval(plus: NDArray[np.float64], minus: NDArray[np.float64], confi
     rho = 0.0
     if plus.std() > 0 and minus.std() > 0:
         rho = float(np.corrcoef(plus, minus)[0, 1])
-    low, high = _mover_bounds(a - b, a - la, ua - a, b - lb, ub - b, rho)
+    low, high = mover_bounds(a - b, a - la, ua - a, b - lb, ub - b, rho)
     return float(low), float(high)
 
 
@@ -451,8 +453,8 @@ def _per_problem_matrix(nb, fb, cb, nm, fm, cm, matched_fraction: Fraction, robu
     in_r = (fb == nb2) & (cb == 0)
     in_m = (fm == nm2) & (cm == 0)
     in_s = ~(in_r | in_m)
-    robust_r = in_r & (cm * robust_fraction.denominator >= robust_fraction.numerator * nm2)
-    robust_m = in_m & (cb * robust_fraction.denominator >= robust_fraction.numerator * nb2)
+    robust_r = in_r & robust_wins(cm, nm2, robust_fraction)
+    robust_m = in_m & robust_wins(cb, nb2, robust_fraction)
     lone_m = (cm >= 1) & (cb == 0)
     lone_b = (cb >= 1) & (cm == 0)
     matched = (fb * matched_fraction.denominator >= matched_fraction.numerator * nb2) & (
@@ -512,7 +514,7 @@ def _cluster_codes(clusters: ArrayLike | None, n_problems: int) -> tuple[NDArray
     """Integer cluster codes of the problems and the number of clusters (``(None, None)`` without clusters)."""
     if clusters is None:
         return None, None
-    codes, labels = _factorize(clusters, "clusters", n_problems)
+    codes, labels = factorize_labels(clusters, "clusters", n_problems)
     if len(labels) < 2:
         raise ValueError(f"`clusters` has a single cluster ({labels[0]!r}); a cluster bootstrap needs at least 2.")
     return codes, len(labels)
@@ -524,7 +526,9 @@ def _linear_methods(linear_method: str | None, clustered: bool) -> tuple[str, st
         return None
     mean_method = linear_method if linear_method in INTERVAL_METHODS else DEFAULT_INTERVAL_METHOD
     paired_method = DEFAULT_PAIRED_METHOD if linear_method is None else linear_method
-    return _method_iv(mean_method, clustered), _method_iv(paired_method, clustered, paired=True)
+    methods = {"methods": INTERVAL_METHODS, "paired_methods": PAIRED_INTERVAL_METHODS}
+    return (check_method(mean_method, clustered, **methods),
+            check_method(paired_method, clustered, paired=True, **methods))
 
 
 def _linear_terms(x: NDArray[np.float64], n_budgets: int, mean_method: str, paired_method: str,
@@ -838,10 +842,10 @@ def decompose_pass_change(
     check_option(reach_interval, "reach_interval", ("score", "bootstrap"))
     if linear_method is not None:
         check_option(linear_method, "linear_method", (*PAIRED_INTERVAL_METHODS, _OWN_BOOTSTRAP))
-    level = _confidence_iv(confidence_level)
-    n_resamples = _n_resamples_iv(n_resamples)
-    chunk_elements = _DEFAULT_CHUNK_ELEMENTS if max_chunk_elements is None else _max_chunk_iv(max_chunk_elements)
-    rng, seed = _resolve_seed(rng)
+    level = check_confidence_level(confidence_level)
+    n_resamples = check_n_resamples(n_resamples)
+    chunk_elements = _DEFAULT_CHUNK_ELEMENTS if max_chunk_elements is None else check_max_chunk(max_chunk_elements)
+    rng, seed = resolve_seed(rng)
     matched_frac = _as_fraction(matched_fraction, "matched_fraction")
     robust_frac = _as_fraction(robust_fraction, "robust_fraction")
     (nb, fb, cb), (nm, fm, cm), two_d = _aligned_counts(base_n_samples, base_n_finished, base_n_correct,
@@ -853,10 +857,10 @@ def decompose_pass_change(
 
     x = _per_problem_matrix(nb, fb, cb, nm, fm, cm, matched_frac, robust_frac)
     # problems in canonical order: no number below depends on the order they were given in
-    order = _canonical_order(x)
+    order = canonical_order(x)
     x = x[order]
     codes = None if codes is None else codes[order]
-    boot = _bootstrap_of_sums(
+    boot = bootstrap_of_sums(
         x,
         lambda sums, weight: _statistic(sums, weight, n_budgets),
         codes=codes,

@@ -14,11 +14,10 @@ from ._intervals import (
     DEFAULT_INTERVAL_METHOD,
     DEFAULT_N_RESAMPLES,
     DEFAULT_PAIRED_METHOD,
-    _confidence_iv,
-    _method_iv,
-    _n_resamples_iv,
-    _rng_iv,
+    INTERVAL_METHODS,
+    PAIRED_INTERVAL_METHODS,
 )
+from ._validation import check_confidence_level, check_method, check_n_resamples, check_rng
 
 __all__ = ["check_interval_options"]
 
@@ -55,9 +54,10 @@ def check_interval_options(*, method: str | None = None, confidence_level: float
     """
     if method is None:
         method = DEFAULT_PAIRED_METHOD if paired else DEFAULT_INTERVAL_METHOD
-    method = _method_iv(method, clustered=clustered, paired=paired)
-    level = _confidence_iv(confidence_level)
-    count = _n_resamples_iv(DEFAULT_N_RESAMPLES if n_resamples is None else n_resamples)
+    method = check_method(method, clustered=clustered, paired=paired, methods=INTERVAL_METHODS,
+                          paired_methods=PAIRED_INTERVAL_METHODS)
+    level = check_confidence_level(confidence_level)
+    count = check_n_resamples(DEFAULT_N_RESAMPLES if n_resamples is None else n_resamples)
     if rng is not None:
-        _rng_iv(rng)
+        check_rng(rng)
     return {"method": method, "confidence_level": level, "n_resamples": count, "rng": rng}

@@ -337,11 +337,11 @@ def icc(
             sums = arr.sum(axis=1)
             sums_of_squares = (arr * arr).sum(axis=1)
         else:
-            from ._intervals import _factorize
+            from ._validation import factorize_labels
 
             if arr.ndim != 1:
                 raise ValueError(f"`values` must be 1-D with `groups`; got shape {arr.shape}.")
-            codes, labels = _factorize(groups, "groups", arr.shape[0])
+            codes, labels = factorize_labels(groups, "groups", arr.shape[0])
             sizes = np.bincount(codes, minlength=len(labels)).astype(np.float64)
             sums = np.bincount(codes, weights=arr, minlength=len(labels))
             sums_of_squares = np.bincount(codes, weights=arr * arr, minlength=len(labels))

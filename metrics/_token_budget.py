@@ -49,17 +49,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._intervals import (
-    DEFAULT_N_RESAMPLES,
-    _bootstrap_of_sums,
-    _confidence_iv,
-    _factorize,
-    _n_resamples_iv,
-    _resolve_seed,
-    mean_ci,
-)
+from ._bootstrap import DEFAULT_N_RESAMPLES, bootstrap_of_sums
+from ._intervals import mean_ci
 from ._result import IntervalResult
-from ._validation import MAX_REPORTED, check_option
+from ._validation import MAX_REPORTED, check_confidence_level, check_n_resamples, check_option, factorize_labels, resolve_seed
 from ._warnings import UndefinedBudgetMetricWarning
 
 #: Bound on the elements of one chunk of resampling weights of the ratio bootstrap (32 MiB).
@@ -566,15 +559,15 @@ def budget_curve(
     if not isinstance(counts, BudgetCounts):
         raise TypeError(f"`counts` must be a BudgetCounts (from budget_counts); got {type(counts).__name__}.")
     check_option(ratio_method, "ratio_method", ("bootstrap", "bca"))
-    level = _confidence_iv(confidence_level)
-    n_resamples = _n_resamples_iv(n_resamples)
-    rng, seed = _resolve_seed(rng)
+    level = check_confidence_level(confidence_level)
+    n_resamples = check_n_resamples(n_resamples)
+    rng, seed = resolve_seed(rng)
     ks = [k] if isinstance(k, numbers.Integral) else list(k)
     n = counts.n_samples
     n_budgets = len(counts.budgets)
     codes, n_clusters = None, None
     if clusters is not None:
-        codes, labels = _factorize(clusters, "clusters", counts.n_problems)
+        codes, labels = factorize_labels(clusters, "clusters", counts.n_problems)
         n_clusters = len(labels)
         if n_clusters < 2:
             raise ValueError(f"`clusters` has a single cluster ({labels[0]!r}); a cluster bootstrap needs at least 2.")
@@ -597,7 +590,7 @@ def budget_curve(
             out = np.where(blocks[:, :, 0] > 0, blocks[:, :, 1] / blocks[:, :, 0], np.nan)
         return out.reshape(sums.shape[0], n_stats)
 
-    boot = _bootstrap_of_sums(values, ratio, codes=codes, n_clusters=n_clusters, method=ratio_method, level=level,
+    boot = bootstrap_of_sums(values, ratio, codes=codes, n_clusters=n_clusters, method=ratio_method, level=level,
                               n_resamples=n_resamples, rng=rng, max_chunk_elements=_RATIO_CHUNK_ELEMENTS)
 
     points = []

@@ -1,7 +1,10 @@
 """Input validation shared by every kpass estimator (private module).
 
 The estimators in :mod:`kpass.metrics` each have one ``_<name>_iv`` function that calls the
-helpers below. Other core modules (cons@k, intervals, power) may import them too. Every error
+helpers below. Other core modules (cons@k, intervals, power) may import them too; every check of
+an interval's inputs (values, clusters, confidence level, seed, resamples, method, problem ids)
+lives here, so that :func:`~kpass.metrics.mean_ci`, :func:`~kpass.metrics.paired_difference`, the
+token-budget curves and the decomposition check them alike. Every error
 message names the parameter, the offending value(s) and, for per-problem arrays, the first
 offending problems by index (at most :data:`MAX_REPORTED` of them), so that a user can find the
 problem in their data.
@@ -22,6 +25,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -31,13 +35,27 @@ from numpy.typing import NDArray
 
 __all__ = [
     "MAX_REPORTED",
+    "Design",
     "as_count_array",
+    "check_bounds",
+    "check_confidence_level",
     "check_counts",
+    "check_design",
+    "check_ids",
     "check_k",
+    "check_max_chunk",
+    "check_method",
+    "check_n_resamples",
     "check_option",
+    "check_positive_int",
+    "check_rng",
     "check_tau",
+    "check_values",
     "describe_offenders",
     "exact_threshold",
+    "factorize_labels",
+    "match_ids",
+    "resolve_seed",
 ]
 
 #: How many offending problems an error message lists.
@@ -351,3 +369,240 @@ def check_option(value: Any, name: str, allowed: Sequence[str]) -> str:
     if value not in allowed:
         raise ValueError(f"`{name}` must be one of {list(allowed)}; got {value!r}.")
     return value
+
+
+# ----------------------------------------------------------------------------------------------
+# interval inputs (mean_ci, paired_difference, bootstrap_weights, budgets, decomposition)
+# ----------------------------------------------------------------------------------------------
+
+
+def check_confidence_level(confidence_level: Any) -> float:
+    if isinstance(confidence_level, (bool, np.bool_)) or not isinstance(confidence_level, numbers.Real):
+        raise TypeError(f"`confidence_level` must be a number in (0, 1); got {confidence_level!r}.")
+    level = float(confidence_level)
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"`confidence_level` must be in the open interval (0, 1); got {confidence_level!r}.")
+    return level
+
+
+def check_values(values: Any, name: str) -> tuple[NDArray[np.float64], bool]:
+    """Per-problem values as a float64 ``(N, K)`` array and whether the input was 1-D."""
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"`{name}` must be a numeric array of per-problem values; got the string {values!r}.")
+    try:
+        arr = np.asarray(values)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"`{name}` must be a rectangular numeric array; got {type(values).__name__} ({exc}).") from None
+    if arr.dtype.kind == "O":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"`{name}` must hold numbers; got non-numeric entries (dtype object).") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"`{name}` must hold numbers; got dtype {arr.dtype}.")
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"`{name}` must be 1-D (N,) or 2-D (N, K); got an array of shape {arr.shape}.")
+    if arr.shape[0] == 0:
+        raise ValueError(f"`{name}` is empty (shape {arr.shape}); at least 2 problems are needed.")
+    if arr.ndim == 2 and arr.shape[1] == 0:
+        raise ValueError(f"`{name}` has no columns (shape {arr.shape}).")
+    arr = arr.astype(np.float64, copy=False)
+    finite = np.isfinite(arr)
+    if not finite.all():
+        raise ValueError(f"`{name}` must be finite; NaN or infinity at {describe_offenders(~finite, arr, value_name=name)}.")
+    one_d = arr.ndim == 1
+    return np.ascontiguousarray(arr.reshape(arr.shape[0], -1)), one_d
+
+
+def factorize_labels(labels: Any, name: str, n_expected: int | None) -> tuple[NDArray[np.int64], list[Any]]:
+    """Integer codes (0..C-1, in order of first appearance) and the distinct labels."""
+    if isinstance(labels, (str, bytes)):
+        raise TypeError(f"`{name}` must be a sequence with one label per problem; got the string {labels!r}.")
+    try:
+        arr = np.asarray(labels)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"`{name}` must be a 1-D sequence of labels; got {type(labels).__name__} ({exc}).") from None
+    if arr.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D (one label per problem); got shape {arr.shape}.")
+    if n_expected is not None and arr.shape[0] != n_expected:
+        raise ValueError(f"`{name}` has {arr.shape[0]} entries but there are {n_expected} problems; give one label per problem.")
+    if arr.dtype.kind == "O":
+        missing = np.array([v is None or (isinstance(v, float) and v != v) for v in arr.tolist()], dtype=bool)
+    elif arr.dtype.kind == "f":
+        missing = np.isnan(arr)
+    else:
+        missing = np.zeros(arr.shape, dtype=bool)
+    if missing.any():
+        raise ValueError(f"`{name}` has missing labels (None or NaN) at {describe_offenders(missing)}.")
+    try:
+        _, first, inverse = np.unique(arr, return_index=True, return_inverse=True)
+    except TypeError:  # mixed label types: fall back to a dict (not a hot path)
+        table: dict[Any, int] = {}
+        codes_list = [table.setdefault(v, len(table)) for v in arr.tolist()]
+        return np.asarray(codes_list, dtype=np.int64), list(table)
+    # renumber in order of first appearance so that results do not depend on label sorting
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    codes = rank[inverse.reshape(-1)].astype(np.int64)
+    distinct = arr[first[order]].tolist()
+    return codes, distinct
+
+
+def check_rng(rng: Any) -> tuple[np.random.Generator, Any]:
+    """A Generator and what to record as ``details["seed"]``."""
+    if rng is None:
+        seed = int(np.random.SeedSequence().entropy)  # fresh entropy, recorded for reproducibility
+        return np.random.default_rng(seed), seed
+    if isinstance(rng, np.random.Generator):
+        return rng, "generator"
+    if isinstance(rng, (bool, np.bool_)):
+        raise TypeError(f"`rng` must be None, an int seed or a numpy.random.Generator; got {rng!r}.")
+    if isinstance(rng, (numbers.Integral, np.integer)):
+        if int(rng) < 0:
+            raise ValueError(f"`rng` seed must be a non-negative integer; got {rng!r}.")
+        return np.random.default_rng(int(rng)), int(rng)
+    if isinstance(rng, np.random.SeedSequence):
+        return np.random.default_rng(rng), int(rng.entropy) if isinstance(rng.entropy, int) else "seed-sequence"
+    raise TypeError(f"`rng` must be None, an int seed or a numpy.random.Generator; got {type(rng).__name__}.")
+
+
+def check_positive_int(value: Any, name: str, minimum: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise TypeError(f"`{name}` must be an integer >= {minimum}; got {value!r}.")
+    if int(value) < minimum:
+        raise ValueError(f"`{name}` must be an integer >= {minimum}; got {value!r}.")
+    return int(value)
+
+
+def check_bounds(bounds: Any, default: tuple[float, float] | None) -> tuple[float, float] | None:
+    if bounds is None:
+        return None
+    if isinstance(bounds, str):
+        if bounds != "auto":
+            raise ValueError(f"`bounds` must be 'auto', None or a (low, high) pair; got {bounds!r}.")
+        return default
+    try:
+        low, high = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise TypeError(f"`bounds` must be 'auto', None or a (low, high) pair of numbers; got {bounds!r}.") from None
+    if not low < high:
+        raise ValueError(f"`bounds` must satisfy low < high; got {bounds!r}.")
+    return (low, high)
+
+
+def check_n_resamples(value: Any, minimum: int = 2) -> int:
+    """The number of bootstrap resamples: an integer >= 2 for an interval (a standard deviation
+    and two tails need two replicates), >= 1 for a bare stream of weights."""
+    return check_positive_int(value, "n_resamples", minimum)
+
+
+def check_max_chunk(value: Any) -> int:
+    return check_positive_int(value, "max_chunk_elements", 1)
+
+
+def resolve_seed(rng: Any) -> tuple[Any, Any]:
+    """``rng`` to hand on to several bootstrap calls, and what to record as ``details["seed"]``.
+
+    An int seed (or a SeedSequence) is handed on unchanged, so that every call starts the same
+    stream exactly as ``mean_ci(..., rng=seed)`` does and each number equals what
+    :func:`mean_ci` / :func:`paired_difference` give for it alone; a Generator is handed on (the
+    calls consume it in turn); ``None`` draws fresh entropy once and hands on that seed, which is
+    recorded so that the result can be reproduced.
+    """
+    if rng is None:
+        seed = int(np.random.SeedSequence().entropy)
+        return seed, seed
+    _, recorded = check_rng(rng)
+    return rng, recorded
+
+
+def check_method(method: Any, clustered: bool, paired: bool = False, *,
+                 methods: Sequence[str], paired_methods: Sequence[str]) -> str:
+    """The checked interval method: one of ``methods`` (``paired_methods`` for a paired difference)."""
+    if not paired and method == "mover":
+        raise ValueError(
+            "`method` 'mover' combines the intervals of two models and is only for paired_difference; "
+            f"mean_ci takes one of {list(methods)}."
+        )
+    method = check_option(method, "method", paired_methods if paired else methods)
+    if method == "clustered-t" and not clustered:
+        raise ValueError("`method` 'clustered-t' needs `clusters` (one label per problem); got clusters=None.")
+    if method == "t" and clustered:
+        raise ValueError(
+            "`method` 't' ignores `clusters` and would understate the uncertainty; use "
+            "method='clustered-t' (Inspect's clustered standard error) or drop `clusters`."
+        )
+    return method
+
+
+@dataclass(frozen=True)
+class Design:
+    """The checked options of one :func:`mean_ci` / :func:`paired_difference` call."""
+
+    level: float
+    codes: NDArray[np.int64] | None
+    n_clusters: int | None
+    method: str
+    n_resamples: int
+    max_chunk_elements: int
+
+
+def check_design(
+    n: int, clusters: Any, method: Any, confidence_level: Any, n_resamples: Any, max_chunk_elements: Any,
+    *, paired: bool, too_few: str, methods: Sequence[str], paired_methods: Sequence[str],
+) -> Design:
+    """The validation shared by :func:`mean_ci` and :func:`paired_difference` (in this order:
+    number of problems, confidence level, clusters, method, resamples, chunk size)."""
+    if n < 2:
+        raise ValueError(too_few)
+    level = check_confidence_level(confidence_level)
+    codes, n_clusters = None, None
+    if clusters is not None:
+        codes, labels = factorize_labels(clusters, "clusters", n)
+        n_clusters = len(labels)
+        if n_clusters < 2:
+            raise ValueError(f"`clusters` has a single cluster ({labels[0]!r}); clustered intervals need at least 2 clusters.")
+    method = check_method(method, clusters is not None, paired=paired, methods=methods, paired_methods=paired_methods)
+    return Design(level, codes, n_clusters, method, check_n_resamples(n_resamples), check_max_chunk(max_chunk_elements))
+
+
+def match_ids(ids_a: Any, ids_b: Any, n_a: int, n_b: int, intersect: bool):
+    """Positions in a and b of the common ids (in a's order) and the unmatched ids."""
+    codes_a_raw = check_ids(ids_a, "problem_ids_a", n_a)
+    codes_b_raw = check_ids(ids_b, "problem_ids_b", n_b)
+    index_b = {v: i for i, v in enumerate(codes_b_raw)}
+    set_a = set(codes_a_raw)
+    pos_a = [i for i, v in enumerate(codes_a_raw) if v in index_b]
+    pos_b = [index_b[codes_a_raw[i]] for i in pos_a]
+    only_a = tuple(v for v in codes_a_raw if v not in index_b)
+    only_b = tuple(v for v in codes_b_raw if v not in set_a)
+    if (only_a or only_b) and not intersect:
+        parts = []
+        if only_a:
+            parts.append(f"{len(only_a)} id(s) only in `problem_ids_a`: {list(only_a[:MAX_REPORTED])}{' ...' if len(only_a) > MAX_REPORTED else ''}")
+        if only_b:
+            parts.append(f"{len(only_b)} id(s) only in `problem_ids_b`: {list(only_b[:MAX_REPORTED])}{' ...' if len(only_b) > MAX_REPORTED else ''}")
+        raise ValueError(
+            "the two models were not run on the same problems; " + "; ".join(parts)
+            + ". Pass intersect=True to compare on the common problems (the result reports the dropped ids)."
+        )
+    return np.asarray(pos_a, dtype=np.int64), np.asarray(pos_b, dtype=np.int64), only_a, only_b
+
+
+def check_ids(ids: Any, name: str, n: int) -> list[Any]:
+    if isinstance(ids, (str, bytes)):
+        raise TypeError(f"`{name}` must be a sequence of problem ids; got the string {ids!r}.")
+    arr = np.asarray(ids, dtype=object)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"`{name}` must have one id per problem ({n}); got shape {arr.shape}.")
+    id_list = [v.item() if isinstance(v, np.generic) else v for v in arr.tolist()]
+    seen: dict[Any, int] = {}
+    duplicates = []
+    for v in id_list:
+        if v in seen:
+            duplicates.append(v)
+        seen[v] = 1
+    if duplicates:
+        raise ValueError(f"`{name}` has duplicated ids: {duplicates[:MAX_REPORTED]}; each problem must appear once.")
+    return id_list

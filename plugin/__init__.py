@@ -34,6 +34,8 @@ _HOST_NAMES: dict[str, str] = {
     "Categorical": "data.table", "SampleTable": "data.table", "SCHEMA_COLUMNS": "data.table",
     "format_comparison": "render.formatting", "format_report": "render.formatting",
     "write_atomically": "cli.output",
+    "OutputError": "errors", "PluginHookError": "errors",
+    "BoundedPattern": "data.patterns", "bounded_filter_factory": "data.patterns", "check_pattern": "data.patterns",
 }
 
 if TYPE_CHECKING:  # static tools see the eager imports
@@ -52,6 +54,8 @@ if TYPE_CHECKING:  # static tools see the eager imports
     from kpass.data.table import SCHEMA_COLUMNS, Categorical, SampleTable
     from kpass.render.formatting import format_comparison, format_report
     from kpass.cli.output import write_atomically
+    from kpass.data.patterns import BoundedPattern, bounded_filter_factory, check_pattern
+    from kpass.errors import OutputError, PluginHookError
 
 
 def _public_names() -> list[str]:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 __all__ = [
-    "DataError", "MetricSpecError", "PluginConflictError", "PluginLoadError", "UnknownMetricError", "UsageError",
+    "DataError", "MetricSpecError", "OutputError", "PluginConflictError", "PluginHookError", "PluginLoadError",
+    "PluginTypeError", "UnknownMetricError",
+    "UsageError",
 ]
 
 
@@ -60,6 +62,18 @@ class UsageError(ValueError):
     """
 
 
+class OutputError(UsageError):
+    """An output that cannot be written (a directory, no permission, a full disk, a name too long).
+
+    The message is one line naming the path and the reason; ``exit_code`` is what the ``kpass``
+    command exits with: 2 when the path is the problem, 1 when the disk is (full, I/O error).
+    """
+
+    def __init__(self, message: str, *, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
 class MetricSpecError(ValueError):
     """A metric spec such as ``pass@1,8`` that cannot be parsed; the message lists what is valid."""
 
@@ -73,6 +87,15 @@ class UnknownMetricError(MetricSpecError, KeyError):
 
 class PluginLoadError(RuntimeError):
     """A plugin of the ``kpass`` entry-point group could not be imported or registered."""
+
+
+class PluginHookError(PluginLoadError):
+    """A plugin's hook or reader raised, or returned the wrong type; the message names the plugin
+    and the hook (or the reader's method)."""
+
+
+class PluginTypeError(PluginHookError, TypeError):
+    """A plugin registered an object of the wrong kind (also a ``TypeError``)."""
 
 
 class PluginConflictError(PluginLoadError, ValueError):

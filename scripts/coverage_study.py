@@ -41,7 +41,7 @@ prior (population values unchanged) while problems of one cluster are strongly c
 Cost and resample counts
 ------------------------
 Simulated benchmarks are stacked as the K columns of one ``(N, K)`` call of
-:func:`kpass.metrics.mean_ci` / :func:`kpass.metrics.paired_difference` (blocks of
+:func:`kpass.metrics.mean_ci_columns` / :func:`kpass.metrics.paired_difference_columns` (blocks of
 ``--block`` simulations share one seed, each column resampled on its own in its canonical
 order as every ``(N, K)`` call does; each block has its own seed). The full run uses 2,000 simulations per cell and 1,999
 bootstrap resamples per interval (the library default is 10,000; 1,999 keeps the Monte Carlo
@@ -72,8 +72,8 @@ from kpass.metrics import (
     DegenerateIntervalWarning,
     IntervalMethodWarning,
     g_pass_at_k,
-    mean_ci,
-    paired_difference,
+    mean_ci_columns,
+    paired_difference_columns,
     pass_at_k,
 )
 
@@ -243,9 +243,9 @@ def _run_cell(cell: Cell, config: StudyConfig, v_a, v_b, clusters, n_samples, le
                 warnings.simplefilter("ignore", DegenerateIntervalWarning)
                 warnings.simplefilter("ignore", IntervalMethodWarning)
                 if cell.comparison == "single":
-                    results = mean_ci(a_block, clusters=cl, method=method, n_resamples=config.n_resamples, rng=rng)
+                    results = mean_ci_columns(a_block, clusters=cl, method=method, n_resamples=config.n_resamples, rng=rng)
                 else:
-                    results = paired_difference(a_block, b_block, clusters=cl, method=method, n_resamples=config.n_resamples, rng=rng)
+                    results = paired_difference_columns(a_block, b_block, clusters=cl, method=method, n_resamples=config.n_resamples, rng=rng)
             hit, width = _collect(results, cell.truth)
             hits[method].append(hit)
             widths[method].append(width)
@@ -254,9 +254,9 @@ def _run_cell(cell: Cell, config: StudyConfig, v_a, v_b, clusters, n_samples, le
                 warnings.simplefilter("ignore", DegenerateIntervalWarning)
                 warnings.simplefilter("ignore", IntervalMethodWarning)
                 if cell.comparison == "single":
-                    results = mean_ci(a_block, method="t")
+                    results = mean_ci_columns(a_block, method="t")
                 else:
-                    results = paired_difference(a_block, b_block, method="t")
+                    results = paired_difference_columns(a_block, b_block, method="t")
             hit, width = _collect(results, cell.truth)
             hits["t (ignores clusters)"].append(hit)
             widths["t (ignores clusters)"].append(width)
@@ -376,6 +376,223 @@ def acceptance(cells: list[Cell], *, low: float = 0.93, high: float = 0.98, min_
     return failures
 
 
+# ----------------------------------------------------------------------------------------------
+# the edge regimes of issue #16: populations of our own, one-sided misses, widths, warnings
+# ----------------------------------------------------------------------------------------------
+
+#: Metrics of the regime table: name -> (k, m), value unbiased for P(Binomial(k, p) >= m).
+REGIME_METRICS: dict[str, tuple[int, int]] = {"pass@1": (1, 1), "pass@8": (8, 1), "pass^4": (4, 4),
+                                              "G-Pass@8_0.5": (8, 4)}
+
+
+@dataclass(frozen=True)
+class Component:
+    """One kind of problem: its share, and each model's success probability on it.
+
+    ``a`` and ``b`` are a Beta(alpha, beta) pair or a float (a point mass at that probability);
+    within a component the two models' probabilities are joined by the Gaussian copula of the
+    main grid (correlation 0.8), so the paired comparison stays paired.
+    """
+
+    share: float
+    a: tuple[float, float] | float
+    b: tuple[float, float] | float
+
+
+#: The regimes of issue #16, each a mixture of problem kinds (exact population values below).
+REGIMES: dict[str, tuple[Component, ...]] = {
+    # an easy benchmark with a few rare hard problems: pass@8 about 0.99, carried by 3% of problems
+    "ceiling (rare hard problems)": (Component(0.97, (20.0, 0.2), (25.0, 0.2)), Component(0.03, (1.0, 1.5), (1.5, 1.5))),
+    # a hard benchmark with a few rare easy problems: pass^4 near 0.002-0.01
+    "floor (rare easy problems)": (Component(0.97, (0.2, 20.0), (0.2, 15.0)), Component(0.03, (1.5, 1.0), (2.0, 1.0))),
+    # point masses at 0 and 1 (problems always or never solved) around a mid-range bulk
+    "point masses at 0 and 1": (Component(0.35, 0.0, 0.0), Component(0.35, 1.0, 1.0), Component(0.30, (2.0, 2.0), (3.0, 2.0))),
+    # a paired gain that lives on 10% of the problems, the rest stuck at 0 or 1 for both models
+    "sparse paired gains": (Component(0.45, 0.0, 0.0), Component(0.45, 1.0, 1.0), Component(0.10, (2.0, 3.0), (4.0, 2.0))),
+}
+
+REGIME_N_PROBLEMS = (10, 30, 100, 200)
+REGIME_N_SAMPLES = (1, 16, 64)
+#: Methods of the regime table (the default first); the width rule compares the default with them.
+REGIME_METHODS = {"single": ("studentized", "t", "bootstrap", "bca"), "paired": ("mover", "studentized", "t", "bootstrap")}
+#: The default must be no wider than this times the narrowest method that covers >= 94% in the cell.
+WIDTH_RULE = 1.3
+
+
+def _component_value(metric: str, p: tuple[float, float] | float) -> float:
+    """``E[P(Binomial(k, p) >= m)]`` of one component (Beta closed form, or the point mass)."""
+    k, m = REGIME_METRICS[metric]
+    if isinstance(p, tuple):
+        log_terms = [math.log(math.comb(k, j)) + special.betaln(p[0] + j, p[1] + k - j) - special.betaln(*p)
+                     for j in range(m, k + 1)]
+        return float(np.exp(log_terms).sum())
+    return float(stats.binom.sf(m - 1, k, p))
+
+
+def regime_value(regime: str, metric: str, model: str = "a") -> float:
+    """The population value of ``metric`` for model ``"a"`` or ``"b"`` in ``regime`` (exact)."""
+    return sum(c.share * _component_value(metric, c.a if model == "a" else c.b) for c in REGIMES[regime])
+
+
+def _draw_component(rng, p_a, p_b, shape):
+    z_a = rng.standard_normal(shape)
+    z_b = COPULA_CORRELATION * z_a + math.sqrt(1.0 - COPULA_CORRELATION**2) * rng.standard_normal(shape)
+    out = []
+    for p, z in ((p_a, z_a), (p_b, z_b)):
+        out.append(stats.beta.ppf(special.ndtr(z), *p) if isinstance(p, tuple) else np.full(shape, float(p)))
+    return out
+
+
+def regime_probabilities(rng, regime: str, shape: tuple[int, int]):
+    """Per-problem probabilities of models A and B, shape ``(N, sims)``: each problem's kind drawn by share."""
+    components = REGIMES[regime]
+    kind = rng.choice(len(components), size=shape, p=[c.share for c in components])
+    p_a, p_b = np.empty(shape), np.empty(shape)
+    for index, component in enumerate(components):
+        a, b = _draw_component(rng, component.a, component.b, shape)
+        chosen = kind == index
+        p_a[chosen], p_b[chosen] = a[chosen], b[chosen]
+    return p_a, p_b
+
+
+def _warned(result) -> bool:
+    """Whether kpass warns about this column's interval (a fallback bound, a degenerate column, few clusters)."""
+    details = result.details
+    return bool(any(details.get("degenerate_tail", ())) or "degenerate" in details or details.get("sparse_differences")
+                or "score (few clusters)" in (details.get("scale"), *details.get("model_scales", ())))
+
+
+@dataclass
+class RegimeCell:
+    """One cell of the regime table: per method coverage, one-sided misses and mean width."""
+
+    regime: str
+    comparison: str
+    metric: str
+    n_problems: int
+    n_samples: int
+    truth: float
+    coverage: dict[str, float] = field(default_factory=dict)
+    miss_low: dict[str, float] = field(default_factory=dict)   # truth below the interval
+    miss_high: dict[str, float] = field(default_factory=dict)  # truth above the interval
+    width: dict[str, float] = field(default_factory=dict)
+    warned_share_of_misses: float = float("nan")  # of the default's misses, the share kpass warned about
+    warned_share: float = 0.0  # of all the default's intervals
+    n_sims: int = 0
+
+    @property
+    def default(self) -> str:
+        return default_method(self.comparison)
+
+    def narrowest_covering(self, floor: float = 0.94) -> float | None:
+        widths = [self.width[m] for m in self.coverage if self.coverage[m] >= floor]
+        return min(widths) if widths else None
+
+    def in_band(self, low: float = 0.93, high: float = 0.98) -> bool:
+        return low <= self.coverage[self.default] <= high
+
+    def within_width_rule(self) -> bool:
+        narrowest = self.narrowest_covering()
+        return narrowest is None or self.width[self.default] <= WIDTH_RULE * narrowest + 1e-12
+
+
+def run_regime_cell(regime: str, comparison: str, metric: str, n_problems: int, n_samples: int, *,
+                    n_sims: int, n_resamples: int, seed: int, methods: Sequence[str] | None = None) -> RegimeCell:
+    """Simulate ``n_sims`` benchmarks of one regime cell and interval them with every method (seeded)."""
+    k, m = REGIME_METRICS[metric]
+    truth = regime_value(regime, metric) - (regime_value(regime, metric, "b") if comparison == "paired" else 0.0)
+    cell = RegimeCell(regime, comparison, metric, n_problems, n_samples, truth)
+    rng = np.random.default_rng(np.random.SeedSequence([seed, list(REGIMES).index(regime), n_problems, n_samples]))
+    p_a, p_b = regime_probabilities(rng, regime, (n_problems, n_sims))
+    counts = np.arange(n_samples + 1)
+    table = (pass_at_k(np.full(n_samples + 1, n_samples), counts, k) if m == 1 else
+             g_pass_at_k(np.full(n_samples + 1, n_samples), counts, k, tau=m / k))
+    v_a, v_b = table[rng.binomial(n_samples, p_a)], table[rng.binomial(n_samples, p_b)]
+    methods = tuple(methods or REGIME_METHODS[comparison])
+    for index, method in enumerate(methods):
+        generator = np.random.default_rng(np.random.SeedSequence([seed, 99, index, n_problems, n_samples]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateIntervalWarning)
+            warnings.simplefilter("ignore", IntervalMethodWarning)
+            if comparison == "single":
+                results = mean_ci_columns(v_a, method=method, n_resamples=n_resamples, rng=generator)
+            else:
+                results = paired_difference_columns(v_a, v_b, method=method, n_resamples=n_resamples, rng=generator)
+        low = np.array([r.low for r in results])
+        high = np.array([r.high for r in results])
+        cell.coverage[method] = float(((low <= truth) & (truth <= high)).mean())
+        cell.miss_low[method] = float((truth < low).mean())
+        cell.miss_high[method] = float((truth > high).mean())
+        cell.width[method] = float((high - low).mean())
+        if method == cell.default:
+            warned = np.array([_warned(r) for r in results])
+            missed = ~((low <= truth) & (truth <= high))
+            cell.warned_share = float(warned.mean())
+            cell.warned_share_of_misses = float(warned[missed].mean()) if missed.any() else float("nan")
+    cell.n_sims = n_sims
+    return cell
+
+
+def run_regimes(*, n_sims: int, n_resamples: int, seed: int, n_problems=REGIME_N_PROBLEMS,
+                n_samples=REGIME_N_SAMPLES, regimes=tuple(REGIMES), metrics=tuple(REGIME_METRICS),
+                comparisons=("single", "paired"), progress=None) -> list[RegimeCell]:
+    """Every cell of the regime grid (cells with k > n are left out)."""
+    cells = []
+    for regime in regimes:
+        for comparison in comparisons:
+            if regime == "sparse paired gains" and comparison == "single":
+                continue  # its single-model cells are the point-mass regime's
+            for metric in metrics:
+                k, _ = REGIME_METRICS[metric]
+                for n in n_samples:
+                    if k > n:
+                        continue
+                    for big_n in n_problems:
+                        cell = run_regime_cell(regime, comparison, metric, big_n, n, n_sims=n_sims,
+                                               n_resamples=n_resamples, seed=seed)
+                        cells.append(cell)
+                        if progress:
+                            progress(cell)
+    return cells
+
+
+def format_regime_table(cells: list[RegimeCell]) -> str:
+    """Markdown: the default's coverage, one-sided misses, width, the width rule and the warned share."""
+    header = ("| regime | comparison | metric | N | n | truth | default | coverage % | misses below / above % | "
+              "width | narrowest >= 94% (method) | width rule | warned % of misses | other methods: coverage % |")
+    lines = ["**Edge regimes (issue #16)**", "", header, "|" + "---|" * 14]
+    for c in cells:
+        d = c.default
+        covering = [(c.width[m], m) for m in c.coverage if c.coverage[m] >= 0.94]
+        narrowest = f"{min(covering)[0]:.3f} ({min(covering)[1]})" if covering else "none"
+        rule = "ok" if c.within_width_rule() else f"{c.width[d] / min(covering)[0]:.2f}x"
+        band = "" if c.in_band() or c.n_problems < 30 else " (out of band)"
+        warned = "-" if math.isnan(c.warned_share_of_misses) else f"{100 * c.warned_share_of_misses:.0f}"
+        others = ", ".join(f"{m} {100 * v:.1f}" for m, v in c.coverage.items() if m != d)
+        lines.append(f"| {c.regime} | {c.comparison} | {c.metric} | {c.n_problems} | {c.n_samples} | {c.truth:.4f} | {d} | "
+                     f"**{100 * c.coverage[d]:.1f}**{band} | {100 * c.miss_low[d]:.1f} / {100 * c.miss_high[d]:.1f} | "
+                     f"{c.width[d]:.3f} | {narrowest} | {rule} | {warned} | {others} |")
+    return "\n".join(lines)
+
+
+def regime_summary(cells: list[RegimeCell]) -> str:
+    """One line per regime and comparison: the range of the default's coverage at N >= 30, the cells out of band."""
+    lines = []
+    for regime in REGIMES:
+        for comparison in ("single", "paired"):
+            chosen = [c for c in cells if c.regime == regime and c.comparison == comparison and c.n_problems >= 30]
+            if not chosen:
+                continue
+            values = [100 * c.coverage[c.default] for c in chosen]
+            out = [f"{c.metric} N={c.n_problems} n={c.n_samples} {100 * c.coverage[c.default]:.1f}%"
+                   for c in chosen if not c.in_band()]
+            wide = [f"{c.metric} N={c.n_problems} n={c.n_samples}" for c in chosen if not c.within_width_rule()]
+            lines.append(f"- {regime}, {comparison}: default {min(values):.1f}-{max(values):.1f}% at N >= 30; "
+                         f"outside 93-98%: {', '.join(out) or 'none'}; wider than {WIDTH_RULE}x the narrowest "
+                         f"method covering >= 94%: {', '.join(wide) or 'none'}.")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="full size (2,000 simulations per cell); also KPASS_COVERAGE_FULL=1")
@@ -383,6 +600,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resamples", type=int, help="bootstrap resamples per interval")
     parser.add_argument("--no-clustered", action="store_true", help="skip the clustered table")
     parser.add_argument("--output", help="also write the markdown tables to this file")
+    parser.add_argument("--regimes-only", action="store_true", help="only the edge-regime table (issue #16)")
+    parser.add_argument("--no-regimes", action="store_true", help="skip the edge-regime table")
     args = parser.parse_args(argv)
     full = args.full or os.environ.get("KPASS_COVERAGE_FULL") == "1"
     config = StudyConfig() if full else SMALL
@@ -407,6 +626,8 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
 
+    if args.regimes_only:
+        return _write_regimes(args, config, full, started)
     cells = run_independent(config, progress=progress)
     parts = [
         f"Coverage (%) of nominal 95% intervals; {config.n_sims} simulated benchmarks per cell, "
@@ -419,7 +640,13 @@ def main(argv: list[str] | None = None) -> int:
         parts += ["", format_table(clustered, config.cluster_methods, title="Clustered problems (C clusters of 1-9 problems)",
                                    paired_methods=config.paired_methods)]
     failures = acceptance(cells)
-    parts += [
+    regime_parts: list[str] = []
+    if not args.no_regimes:
+        regime_cells = run_regimes(n_sims=config.n_sims, n_resamples=config.n_resamples, seed=config.seed,
+                                   **({} if full else {"n_problems": (30, 100), "n_samples": (16,)}),
+                                   progress=_regime_progress(started))
+        regime_parts = ["", format_regime_table(regime_cells), "", regime_summary(regime_cells)]
+    parts += regime_parts + [
         "",
         f"Default methods: {DEFAULT_INTERVAL_METHOD} (single), {DEFAULT_PAIRED_METHOD} (paired). "
         "Cells with N >= 30 and k <= n outside 93-98%: "
@@ -432,6 +659,29 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.output, "w", encoding="utf-8") as handle:
             handle.write(text + "\n")
     return 1 if (failures and full) else 0
+
+
+def _regime_progress(started: float):
+    def progress(cell: RegimeCell) -> None:
+        print(f"[{time.perf_counter() - started:7.1f}s] {cell.regime} {cell.comparison} {cell.metric} N={cell.n_problems} "
+              f"n={cell.n_samples}: " + " ".join(f"{m}={100 * v:.1f}" for m, v in cell.coverage.items())
+              + f" width {cell.width[cell.default]:.3f}", file=sys.stderr, flush=True)
+    return progress
+
+
+def _write_regimes(args, config: StudyConfig, full: bool, started: float) -> int:
+    """``--regimes-only``: the regime table alone (to stdout and ``--output``)."""
+    cells = run_regimes(n_sims=config.n_sims, n_resamples=config.n_resamples, seed=config.seed,
+                        **({} if full else {"n_problems": (30, 100), "n_samples": (16,)}),
+                        progress=_regime_progress(started))
+    text = "\n".join([f"Edge regimes: {config.n_sims} simulated benchmarks per cell, {config.n_resamples} resamples, "
+                      f"seed {config.seed}.", "", format_regime_table(cells), "", regime_summary(cells),
+                      f"Run time: {time.perf_counter() - started:.0f} s."])
+    print(text)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+    return 0
 
 
 if __name__ == "__main__":

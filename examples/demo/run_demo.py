@@ -15,6 +15,7 @@ Everything is written to ``demo-output/`` (logs, tables, plots); the folder is r
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import subprocess
 import sys
@@ -59,7 +60,10 @@ def _run(command: list[str], **kwargs) -> None:
     subprocess.run(command, check=True, **kwargs)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    # any argument is parsed first: `--help` prints this and deletes nothing
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("``", ""), epilog=(
+        "Writes demo-output/ (deleted and rebuilt on every run).")).parse_args(argv)
     started = time.perf_counter()
     if OUT.exists():
         shutil.rmtree(OUT)
@@ -99,4 +103,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

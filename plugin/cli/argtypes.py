@@ -13,8 +13,8 @@ import argparse
 from fractions import Fraction
 
 __all__ = [
-    "AS_RUN", "budget_list", "fields", "fraction", "k_list", "nonnegative_int", "positive_float", "positive_int",
-    "probability",
+    "AS_RUN", "budget_list", "difference_of_proportions", "fields", "fraction", "k_list", "nonnegative_int", "positive_float", "positive_int",
+    "probability", "regular_expression",
 ]
 
 #: Spellings of "the run as recorded" in a budget list (``--budgets 2048,as-run``).
@@ -108,3 +108,24 @@ def fraction(text: str) -> Fraction:
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1]; got {text!r}")
     return value
+
+
+def regular_expression(text: str) -> str:
+    """A regular expression that compiles and cannot backtrack exponentially (checked by
+    :func:`kpass.data.patterns.check_pattern`), so a bad ``--answer-pattern`` stops the command
+    before anything is read."""
+    from kpass.data.patterns import check_pattern
+
+    try:
+        return check_pattern(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def difference_of_proportions(text: str) -> float:
+    """An effect to detect: a difference of two pass@1 values, so a number in (0, 1)."""
+    try:
+        return probability(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"the effect is a difference of pass@1 values, so it lies in (0, 1); "
+                                         f"got {text!r}") from None

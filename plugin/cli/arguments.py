@@ -19,8 +19,9 @@ from kpass.render.formatting import FORMATS
 from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
 
 __all__ = [
-    "add_engine_arguments", "add_input_arguments", "add_intersect_argument", "add_metric_arguments", "add_output_arguments",
-    "check_interval_method", "check_plot_path", "metric_specs", "read_tables",
+    "add_engine_arguments", "add_input_arguments", "add_intersect_argument", "add_metric_arguments",
+    "add_output_arguments", "add_selected_argument", "check_interval_method", "check_plot_path", "metric_specs",
+    "read_tables",
 ]
 
 
@@ -82,6 +83,13 @@ def add_output_arguments(parser: argparse.ArgumentParser, plot: bool = True) -> 
     parser.add_argument("--no-progress", action="store_true", help="never draw a progress bar")
 
 
+def add_selected_argument(parser: argparse.ArgumentParser) -> None:
+    """``--selected-on-this-set MODEL`` (repeatable), shared by ``report`` and ``leaderboard``."""
+    parser.add_argument("--selected-on-this-set", dest="selected_on_this_set", action="append", default=[],
+                        metavar="MODEL", help="MODEL was chosen on these problems (e.g. the best checkpoint): "
+                                              "show its score with the expected selection bias removed")
+
+
 def add_intersect_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
     """``--intersect`` (also spelt ``--intersection``), shared by ``compare`` and ``decompose``."""
     parser.add_argument("--intersect", "--intersection", dest="intersect", action="store_true", help=help_text)
@@ -91,7 +99,7 @@ def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = N
                 cluster_by: str | None = None, files: Sequence[str] | None = None) -> SampleTable | ProblemStatistics:
     """The samples of ``args.files`` for ``specs``, with a progress bar on a terminal: a
     SampleTable (numpy engine) or the engine's per-problem statistics
-    (:func:`kpass.data.engines.load_samples`).
+    (:func:`kpass.host.lookups.load_samples`).
 
     Without ``specs`` (the command needs the samples themselves) or with a metric family that
     declares no per-problem statistics, the default engine is numpy; ``--engine duckdb`` or
@@ -99,7 +107,8 @@ def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = N
     answer from its text, so it needs the samples too (numpy engine); an unknown extractor or a bad
     regex is a :class:`~kpass.UsageError` before any file is read.
     """
-    from kpass.data.engines import EngineOptions, load_samples
+    from kpass.data.sources import EngineOptions
+    from kpass.host.lookups import load_samples
     from kpass.data.reduction import Needs
     from kpass.host.lookups import apply_answer_extractor, resolve_answer_extractor
 

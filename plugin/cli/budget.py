@@ -38,7 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from kpass.cli.argtypes import budget_list, fraction, k_list, nonnegative_int, positive_int, probability
+from kpass.cli.argtypes import (budget_list, fraction, k_list, nonnegative_int, positive_int, probability,
+                                regular_expression)
 from kpass.cli.arguments import (add_engine_arguments, add_intersect_argument, check_interval_method,
                                  check_plot_path, read_tables)
 from kpass.cli.output import emit, save_figure
@@ -90,7 +91,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                              "tiktoken:cl100k_base, or a plugin's NAME:ARG")
     parser.add_argument("--text-field", default="output", metavar="NAME",
                         help="column or metadata key holding the output text (default 'output')")
-    parser.add_argument("--answer-pattern", metavar="REGEX",
+    parser.add_argument("--answer-pattern", metavar="REGEX", type=regular_expression,  # checked before reading
                         help="regex whose last match ends the final answer (default: the last occurrence "
                              "of the sample's `answer`)")
     parser.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table")
@@ -161,6 +162,7 @@ def _samples(args: argparse.Namespace) -> BudgetSamples:
         except (ValueError, TypeError, ImportError) as exc:
             raise UsageError(str(exc)) from exc
     table = read_tables(args)  # token positions and tokenizers need the samples: the numpy engine
+    lookups.use_recorded_cluster(args, table)
     return BudgetSamples(table, tokenizer=tokenizer, text_field=args.text_field,
                          answer_pattern=args.answer_pattern, cluster_by=args.cluster_by)
 

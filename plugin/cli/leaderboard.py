@@ -7,8 +7,14 @@ import os
 import sys
 from pathlib import Path
 
-from kpass.cli.arguments import add_input_arguments, add_metric_arguments, metric_specs, read_tables
-from kpass.cli.output import emit
+from kpass.cli.arguments import (
+    add_input_arguments,
+    add_metric_arguments,
+    add_selected_argument,
+    metric_specs,
+    read_tables,
+)
+from kpass.cli.output import emit, write_outputs, write_stdout
 from kpass.data.leaderboard_tables import read_leaderboard_table
 from kpass.errors import UsageError
 from kpass.reports.leaderboard import PAIRS, build_leaderboard
@@ -67,6 +73,7 @@ def add_leaderboard_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-curves", action="store_true",
                         help="skip the pass@k and budget curves (JSON and HTML)")
     parser.add_argument("--no-progress", action="store_true", help="never draw a progress bar")
+    add_selected_argument(parser)
 
 
 def _output_format(path: str | None, fallback: str | None) -> str:
@@ -97,7 +104,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
         table, specs, sort=args.sort, baseline=args.baseline, pairs=args.pairs,
         cluster_by=args.cluster_by, method=args.method, confidence_level=args.confidence,
         seed=args.seed, n_resamples=args.n_resamples, curves=not args.no_curves,
-        budgets=args.budgets)
+        budgets=args.budgets, selected_on_this_set=args.selected_on_this_set)
     extended = None
     if existing is not None:
         extended = leaderboard.extend(existing, args.key)
@@ -105,10 +112,13 @@ def run_leaderboard(args: argparse.Namespace) -> int:
     renderers = {"markdown": leaderboard.to_markdown, "csv": leaderboard.to_csv,
                  "json": leaderboard.to_json,
                  "html": lambda: leaderboard.to_html(title=args.title)}
-    for path, fmt in targets:
-        if extended is not None and existing is not None and (path is None or fmt == existing.format):
-            text = extended.text
-        else:
-            text = renderers[fmt]()
-        emit(text, path)
+    texts = [(path, extended.text if extended is not None and existing is not None
+              and (path is None or fmt == existing.format) else renderers[fmt]()) for path, fmt in targets]
+    files = [(path, text) for path, text in texts if path is not None]
+    write_outputs(files)  # every file prepared before any is replaced
+    for path, _ in files:
+        print(f"kpass: wrote {path}", file=sys.stderr)
+    for path, text in texts:
+        if path is None:
+            write_stdout(text)
     return 0

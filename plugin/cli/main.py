@@ -2,7 +2,8 @@
 
 Exit codes: 0 success, 2 usage error (bad arguments, bad metric spec, missing file), 1 data
 error (the message names the file, the line and the field). Output goes to stdout or, with
-``--output PATH``, to a file written atomically (:mod:`kpass.cli.output`). A progress bar is
+``--output PATH``, to a file written by :mod:`kpass.cli.output` (regular files replaced
+atomically, devices and FIFOs written through, symbolic links followed; a failure is one line). A progress bar is
 drawn on stderr only when stderr is a terminal.
 
 Every subcommand is one module of :mod:`kpass.cli` and one entry of :data:`SUBCOMMANDS`. Errors
@@ -19,8 +20,8 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from kpass import __version__
-from kpass.cli import budget, leaderboard, listings, power, report
-from kpass.errors import DataError, MetricSpecError, PluginLoadError, UsageError
+from kpass.cli import budget, crossover, frontier, leaderboard, listings, power, report
+from kpass.errors import DataError, MetricSpecError, OutputError, PluginLoadError, UsageError
 
 __all__ = ["EXIT_DATA_ERROR", "EXIT_OK", "EXIT_USAGE", "PARAMETER_FLAGS", "SUBCOMMANDS", "Command", "build_parser",
            "flag_names", "main"]
@@ -56,6 +57,8 @@ SUBCOMMANDS: dict[str, Command] = {
                          budget.DECOMPOSE_HELP[1]),
     "leaderboard": Command(leaderboard.LEADERBOARD_HELP[0], leaderboard.add_leaderboard_arguments,
                            leaderboard.run_leaderboard, leaderboard.LEADERBOARD_HELP[1]),
+    "crossover": Command(crossover.HELP, crossover.add_arguments, crossover.run),
+    "frontier": Command(frontier.HELP, frontier.add_arguments, frontier.run),
 }
 
 #: The Python API's parameter names (as its errors quote them) and the flags that set them.
@@ -106,6 +109,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PluginLoadError as exc:
         print(f"kpass: plugin error: {exc}", file=sys.stderr)
         return EXIT_DATA_ERROR
+    except OutputError as exc:  # one line naming the path; 2, or 1 for a full disk
+        print(f"kpass {args.command}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
     except (MetricSpecError, UsageError) as exc:
         print(f"kpass {args.command}: error: {flag_names(str(exc))}", file=sys.stderr)
         return EXIT_USAGE

@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from kpass import metrics as core
-from kpass.cli.argtypes import positive_float, positive_int, probability
+from kpass.cli.argtypes import difference_of_proportions, positive_float, positive_int, probability
 from kpass.cli.arguments import add_engine_arguments, read_tables
 from kpass.cli.output import emit
 from kpass.errors import DataError, UsageError
@@ -37,7 +37,7 @@ def add_power_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--samples-a", type=positive_float, metavar="KA", help="samples per problem, model A")
     parser.add_argument("--samples-b", type=positive_float, metavar="KB", help="samples per problem, model B")
     target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("--effect", type=positive_float, metavar="DELTA",
+    target.add_argument("--effect", type=difference_of_proportions, metavar="DELTA",
                         help="effect to detect (difference of pass@1); prints the problems needed")
     target.add_argument("--problems", type=positive_int, metavar="N",
                         help="number of problems; prints the minimum detectable effect")

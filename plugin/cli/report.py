@@ -10,6 +10,7 @@ from kpass.cli.arguments import (
     add_intersect_argument,
     add_metric_arguments,
     add_output_arguments,
+    add_selected_argument,
     check_interval_method,
     check_plot_path,
     metric_specs,
@@ -19,9 +20,11 @@ from kpass.cli.output import emit, save_figure
 from kpass.cli.progress import ProgressBar
 from kpass.data.table import SampleTable
 from kpass.errors import UsageError
+from kpass.host import lookups
 from kpass.render.formatting import format_comparison, format_report
 from kpass.render.plot import plot_result
 from kpass.reports.report import Comparison, Report, compute_comparison, compute_report
+from kpass.reports.selection import selection_bias_of_report
 
 __all__ = ["add_compare_arguments", "add_report_arguments", "run_compare", "run_report"]
 
@@ -37,6 +40,7 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--by", type=fields, default=("model", "task"), metavar="FIELDS",
                         help="comma-separated grouping fields (default: model,task; with several models, "
                              "model must be one of them)")
+    add_selected_argument(parser)
     add_output_arguments(parser)
 
 
@@ -45,10 +49,14 @@ def run_report(args: argparse.Namespace) -> int:
     specs = metric_specs(args)
     check_interval_method(args.method, paired=False, clustered=args.cluster_by is not None)  # before reading
     table = read_tables(args, specs, by=args.by, cluster_by=args.cluster_by)
+    lookups.use_recorded_cluster(args, table)
     with ProgressBar("computing", enabled=False if args.no_progress else None) as bar:
         report = compute_report(table, specs, by=args.by, cluster_by=args.cluster_by, method=args.method,
                                 confidence_level=args.confidence, seed=args.seed, n_resamples=args.n_resamples,
                                 progress=bar.update)
+    entries, notes = selection_bias_of_report(table, report, selected=args.selected_on_this_set, seed=args.seed)
+    report.selection_bias = entries
+    report.notes.extend(notes)
     text = format_report(report, args.format)
     _plot(args, report)
     emit(text, args.output)
@@ -80,6 +88,12 @@ def run_compare(args: argparse.Namespace) -> int:
         tables = [read_tables(args, specs, files=[path], **read) for path in args.files]
         first_models = tables[0].categories("model")
         second_models = tables[1].categories("model")
+        if len(first_models) == 1 and first_models == second_models:
+            # two runs of one model: read together, a reader that tells runs apart (Inspect logs)
+            # labels each run's model, and the first file's run is the baseline
+            both = lookups.read_samples(args.files, reader=args.reader)
+            if len(both.categories("model")) == 2:
+                tables, first_models, second_models = [both], both.categories("model")[:1], both.categories("model")[1:]
         if len(first_models) != 1 or len(second_models) != 1 or first_models == second_models:
             raise UsageError(f"with two files and no --baseline each file must hold one model, and they must differ; "
                              f"got {first_models} and {second_models}. Give --baseline MODEL")
@@ -87,6 +101,7 @@ def run_compare(args: argparse.Namespace) -> int:
         table = SampleTable.concat(tables) if isinstance(tables[0], SampleTable) else read_tables(args, specs, **read)
     else:
         table = read_tables(args, specs, by=(*args.by, "model"), cluster_by=args.cluster_by)
+    lookups.use_recorded_cluster(args, table)
     if baseline not in table.categories("model"):
         raise UsageError(f"--baseline {baseline!r} is not a model in the input; models: "
                          f"{', '.join(table.categories('model'))}")

@@ -291,19 +291,36 @@ def _strings_to_bool(array: np.ndarray, name: str, nullable: bool, what: str, ct
     return np.where(is_null, _NULL, is_true).astype(np.int8)
 
 
+#: Largest count or index a sample table holds: the largest integer a float64 (and JSON
+#: readers in other languages) holds exactly. Larger values are a DataError, never a wrap-around.
+MAX_INTEGER = 2**53 - 1
+
+
+def _beyond_max_integer(array: np.ndarray, name: str, what: str, ctx: _Context) -> None:
+    """A DataError naming the first row whose (numeric or Python-int) value exceeds MAX_INTEGER."""
+    with np.errstate(invalid="ignore"):
+        big = np.greater(array, MAX_INTEGER) if array.dtype.kind != "O" else np.array(
+            [isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and v > MAX_INTEGER
+             for v in array.tolist()], dtype=bool)
+    if big.any():
+        row = int(np.flatnonzero(big)[0])
+        value = array[row]
+        shown = f"{value:.6g}" if isinstance(value, (float, np.floating)) else f"{int(value):.6g}"
+        raise ctx.error(f"`{name}` must be {what} and at most {MAX_INTEGER} (2**53 - 1); got {shown}", row, name)
+
+
 def _to_int(values: Any, name: str, nullable: bool, ctx: _Context) -> NDArray[np.int64]:
-    """int64 >= 0, with -1 for null when nullable."""
+    """int64 >= 0 and <= MAX_INTEGER, with -1 for null when nullable."""
     array = _as_array(values)
     kind = array.dtype.kind
     what = "an integer >= 0" + (" or null" if nullable else "")
     if kind in "iu":
-        if kind == "u" and array.size and int(array.max()) >= _INT_LIMIT:
-            row = int(np.flatnonzero(array >= _INT_LIMIT)[0])
-            raise ctx.error(f"`{name}` must be {what}; got {array[row].item()!r}", row, name)
+        _beyond_max_integer(array, name, what, ctx)
         out = array.astype(np.int64, copy=False)
     elif kind == "f":
         nan = np.isnan(array)
-        bad = ~nan & ((array != np.floor(array)) | ~np.isfinite(array) | (np.abs(array) >= _INT_LIMIT))
+        _beyond_max_integer(np.where(nan, 0, array), name, what, ctx)
+        bad = ~nan & ((array != np.floor(array)) | ~np.isfinite(array))
         if bad.any() or (nan.any() and not nullable):
             row = int(np.flatnonzero(bad | (nan if not nullable else False))[0])
             raise ctx.error(f"`{name}` must be {what}; got {array[row].item()!r}", row, name)
@@ -328,10 +345,7 @@ def _objects_to_int(array: np.ndarray, name: str, nullable: bool, what: str, ctx
     kinds = set(map(type, values))
     if kinds <= {int, type(None)} and (nullable or type(None) not in kinds):  # JSON integers (and null)
         null = np.equal(array, _NONE)
-        huge = ~null & (np.where(null, 0, array) >= _INT_LIMIT)
-        if huge.any():
-            row = int(np.flatnonzero(huge)[0])
-            raise ctx.error(f"`{name}` must be {what}; got {values[row]!r}", row, name)
+        _beyond_max_integer(np.where(null, 0, array), name, what, ctx)
         out = np.full(len(array), _NULL, dtype=np.int64)
         out[~null] = array[~null].astype(np.int64)
         negative = ~null & (out < 0)
@@ -348,10 +362,16 @@ def _objects_to_int(array: np.ndarray, name: str, nullable: bool, what: str, ctx
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             raise ctx.error(f"`{name}` must be {what}; got {values[row]!r}", row, name)
+        long = digits & (np.char.str_len(text) > 15)
+        if long.any():  # only these can exceed MAX_INTEGER (or int64)
+            candidates = np.zeros(len(text), dtype=object)
+            candidates[long] = [int(t) for t in text[long].tolist()]
+            _beyond_max_integer(candidates, name, what, ctx)
         out = np.full(len(text), _NULL, dtype=np.int64)
         out[digits] = text[digits].astype(np.int64)
         return out
     out = np.empty(len(array), dtype=np.int64)
+    _beyond_max_integer(array, name, what, ctx)
     # anything else (floats, numpy scalars, mixtures): one step per row
     for row, value in enumerate(values):
         if isinstance(value, (bool, np.bool_)):
@@ -436,3 +456,10 @@ def _check_extra_name(name: str, values: Any, ctx: _Context) -> None:
             row,
             name,
         )
+
+
+#: Extra column naming the extractor behind each sample's ``answer`` (null: none known).
+EXTRACTOR_COLUMN = "answer_extractor"
+#: How a user names an extractor, for messages (``kpass report`` / ``kpass-lm-eval``).
+ANSWER_EXTRACTOR_OPTIONS = ("--answer-extractor NAME|regex:PATTERN (kpass report) or "
+                            "--kpass-answer NAME|regex:PATTERN (kpass-lm-eval)")

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
-from .engines import EngineOptions, InputFile
+from .sources import EngineOptions, InputFile
 from .reduction import (DUCKDB, Needs, RawColumns, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
                         statistics_from_rows, typed_sql)
 
@@ -265,7 +265,7 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
     """
     import duckdb
 
-    from .engines import locate_rows
+    from .sources import locate_rows
 
     raw = _Raw(needs)
     parts = []

@@ -154,7 +154,7 @@ def _read_csv_table(text: str, source: str) -> LeaderboardTable:
     else:   # the header decides: a comma, else a semicolon, else a tab
         delimiter = next((d for d in (",", ";", "\t") if d in first), ",")
     consumed = iter(physical)
-    reader = csv.reader(consumed, delimiter=delimiter)
+    reader = csv.reader(consumed, delimiter=delimiter, strict=True)  # an unterminated quote is an error
     header: tuple[str, ...] | None = None
     header_line = -1
     rows: list[tuple[str, ...]] = []
@@ -178,7 +178,8 @@ def _read_csv_table(text: str, source: str) -> LeaderboardTable:
                     row_ends.append(end - 1)
             start = end
     except csv.Error as error:
-        raise DataError(f"malformed CSV ({error})", source=source, line=reader.line_num) from None
+        raise DataError(f"malformed CSV ({error}: an unterminated quote?)", source=source,
+                        line=reader.line_num) from None
     if header is None:
         raise DataError("the CSV file has no header row", source=source)
     return LeaderboardTable(source=source, format="csv", header=header, rows=tuple(rows),
@@ -297,7 +298,7 @@ def _csv_cells(cells: Sequence[str], delimiter: str) -> str:
 def _append_markdown(line: str, cells: Sequence[str]) -> str:
     body = line.rstrip()
     trailing = line[len(body):]
-    escaped = [cell.replace("|", "\\|") for cell in cells]
+    escaped = [cell.replace("|", "\\|") for cell in cells]  # the caller escapes HTML and controls
     if body.endswith("|") and not body.endswith("\\|"):
         return body + " " + " | ".join(escaped) + " |" + trailing
     return body + " | " + " | ".join(escaped) + trailing

@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 import numpy as np
 from numpy.typing import NDArray
 
+from kpass.data.reduction import COT_RULES, Needs, ProblemStatistics
 from kpass.errors import DataError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from kpass.data.table import SampleTable
 
-__all__ = ["ProblemSet"]
+__all__ = ["ProblemSet", "problem_attribute", "statistics_from_table"]
 
 
 class ProblemSet:
@@ -162,11 +163,11 @@ class ProblemSet:
         """
         statistics = self._statistics()
         if statistics is None:
-            from kpass.host.builtin import answer_class_counts
+            from kpass.data.answers import answer_class_counts
 
             return answer_class_counts(self)
         if not statistics.has_column("answer") or statistics.class_counts is None:
-            from kpass.host.builtin import answer_class_counts
+            from kpass.data.answers import answer_class_counts
 
             return answer_class_counts(self)  # raises the missing-column error
         statistics.check("answers", self.problems)
@@ -191,8 +192,6 @@ class ProblemSet:
 
     def _statistics(self):
         """The table as :class:`~kpass.data.reduction.ProblemStatistics`, or None for samples."""
-        from kpass.data.reduction import ProblemStatistics
-
         return self.table if isinstance(self.table, ProblemStatistics) else None
 
     # ------------------------------------------------------------------ identities and samples
@@ -300,3 +299,86 @@ class _Counts(NamedTuple):
 def _segment_sum(values: NDArray[np.int64], offsets: NDArray[np.int64]) -> NDArray[np.int64]:
     cumulative = np.concatenate([[0], np.cumsum(values, dtype=np.int64)])
     return cumulative[offsets[1:]] - cumulative[offsets[:-1]]
+
+
+def problem_attribute(table: SampleTable, field: str, purpose: str, *, allow_null: bool = False) -> NDArray[np.int64]:
+    """Per-problem code of a categorical column that must be constant within each problem.
+
+    Raises :class:`~kpass.DataError` when the table lacks the field, when it varies within a
+    problem, or (unless ``allow_null``) when it is null for a problem, naming the file and line.
+    """
+    index = table.problem_index
+    if field == "model":
+        return index.model_codes
+    if field == "task":
+        return index.task_codes
+    if field == "problem_id":
+        return index.problem_codes
+    if not table.has_column(field):
+        raise DataError(f"{purpose} names the field '{field}', which the table does not have; fields: "
+                        f"{', '.join(table.columns)}", **table.error_location(), field=field)
+    if not table.is_categorical(field):
+        raise DataError(f"{purpose} needs a categorical (string) field; '{field}' is not one",
+                        **table.error_location(), field=field)
+    if isinstance(table, ProblemStatistics):  # the engine checked the rules below with SQL
+        return table.check_field(field, allow_null=allow_null)
+    codes = table.codes(field).astype(np.int64)[index.order]
+    starts = index.starts
+    low = np.minimum.reduceat(codes, starts)
+    high = np.maximum.reduceat(codes, starts)
+    varying = low != high
+    if varying.any():
+        problem = int(np.flatnonzero(varying)[0])
+        row = int(index.order[starts[problem]])
+        raise DataError(f"{purpose} '{field}' must be the same for every sample of a problem; problem "
+                        f"({table.describe_problem(row)}) has several values", **table.error_location(row),
+                        field=field)
+    if not allow_null and (low < 0).any():
+        problem = int(np.flatnonzero(low < 0)[0])
+        row = int(index.order[starts[problem]])
+        raise DataError(f"{purpose} '{field}' is null for problem ({table.describe_problem(row)}); every "
+                        "problem needs a cluster", **table.error_location(row), field=field)
+    return low
+
+
+def statistics_from_table(table: "SampleTable", needs: Needs = Needs()) -> ProblemStatistics:
+    """The statistics of an in-memory table, computed with numpy (the reference for the
+    engines' SQL: the equality tests compare both).
+
+    Raises
+    ------
+    DataError
+        As the report would for the same table and needs.
+    """
+    index = table.problem_index
+    decode = {name: table.category_values(name)[codes] for name, codes in
+              (("model", index.model_codes), ("task", index.task_codes), ("problem_id", index.problem_codes))}
+    fields = {}
+    for field in needs.fields:
+        codes = problem_attribute(table, field, "--by", allow_null=True)
+        values = np.empty(len(codes), dtype=object)
+        values[:] = None
+        values[codes >= 0] = table.category_values(field)[codes[codes >= 0]]
+        fields[field] = values
+    stats = ProblemStatistics(keys=decode, n_samples=index.n_samples, n_correct=index.n_correct, fields=fields,
+                sources=table.sources, columns_present=table.columns, extra_columns=table.extra_columns,
+                notes=table.notes, engine="numpy", locate=lambda keys: table,
+                first_seen=index.order[index.starts])
+    everything = ProblemSet(table, np.arange(index.n_problems, dtype=np.int64))
+    if needs.finished:
+        stats.n_finished = stats.put(everything.n_finished())
+        stats.n_finished_null = np.zeros(len(stats), dtype=np.int64)
+    if needs.answer_classes:
+        from kpass.data.answers import answer_class_counts
+
+        counts, invalid = answer_class_counts(everything)
+        stats.class_counts = counts[stats._order_in]
+        stats.n_invalid = invalid[stats._order_in]
+    if needs.cot:
+        for rule in COT_RULES:
+            stats.cot_correct[rule] = stats.put(everything.cot_correct(rule))
+    for budget in needs.budgets:
+        at = ProblemSet(table, everything.problems, budget=budget)
+        stats.budget_correct[budget] = stats.put(at.n_correct)
+        stats.budget_finished[budget] = stats.put(at.n_finished())
+    return stats

@@ -30,6 +30,7 @@ import numpy as np
 
 from kpass.errors import DataError
 from kpass.data.table import Categorical, SampleTable
+from kpass.data.validation import TEXT_ENCODING, loads_json_strict
 
 __all__ = ["CsvReader", "JsonlReader", "ParquetReader"]
 
@@ -40,8 +41,8 @@ def _open_text(path: pathlib.Path, newline: str = "") -> IO[str]:
     """Text of a (possibly gzipped) file, lines untranslated; ``newline="\\n"`` splits lines on
     ``\\n`` only (JSON Lines), ``""`` on any line ending (CSV)."""
     if path.name.lower().endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline=newline)
-    return open(path, encoding="utf-8", newline=newline)
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding=TEXT_ENCODING, newline=newline)
+    return open(path, encoding=TEXT_ENCODING, newline=newline)
 
 
 #: Lines of a JSON Lines file parsed into Python objects at a time (then turned into typed
@@ -80,7 +81,7 @@ class JsonlReader(_SuffixReader):
                     if line.strip():
                         if line.strip() == "[":  # one indented JSON array (old lm-eval logs), not JSON Lines
                             return False
-                        record = json.loads(line)
+                        record = loads_json_strict(line)
                         return not isinstance(record, dict) or "problem_id" in record
         except (OSError, UnicodeDecodeError, ValueError, EOFError):
             return True
@@ -104,7 +105,7 @@ class JsonlReader(_SuffixReader):
     @staticmethod
     def _chunks(handle: IO[str], source: str, progress: Progress | None):
         """``(records, lines)`` of successive runs of about JSONL_CHUNK_LINES lines."""
-        loads = json.loads
+        loads = loads_json_strict  # duplicate keys and deep nesting are errors too
         records: list[Any] = []
         lines: list[int] = []
         number = 0
@@ -121,7 +122,10 @@ class JsonlReader(_SuffixReader):
                 continue
             try:
                 record = loads(line)
-            except json.JSONDecodeError as exc:
+            except ValueError as exc:
+                if not isinstance(exc, json.JSONDecodeError):  # a duplicate key, nesting too deep
+                    raise DataError(f"invalid JSON: {exc}", source=source, line=number,
+                                    field=getattr(exc, "key", None)) from None
                 if not line.endswith("\n"):  # the last line, cut short
                     message = (f"truncated last line (no newline at the end and the JSON is incomplete: "
                                f"{exc.msg} at column {exc.colno}); was the file still being written?")
@@ -166,7 +170,7 @@ class CsvReader(_SuffixReader):
                 raw = handle.read()
             except (UnicodeDecodeError, OSError, EOFError) as exc:
                 raise DataError(f"cannot read the file: {exc}", source=source, line=1) from None
-        reader = csv.reader(io.StringIO(raw, newline=""))
+        reader = csv.reader(io.StringIO(raw, newline=""), strict=True)  # an unterminated quote is an error
         try:
             header = next(reader, None)
         except csv.Error as exc:

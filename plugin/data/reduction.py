@@ -25,7 +25,7 @@ stands in for a :class:`~kpass.SampleTable` in :func:`kpass.compute_report` and
 
 The reduction is written once, as SQL text generated here (:func:`typed_sql`,
 :func:`reduction_sql`), and run by an engine (DuckDB, Apache Spark); the numpy path
-(:meth:`ProblemStatistics.from_table`) computes the same statistics from an in-memory table.
+(:func:`kpass.data.problems.statistics_from_table`) computes the same statistics from an in-memory table.
 Validation follows one rule: *the SQL detects, numpy formats*. Each rule of the sample table
 (types, nulls, ``correct`` implies ``finished``, duplicates, gaps in ``sample_index``, answer
 consistency, budget placement, fields constant within a problem) is a SQL predicate here; the
@@ -566,52 +566,6 @@ class ProblemStatistics:
         return self._locate(keys)
 
     # ------------------------------------------------------------------ the numpy reduction
-
-    @classmethod
-    def from_table(cls, table: "SampleTable", needs: Needs = Needs()) -> "ProblemStatistics":
-        """The statistics of an in-memory table, computed with numpy (the reference for the
-        engines' SQL: the equality tests compare both).
-
-        Raises
-        ------
-        DataError
-            As the report would for the same table and needs.
-        """
-        from kpass.data.problems import ProblemSet
-        from kpass.reports.report import problem_attribute
-
-        index = table.problem_index
-        decode = {name: table.category_values(name)[codes] for name, codes in
-                  (("model", index.model_codes), ("task", index.task_codes), ("problem_id", index.problem_codes))}
-        fields = {}
-        for field in needs.fields:
-            codes = problem_attribute(table, field, "--by", allow_null=True)
-            values = np.empty(len(codes), dtype=object)
-            values[:] = None
-            values[codes >= 0] = table.category_values(field)[codes[codes >= 0]]
-            fields[field] = values
-        stats = cls(keys=decode, n_samples=index.n_samples, n_correct=index.n_correct, fields=fields,
-                    sources=table.sources, columns_present=table.columns, extra_columns=table.extra_columns,
-                    notes=table.notes, engine="numpy", locate=lambda keys: table,
-                    first_seen=index.order[index.starts])
-        everything = ProblemSet(table, np.arange(index.n_problems, dtype=np.int64))
-        if needs.finished:
-            stats.n_finished = stats.put(everything.n_finished())
-            stats.n_finished_null = np.zeros(len(stats), dtype=np.int64)
-        if needs.answer_classes:
-            from kpass.host.builtin import answer_class_counts
-
-            counts, invalid = answer_class_counts(everything)
-            stats.class_counts = counts[stats._order_in]
-            stats.n_invalid = invalid[stats._order_in]
-        if needs.cot:
-            for rule in COT_RULES:
-                stats.cot_correct[rule] = stats.put(everything.cot_correct(rule))
-        for budget in needs.budgets:
-            at = ProblemSet(table, everything.problems, budget=budget)
-            stats.budget_correct[budget] = stats.put(at.n_correct)
-            stats.budget_finished[budget] = stats.put(at.n_finished())
-        return stats
 
     def equals(self, other: "ProblemStatistics") -> bool:
         """Whether two reductions hold the same statistics (for the engine equality tests)."""

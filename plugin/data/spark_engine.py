@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from kpass.errors import DataError
+from kpass.data.problems import statistics_from_table
 from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
-from .engines import EngineOptions, InputFile
+from .sources import EngineOptions, InputFile
 from .reduction import (SPARK, Needs, RawColumns, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
                         statistics_from_rows, typed_sql)
 
@@ -233,7 +234,7 @@ def reduce_files_with_spark(files: Sequence[InputFile], needs: Needs, options: E
         :func:`kpass.data.engines.reduce_samples`).
     """
     from .duckdb_engine import csv_header
-    from .engines import locate_rows
+    from .sources import locate_rows
 
     spark = _session(options)
     raw = _Raw(needs)
@@ -294,7 +295,7 @@ def reduce_dataframe(frame: Any, needs: Needs = Needs(), *, source: str = "<Spar
     except Violation as violation:
         stand_in = ProblemStatistics(keys={"model": [], "task": [], "problem_id": []}, n_samples=[], n_correct=[],
                                      sources=[source], engine="spark", locate=locate)
-        raise_violation(violation, stand_in, lambda table: ProblemStatistics.from_table(table, needs))
+        raise_violation(violation, stand_in, lambda table: statistics_from_table(table, needs))
         raise  # pragma: no cover
 
 

@@ -91,7 +91,7 @@ class SampleTable:
 
     __slots__ = (
         "_columns", "_categories", "_verdict_offsets", "_source_codes", "_lines", "sources",
-        "extra_columns", "notes", "_index", "_category_arrays",
+        "extra_columns", "notes", "_index", "_category_arrays", "recorded_cluster_by",
     )
 
     def __init__(self) -> None:  # use the classmethods
@@ -103,6 +103,10 @@ class SampleTable:
         self.sources: list[str] = []
         self.extra_columns: tuple[str, ...] = ()
         self.notes: tuple[str, ...] = ()
+        #: Field the data says its problems are clustered by (a reader sets it, e.g. from the
+        #: ``cluster=`` an Inspect log's kpass metrics recorded); reports use it when no
+        #: ``--cluster-by`` is given. Kept by ``concat`` only when every input agrees.
+        self.recorded_cluster_by: str | None = None
         self._index: _ProblemIndex | None = None
         self._category_arrays: dict[str, np.ndarray] = {}
 
@@ -326,6 +330,8 @@ class SampleTable:
             return out
         out = cls()
         out.notes = notes
+        recorded = {table.recorded_cluster_by for table in tables}
+        out.recorded_cluster_by = recorded.pop() if len(recorded) == 1 else None
         sources: list[str] = []
         source_codes = []
         for table in tables:

@@ -14,7 +14,6 @@ from kpass import metrics as core
 from kpass.data.problems import ProblemSet
 from kpass.data.readers import CsvReader, JsonlReader, ParquetReader
 from kpass.data.tokenizers import BUILTIN_TOKENIZERS
-from kpass.errors import DataError
 from kpass.host.hookspecs import hookimpl
 from kpass.host.specs import MetricFamily, MetricSpec
 
@@ -25,16 +24,53 @@ __all__ = [
 
 
 class PassAtK(MetricFamily):
-    """pass@k (Chen et al. 2021): at least one of k samples correct; :func:`kpass.pass_at_k`."""
+    """pass@k (Chen et al. 2021): at least one of k samples correct; :func:`kpass.pass_at_k`.
+
+    ``pass@K[extrapolate]`` is the model-based estimate of :func:`kpass.extrapolate_pass_at_k`
+    (any K, also beyond the samples drawn), labelled "extrapolated" in every output; a failed
+    goodness-of-fit check refuses the estimate, a poor one is said in a note.
+    """
 
     statistics = ("counts",)
     symbol = "pass@"
+    flags = ("extrapolate",)
     supports_budget = True
     example = "pass@1,8,64"
-    description = "P(at least one of k samples is correct), unbiased (Chen et al. 2021)"
+    description = ("P(at least one of k samples is correct), unbiased (Chen et al. 2021); "
+                   "[extrapolate]: model-based, any k")
+
+    def min_samples(self, spec: MetricSpec) -> int:
+        return 1 if spec.params.get("extrapolate") else spec.k
 
     def compute(self, problems: ProblemSet, spec: MetricSpec) -> NDArray[np.float64]:
+        if spec.params.get("extrapolate"):
+            fit = core.fit_difficulty(problems.n_samples, problems.n_correct)
+            return fit.posterior_pass_at_k(problems.n_samples, problems.n_correct, spec.k)
         return core.pass_at_k(problems.n_samples, problems.n_correct, spec.k)
+
+    def summarize(self, problems: ProblemSet, spec: MetricSpec, *, clusters, options):
+        if not spec.params.get("extrapolate"):
+            return None
+        result = core.extrapolate_pass_at_k(
+            problems.n_samples, problems.n_correct, spec.k, clusters=clusters,
+            confidence_level=options["confidence_level"], rng=options.get("rng"))
+        notes = [result.description]
+        if result.n_failed_refits:
+            notes.append(f"{result.n_failed_refits} of {result.n_resamples} bootstrap refits did not converge "
+                         "and were left out of the interval")
+        if result.fit_quality == "failed":
+            return None, notes + ["refused: the fitted model does not reproduce the observed pass@k for "
+                                  f"k <= {int(result.fit_ks[-1])} (max |z| = {result.max_abs_z:.2f} > 4)"]
+        if result.fit_quality == "poor":
+            notes.append(f"warning: poor fit (max |z| = {result.max_abs_z:.2f} > 2); treat the number with care")
+        interval = core.IntervalResult(
+            estimate=result.estimate, low=result.low, high=result.high,
+            standard_error=float("nan"), confidence_level=result.confidence_level,
+            n_problems=result.n_problems, n_clusters=result.n_clusters, method="extrapolated",
+            details={"label": "extrapolated", "population": result.population, "max_abs_z": result.max_abs_z,
+                     "fit_quality": result.fit_quality, "zero_mass": result.fit.zero_mass,
+                     "n_resamples": result.n_resamples, "seed": result.seed})
+        return interval, notes
 
 
 class PassHatK(MetricFamily):
@@ -130,50 +166,6 @@ class ConsAtK(MetricFamily):
         class_counts, n_invalid = problems.answer_classes()
         return core.cons_at_k(class_counts, spec.k, n_invalid=n_invalid, ties=spec.option("ties"),
                               invalid=spec.option("invalid"))
-
-
-def answer_class_counts(problems: ProblemSet) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """``(class_counts, n_invalid)`` for :func:`kpass.cons_at_k`, vectorized over samples.
-
-    Column 0 counts the samples judged correct; columns 1.. the wrong-answer classes of each
-    problem (largest first, zero-padded); ``n_invalid`` the samples with a null answer. The counting
-    and its consistency rules are the core's :func:`kpass.metrics.class_counts_from_codes`; a
-    contradiction it finds becomes a :class:`~kpass.DataError` at the first offending sample's line.
-    """
-    if not problems.table.has_column("answer"):
-        raise DataError(
-            "cons@k needs the `answer` column (the extracted final answer of every sample): binary "
-            "correct/incorrect data cannot determine cons@k, because which wrong answers agree decides the vote",
-            **problems.table.error_location(), field="answer")
-    _refuse_unknown_extractor(problems)
-    answers, offsets = problems.sample_column("answer")
-    correct, _ = problems.sample_column("correct")
-    n_problems = len(problems)
-    problem = np.repeat(np.arange(n_problems, dtype=np.int64), np.diff(offsets))
-    try:
-        return core.class_counts_from_codes(problem, answers, correct, n_problems)
-    except core.InconsistentAnswersError as exc:
-        bad = np.zeros(answers.shape[0], dtype=bool)
-        bad[exc.samples] = True
-        problems.raise_at(bad, "answer", exc.reason)
-
-
-def _refuse_unknown_extractor(problems: ProblemSet) -> None:
-    """A sample whose task has no known answer extractor (``answer_extractor`` null) cannot vote:
-    its answer would be a raw generation, and raw generations worded differently never agree."""
-    from kpass.host.extractors import ANSWER_EXTRACTOR_OPTIONS, EXTRACTOR_COLUMN
-
-    if not problems.table.has_column(EXTRACTOR_COLUMN):
-        return
-    codes, _ = problems.sample_column(EXTRACTOR_COLUMN)
-    unknown = codes < 0
-    if unknown.any():
-        rows, _ = problems.rows()
-        task = problems.table.column("task")[rows[int(np.flatnonzero(unknown)[0])]]
-        problems.raise_at(unknown, EXTRACTOR_COLUMN,
-                          f"cons@k needs each sample's final answer, and no answer extractor is known for task "
-                          f"{task!r} (a vote over raw generations would be wrong); name one with "
-                          f"{ANSWER_EXTRACTOR_OPTIONS}")
 
 
 _FAMILIES = {

@@ -17,7 +17,7 @@ generic ones; the lm-eval adapter registers ``lm_eval_aime``, ``lm_eval_math``,
 
 The column :data:`EXTRACTOR_COLUMN` of a sample table names the extractor that produced each
 sample's ``answer``; a null value there means *no extractor is known* for the sample's task, and
-cons@k refuses it (:func:`kpass.host.builtin.answer_class_counts`) instead of voting over raw text.
+cons@k refuses it (:func:`kpass.data.answers.answer_class_counts`) instead of voting over raw text.
 The registry look-ups live in :mod:`kpass.host.lookups`: :func:`~kpass.host.lookups.resolve_answer_extractor`
 and :func:`~kpass.host.lookups.apply_answer_extractor`, which re-extracts a table's answers from the
 generation texts kept in ``metadata["output"]`` (``kpass report --answer-extractor SPEC``).
@@ -30,6 +30,7 @@ import dataclasses
 import re
 from collections.abc import Callable
 
+from kpass.data.columns import ANSWER_EXTRACTOR_OPTIONS, EXTRACTOR_COLUMN
 from kpass.errors import UsageError
 
 __all__ = [
@@ -40,11 +41,6 @@ __all__ = [
     "register_answer_extractors",
 ]
 
-#: Extra column naming the extractor behind each sample's ``answer`` (null: none known).
-EXTRACTOR_COLUMN = "answer_extractor"
-#: How a user names an extractor, for messages (``kpass report`` / ``kpass-lm-eval``).
-ANSWER_EXTRACTOR_OPTIONS = ("--answer-extractor NAME|regex:PATTERN (kpass report) or "
-                            "--kpass-answer NAME|regex:PATTERN (kpass-lm-eval)")
 _BOXED = ("\\boxed", "\\fbox")
 
 

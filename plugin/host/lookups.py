@@ -13,14 +13,18 @@ from typing import Any
 
 import pluggy
 
+from kpass.data.engines import check_engine, reduce_samples
+from kpass.data.reduction import Needs, ProblemStatistics
+from kpass.data.sources import EngineOptions, InputFile, expand_inputs, locate_rows
 from kpass.data.table import SampleTable
-from kpass.errors import DataError, UsageError
+from kpass.data.validation import empty_file_error
+from kpass.errors import DataError, PluginHookError, UsageError
 from kpass.host.extractors import EXTRACTOR_COLUMN, AnswerExtractor
 from kpass.host.manager import get_registry
 from kpass.host.specs import MetricSpec
 
 __all__ = [
-    "apply_answer_extractor", "choose_reader", "get_tokenizer", "parse_metric_specs", "read_samples",
+    "apply_answer_extractor", "choose_reader", "get_tokenizer", "load_samples", "parse_metric_specs", "read_samples",
     "resolve_answer_extractor",
 ]
 
@@ -107,10 +111,13 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
     if not paths:
         raise ValueError("`paths` is empty: give at least one sample file.")
     registry = get_registry(plugin_manager)
-    tables = []
+    chosen_readers = []
     for path in paths:
         if not os.path.exists(path):
             raise FileNotFoundError(f"no such file: {path}")
+        empty = empty_file_error(path)
+        if empty is not None and reader is None:  # "empty", not "no reader recognises this file"
+            raise DataError(empty, source=str(path), line=1)
         if os.path.isdir(path) and reader is None:
             # Some logs are directories (lm-eval's --output_path); only a reader that claims the
             # directory may read it, never a file reader by its suffix.
@@ -121,25 +128,86 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
                                 source=str(path)) from exc
         else:
             name, chosen = registry.reader_for(path, reader)
+        chosen_readers.append((path, name, chosen))
+    run_labels, run_notes = _run_labels(chosen_readers)  # from the headers, before reading any samples
+    tables = []
+    for path, name, chosen in chosen_readers:
         callback = None if progress is None else (lambda units, _path=str(path): progress(_path, units))
-        keywords = {key: value for key, value in (reader_options or {}).items() if _takes_keyword(chosen, key)}
-        if callback is not None and _takes_keyword(chosen, "progress"):
+        keywords = {key: value for key, value in (reader_options or {}).items() if _takes_parameter(chosen, key)}
+        if callback is not None and _takes_parameter(chosen, "progress"):
             keywords["progress"] = callback
+        if str(path) in run_labels:
+            keywords["run_label"] = run_labels[str(path)]
+        owner = registry.owners.get(("reader", name))
         try:
             table = chosen.read(path, **keywords)
         except DataError:
             raise
-        except (ValueError, TypeError, KeyError, OSError) as exc:
-            raise DataError(f"reader '{name}' failed: {type(exc).__name__}: {exc}", source=str(path)) from exc
+        except Exception as exc:
+            raise DataError(f"reader '{name}' (plugin '{owner}') failed in read(): {type(exc).__name__}: {exc}",
+                            source=str(path)) from exc
         if not isinstance(table, SampleTable):
-            raise TypeError(f"reader '{name}' returned {type(table).__name__}, not a kpass.SampleTable.")
+            raise PluginHookError(f"reader '{name}' (plugin '{owner}') returned {type(table).__name__} from "
+                                  f"read({os.fspath(path)!r}), not a kpass.SampleTable")
         tables.append(table)
-    return SampleTable.concat(tables)
+    return SampleTable._concat(list(tables), notes=run_notes) if run_notes else SampleTable.concat(tables)
 
 
-def _takes_keyword(reader: Any, name: str) -> bool:
+def use_recorded_cluster(args: Any, table: Any) -> None:
+    """Without ``--cluster-by``, cluster by the field the data recorded (an Inspect log's kpass
+    metrics' ``cluster=``), and say so in the table's notes."""
+    recorded = getattr(table, "recorded_cluster_by", None)
+    if args.cluster_by is None and recorded:
+        args.cluster_by = recorded
+        table.notes = (*table.notes, f"clustered by '{recorded}', the cluster the log's kpass metrics recorded "
+                                     "(give --cluster-by FIELD to choose another)")
+
+
+def _run_labels(chosen_readers: list[tuple[Any, str, Any]]) -> tuple[dict[str, str], list[str]]:
+    """Runs of one model and task among the files, told apart before any sample is read.
+
+    A reader may offer ``identity(path) -> {"model", "task", "eval_id", "run"}`` read from the
+    file's header alone (the Inspect reader does) and accept ``read(path, run_label=...)``. Two
+    files of one model and task are then two runs: each is read with its ``run`` as label (the
+    reader shows the model as ``"<model> [<run>]"``), so that they are reported side by side and
+    ``kpass compare`` pairs them on the problems they share. The same run given twice (one
+    ``eval_id``) is an error naming both files, raised before reading either.
+    """
+    seen: dict[tuple[Any, Any], list[tuple[str, dict[str, Any]]]] = {}
+    for path, _name, chosen in chosen_readers:
+        identity_of = getattr(chosen, "identity", None)
+        if identity_of is None or not _takes_parameter(chosen, "run_label"):
+            continue
+        identity = identity_of(path)
+        if not identity:
+            continue
+        seen.setdefault((identity.get("model"), identity.get("task")), []).append((str(path), identity))
+    labels: dict[str, str] = {}
+    notes: list[str] = []
+    for (model, task), runs in seen.items():
+        if len(runs) < 2:
+            continue
+        by_eval: dict[Any, str] = {}
+        for path, identity in runs:
+            eval_id = identity.get("eval_id")
+            if eval_id is not None and eval_id in by_eval:
+                raise DataError(f"is the same run (eval id {eval_id}) as {by_eval[eval_id]}; give each log once",
+                                source=path)
+            by_eval[eval_id] = path
+        names = [identity.get("run") or os.path.basename(path) for path, identity in runs]
+        if len(set(names)) < len(names):
+            names = [path for path, _ in runs]
+        for (path, _), label in zip(runs, names):
+            labels[path] = label
+        notes.append(f"{len(runs)} runs of model {model!r} on task {task!r} ({', '.join(names)}): each run's "
+                     f"model is shown as '{model} [<run>]'; compare them with kpass compare --baseline "
+                     f"'{model} [{names[0]}]'")
+    return labels, notes
+
+
+def _takes_parameter(reader: Any, parameter: str) -> bool:
     try:
-        return name in inspect.signature(reader.read).parameters
+        return parameter in inspect.signature(reader.read).parameters
     except (TypeError, ValueError):
         return False
 
@@ -213,3 +281,54 @@ def apply_answer_extractor(table: SampleTable, spec: str, *,
             cache[text] = extractor.extract(text)
         answers.append(cache[text])
     return table.with_categorical_columns({"answer": answers, EXTRACTOR_COLUMN: [spec] * len(table)})
+
+
+def _claimed_by_builtin(files: Sequence[InputFile], reader: str | None, plugin_manager: Any) -> bool:
+    """Whether every file goes to a built-in JSONL/CSV/Parquet reader (not a plugin's)."""
+    from kpass.data.readers import CsvReader, JsonlReader, ParquetReader
+
+    if reader is not None and reader not in ("jsonl", "csv", "parquet"):
+        return False
+    for item in files:
+        try:
+            _, chosen = choose_reader(item.path, reader=reader, plugin_manager=plugin_manager)
+        except DataError:
+            return False
+        if not isinstance(chosen, (JsonlReader, CsvReader, ParquetReader)):
+            return False
+    return True
+
+
+def load_samples(paths: Sequence[str | os.PathLike], needs: Needs | None, *, engine: str | None = None,
+                 reader: str | None = None, plugin_manager: pluggy.PluginManager | None = None,
+                 options: EngineOptions = EngineOptions(),
+                 progress: Callable[[str, int], None] | None = None,
+                 reader_options: Mapping[str, Any] | None = None) -> SampleTable | ProblemStatistics:
+    """Read samples for a computation: a :class:`~kpass.SampleTable` with the numpy engine (or
+    when a plugin's format is among the inputs, or ``needs`` is None: the computation needs the
+    samples), else the engine's :class:`~kpass.data.reduction.ProblemStatistics`.
+
+    Raises
+    ------
+    UsageError
+        Unknown engine.
+    FileNotFoundError
+        A missing path.
+    DataError
+        Invalid data (file, line, field), exactly as the numpy readers say it.
+    """
+    engine = check_engine(engine)
+    files = expand_inputs(paths)
+    if files is None:  # a plugin's format (an Inspect log, an lm-eval output directory)
+        if engine == "spark":
+            raise UsageError("the spark engine reads JSONL, CSV and Parquet sample tables; these inputs need a "
+                             "plugin reader: use --engine numpy")
+        return read_samples(paths, reader=reader, plugin_manager=plugin_manager, progress=progress,
+                            reader_options=reader_options)
+    builtin = _claimed_by_builtin(files, reader, plugin_manager)
+    if engine == "numpy" or needs is None or not builtin:
+        if builtin and any(item.partitions for item in files):
+            return locate_rows(files, None)
+        return read_samples([item.path for item in files], reader=reader, plugin_manager=plugin_manager,
+                            progress=progress, reader_options=reader_options)
+    return reduce_samples(files, needs, engine=engine, options=options)

@@ -20,7 +20,7 @@ from typing import Any
 
 import pluggy
 
-from kpass.errors import PluginConflictError, PluginLoadError
+from kpass.errors import PluginConflictError, PluginHookError, PluginLoadError, PluginTypeError
 from kpass.host import builtin, hookspecs
 from kpass.host.hookspecs import BUILTIN_PLUGIN_NAME
 from kpass.host.registry import Registry
@@ -162,12 +162,23 @@ def _call_each(pm: pluggy.PluginManager, hook_name: str, kind: str,
                     f"plugins to load with {_ENV_VAR}."
                 )
             if check is not None:
-                check(name, obj, _plugin)
+                try:
+                    check(name, obj, _plugin)
+                except Exception as exc:
+                    exc.kpass_names_the_plugin = True  # type: ignore[attr-defined]  # the message does
+                    raise
             entries[name] = obj
             owners[(kind, name)] = _plugin
 
         arguments = {"register": register}
-        impl.function(*[arguments[arg] for arg in impl.argnames])
+        try:
+            impl.function(*[arguments[arg] for arg in impl.argnames])
+        except PluginLoadError:
+            raise
+        except Exception as exc:
+            message = str(exc) if getattr(exc, "kpass_names_the_plugin", False) else (
+                f"kpass plugin '{plugin_name}' failed in its {hook_name} hook: {type(exc).__name__}: {exc}")
+            raise (PluginTypeError if isinstance(exc, TypeError) else PluginHookError)(message) from exc
     return entries
 
 

@@ -66,6 +66,9 @@ class MetricFamily:
         in [0, 1]; ``None`` when the family takes none.
     options : Mapping[str, tuple of str]
         Option name -> allowed values; the first value is the default.
+    flags : tuple of str
+        Bare-word options (``pass@1024[extrapolate]``): ``params[flag]`` is ``True`` when given,
+        ``False`` otherwise; a given flag is part of the canonical name.
     requires : tuple of str
         Sample-table columns needed besides the required ones (``("answer",)`` for cons@k).
     supports_budget : bool
@@ -86,6 +89,7 @@ class MetricFamily:
     aliases: tuple[str, ...] = ()
     parameter: str | None = None
     options: Mapping[str, tuple[str, ...]] = {}
+    flags: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
     supports_budget: bool = False
     statistics: tuple[str, ...] | None = None
@@ -96,8 +100,9 @@ class MetricFamily:
     def pattern(self) -> str:
         """Human-readable pattern such as ``G-Pass@k_tau[...]``."""
         text = f"{self.symbol}k" + (f"_{self.parameter}" if self.parameter else "")
-        if self.options:
-            text += "[" + ",".join(f"{name}={'|'.join(values)}" for name, values in self.options.items()) + "]"
+        if self.options or self.flags:
+            text += "[" + ",".join([f"{name}={'|'.join(values)}" for name, values in self.options.items()]
+                                   + list(self.flags)) + "]"
         return text
 
     def parse_parameter(self, text: str) -> Fraction:
@@ -120,6 +125,14 @@ class MetricFamily:
     def compute(self, problems: "ProblemSet", spec: "MetricSpec") -> "NDArray":
         """Per-problem values, shape ``(len(problems),)``, for problems with enough samples."""
         raise NotImplementedError(f"metric family {self.symbol}k does not implement compute().")
+
+    def summarize(self, problems: "ProblemSet", spec: "MetricSpec", *, clusters: Any,
+                  options: Mapping[str, Any]) -> Any:
+        """The benchmark number of a model-based metric, or ``None`` (the default) for the mean of
+        :meth:`compute`'s values with :func:`kpass.mean_ci`. A family that returns something
+        returns ``(IntervalResult or None, notes)``; ``None`` refuses the estimate (the notes say
+        why)."""
+        return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,9 +242,31 @@ def _spec_error(text: str, problem: str, registry: Registry, cls=MetricSpecError
     return cls(f"invalid metric spec {text!r}: {problem}.\n{_valid_listing(registry)}")
 
 
+def _unbalanced_bracket(text: str) -> str | None:
+    """What is wrong with the brackets of a spec (``"'[' at position 7 is never closed"``), or None."""
+    closing = {"[": "]", "(": ")"}
+    opened: list[tuple[str, int]] = []
+    for position, char in enumerate(text):
+        if char in closing:
+            if opened:
+                return f"{char!r} at position {position} opens inside {opened[-1][0]!r} at position {opened[-1][1]}"
+            opened.append((char, position))
+        elif char in closing.values():
+            if not opened or closing[opened[-1][0]] != char:
+                return f"{char!r} at position {position} closes nothing"
+            opened.pop()
+    if opened:
+        char, position = opened[-1]
+        return f"{char!r} at position {position} is never closed (add {closing[char]!r})"
+    return None
+
+
 def _parse_one(text: str, registry: Registry) -> list[MetricSpec]:
     match = _SPEC.match(text.strip())
     if match is None:
+        bracket = _unbalanced_bracket(text.strip())
+        if bracket is not None:
+            raise _spec_error(text, bracket, registry)
         raise _spec_error(text, "expected NAME@K such as pass@8", registry)
     prefix = match.group("prefix").lower()
     symbols = registry.metric_symbols()
@@ -262,13 +297,19 @@ def _parse_one(text: str, registry: Registry) -> list[MetricSpec]:
         raise _spec_error(text, f"{family.symbol}k needs {parameter}, e.g. {family.example or family.symbol + '16_0.5'}",
                           registry)
     allowed = dict(getattr(family, "options", {}) or {})
-    options = {name: choices[0] for name, choices in allowed.items()}
+    flags = tuple(getattr(family, "flags", ()) or ())
+    options: dict[str, Any] = {name: choices[0] for name, choices in allowed.items()}
+    options.update({flag: False for flag in flags})
     budget: int | None = None
     for bracket, paren in _GROUP.findall(match.group("rest")):
         body = bracket if bracket or not paren else paren
         for item in filter(None, (piece.strip() for piece in body.split(","))):
             if "=" not in item:
-                raise _spec_error(text, f"option {item!r} must be written name=value", registry)
+                if item.lower() in flags:
+                    options[item.lower()] = True
+                    continue
+                raise _spec_error(text, f"option {item!r} must be written name=value"
+                                        + (f" (or be one of {', '.join(flags)})" if flags else ""), registry)
             key, value = (piece.strip() for piece in item.split("=", 1))
             if key.lower() in _BUDGET_NAMES:
                 if not _INTEGER.fullmatch(value) or int(value) < 1:
@@ -297,7 +338,8 @@ def _parse_one(text: str, registry: Registry) -> list[MetricSpec]:
             if parameter:
                 params[parameter] = value
                 name += f"_{family.format_parameter(value)}"
-            changed = [f"{key}={options[key]}" for key in sorted(options) if options[key] != allowed[key][0]]
+            changed = [f"{key}={options[key]}" for key in sorted(allowed) if options[key] != allowed[key][0]]
+            changed += [flag for flag in flags if options[flag]]
             if changed:
                 name += "[" + ",".join(changed) + "]"
             if budget is not None:

@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from kpass.render.escape import markdown_text, terminal_text
 from kpass.render.numbers import MISSING, format_interval, format_level, format_number, format_p_value, format_raw
 from kpass.render.tables import markdown_lines, render_table
 
@@ -36,9 +37,11 @@ def format_tail(title_exclusions: str, exclusions: Sequence[Exclusion], notes: S
     none) and the notes, as plain text or Markdown."""
     parts = []
     bullet = "- " if markdown else "  "
+    escape = markdown_text if markdown else terminal_text  # notes and ids carry names from the files
+    notes = [escape(note) for note in notes]
     if exclusions:
         parts.append(("\n**" + title_exclusions + "**\n" if markdown else "\n" + title_exclusions + ":")
-                     + "\n" + "\n".join(bullet + line for line in exclusion_lines(exclusions)))
+                     + "\n" + "\n".join(bullet + escape(line) for line in exclusion_lines(exclusions)))
     elif say_none:
         parts.append("\nNo problem was excluded.")
     if notes:

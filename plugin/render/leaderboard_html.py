@@ -18,11 +18,10 @@ Every number shown is formatted by the same functions as the Markdown output
 
 from __future__ import annotations
 
-import html
-import json
 import math
 from typing import Any, Mapping, Sequence
 
+from kpass.render.escape import html_json, html_text
 from kpass.render.leaderboard_text import format_number, format_p_value, format_rank, shown_comparisons
 from kpass.render.numbers import MISSING
 
@@ -111,8 +110,7 @@ _JS = """
 """
 
 
-def _esc(text: Any) -> str:
-    return html.escape(str(text), quote=True)
+_esc = html_text
 
 
 def _finite(value: Any) -> bool:
@@ -439,7 +437,7 @@ def render_html(data: Mapping[str, Any], *, title: str = "kpass leaderboard") ->
                      f"problem(s) excluded ({exclusion['reason']}).")
     notes_html = ("<h2>Notes</h2><ul class=\"kp-notes\">"
                   + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>") if notes else ""
-    payload = json.dumps(data, allow_nan=False).replace("</", "<\\/")
+    payload = html_json(data, allow_nan=False)  # <, > and & as \u escapes: no name ends the element
     explanation = (
         f"Each cell: estimate and {level} interval; the bar draws the interval on a scale shared "
         f"by the column. The rank interval is the range of ranks a model takes in {level} of "

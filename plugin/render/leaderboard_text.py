@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kpass.render import numbers
+from kpass.render.escape import csv_row, markdown_text
 from kpass.render.numbers import format_level, format_p_value, format_rank, format_raw
 from kpass.render.tables import markdown_lines
 
@@ -100,7 +101,7 @@ def render_markdown(data: Mapping[str, Any]) -> str:
                             ["c", "-"] + ["-"] * len(header) + ["r", "r"])
     family = data["comparison_family"]
     if data["comparisons"]:
-        against = {"baseline": f"every model against {family['baseline']}",
+        against = {"baseline": f"every model against {markdown_text(family['baseline'])}",
                    "adjacent": "neighbours in the sorted order"}.get(family["pairs"], "all pairs")
         shown, hidden = shown_comparisons(data)
         lines += ["", f"Paired differences in {family['column']} ({against}; {level} CI; "
@@ -120,7 +121,7 @@ def render_markdown(data: Mapping[str, Any]) -> str:
         notes.append(f"{exclusion['model']} / {exclusion['column']}: {exclusion['n_problems']} "
                      f"problem(s) excluded ({exclusion['reason']}).")
     if notes:
-        lines += ["", *[f"- {note}" for note in notes]]
+        lines += ["", *[f"- {markdown_text(note)}" for note in notes]]
     return "\n".join(lines) + "\n"
 
 
@@ -129,10 +130,10 @@ def render_csv(data: Mapping[str, Any]) -> str:
     header, cells = csv_columns(data)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["model", "n_problems", "n_samples", *header])
+    writer.writerow(csv_row(["model", "n_problems", "n_samples", *header]))  # formula-like cells inert
     for entry in data["models"]:
-        writer.writerow([entry["model"], entry["n_problems"], entry["n_samples"],
-                         *cells[entry["model"]]])
+        writer.writerow(csv_row([entry["model"], entry["n_problems"], entry["n_samples"],
+                                 *cells[entry["model"]]]))
     return buffer.getvalue()
 
 

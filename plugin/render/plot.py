@@ -5,7 +5,8 @@ canvas, so no GUI backend and no global pyplot state is touched. The file format
 suffix (``.png`` or ``.svg``). Every function returns the figure; the command writes it
 (:func:`kpass.cli.output.save_figure`, atomically).
 
-- Report: pass@k against k (log2 axis) with interval bands per model; G-Pass@k_tau against tau
+- Report: pass@k against k (log2 axis) with interval bands per model (``pass@K[extrapolate]`` as
+  its own dashed series labelled "extrapolated"); G-Pass@k_tau against tau
   (one line per model and k); every other metric as a point with its interval. One row of panels
   per task.
 - Comparison: each model's difference from the baseline with its interval, per metric, one
@@ -56,7 +57,9 @@ def plot_report(report: Report) -> Any:
         task = row.task if row.task is not None else "all"
         series = _label(row.group, "task")
         if spec.family == "pass@k" and spec.budget is None:
-            curves[task][series].append((spec.k, row))
+            # model-based values are never drawn as if measured: their own dashed series
+            extrapolated = " (extrapolated)" if spec.params.get("extrapolate") else ""
+            curves[task][series + extrapolated].append((spec.k, row))
         elif spec.family == "G-Pass@k" and spec.budget is None:
             taus[task][f"{series}, k={spec.k}"].append((float(spec.parameter), row))
         else:
@@ -74,7 +77,8 @@ def plot_report(report: Report) -> Any:
                 for series, entries in curves.get(task, {}).items():
                     entries.sort(key=lambda item: item[0])
                     ks = [k for k, _ in entries]
-                    line, = ax.plot(ks, [row.estimate for _, row in entries], marker="o", label=series)
+                    line, = ax.plot(ks, [row.estimate for _, row in entries], marker="o", label=series,
+                                    linestyle="--" if series.endswith("(extrapolated)") else "-")
                     low = [row.low if row.low is not None else row.estimate for _, row in entries]
                     high = [row.high if row.high is not None else row.estimate for _, row in entries]
                     ax.fill_between(ks, low, high, alpha=0.2, color=line.get_color())

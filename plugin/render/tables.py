@@ -1,7 +1,7 @@
 """The one table renderer: aligned text, Markdown and CSV from a header and rows of cells.
 
-Every command's table goes through :func:`render_table`, so a cell is escaped, aligned and
-quoted the same way in every output. Cells are already text (see :mod:`kpass.render.numbers`).
+Every command's table goes through :func:`render_table`, so a cell is escaped (by
+:mod:`kpass.render.escape`), aligned and quoted the same way in every output. Cells are already text (see :mod:`kpass.render.numbers`).
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ import csv
 import io
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+from kpass.render.escape import csv_row, markdown_text, terminal_text
 
 __all__ = ["TABLE_FORMATS", "markdown_cell", "markdown_lines", "render_table"]
 
@@ -20,8 +22,9 @@ _MARKDOWN_DELIMITER = {"l": ":---", "r": "---:", "c": ":---:", "-": "---"}
 
 
 def markdown_cell(cell: Any) -> str:
-    """A Markdown table cell: pipes escaped, line breaks as spaces."""
-    return str(cell).replace("|", "\\|").replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    """A Markdown table cell: line breaks as spaces, then :func:`kpass.render.escape.markdown_text`
+    (HTML special characters as entities, pipes escaped, control characters shown escaped)."""
+    return markdown_text(str(cell).replace("\r\n", " ").replace("\n", " ").replace("\r", " "))
 
 
 def markdown_lines(header: Sequence[str], rows: Iterable[Sequence[Any]], align: Sequence[str]) -> list[str]:
@@ -33,6 +36,8 @@ def markdown_lines(header: Sequence[str], rows: Iterable[Sequence[Any]], align: 
 
 
 def _aligned_lines(header: Sequence[str], rows: Sequence[Sequence[Any]], align: Sequence[str]) -> list[str]:
+    header = [terminal_text(cell) for cell in header]  # a name cannot drive the terminal
+    rows = [[terminal_text(cell) for cell in row] for row in rows]
     widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
 
     def line(cells: Sequence[Any]) -> str:
@@ -67,13 +72,13 @@ def render_table(header: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str 
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(rows)
+        writer.writerow(csv_row(header))  # formula-like text cells made inert
+        writer.writerows(csv_row(row) for row in rows)
         return buffer.getvalue()
     right = set(right)
     columns = align if align is not None else ["r" if i in right else "l" for i in range(len(header))]
     if fmt == "markdown":
-        lines = ([f"**{title}**", ""] if title else []) + markdown_lines(header, rows, columns)
+        lines = ([f"**{markdown_text(title)}**", ""] if title else []) + markdown_lines(header, rows, columns)
     else:
-        lines = ([title] if title else []) + _aligned_lines(header, rows, columns)
+        lines = ([terminal_text(title)] if title else []) + _aligned_lines(header, rows, columns)
     return "\n".join(lines)

@@ -51,303 +51,38 @@ from __future__ import annotations
 
 import json
 import math
-import numbers
 import warnings
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from kpass import __version__
 from kpass.data.leaderboard_tables import ExtendResult, LeaderboardTable, extend_table
 from kpass.data.table import SampleTable
-from kpass.errors import DataError
 from kpass.host.lookups import parse_metric_specs
-from kpass.metrics import DegenerateIntervalWarning, bootstrap_weights, budget_counts, budget_curve, paired_difference
+from kpass.metrics import (
+    DegenerateIntervalWarning,
+    budget_counts,
+    budget_curve,
+    paired_difference_columns,
+)
+from kpass.metrics._ranks import (  # the rank and Holm statistics live in the metric core (issue #16)
+    TIE_TOLERANCE,
+    RankIntervals,
+    check_confidence_level as _check_confidence_level,
+    holm_adjust,
+    rank_intervals,
+    reconcile_rank_intervals,
+)
+from kpass.render.escape import csv_cell, markdown_text
 from kpass.render.leaderboard_html import render_html
 from kpass.render.leaderboard_text import csv_columns, markdown_columns, render_csv, render_json, render_markdown
+from kpass.reports.columns import _clusters_for, _column_matrix, _problem_clusters
 from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, compute_report, interval_options
 
 __all__ = ["Leaderboard", "PAIRS", "RankIntervals", "TIE_TOLERANCE", "build_leaderboard", "holm_adjust", "rank_intervals"]
-
-#: Relative tolerance below which two resampled means count as equal (floating-point rounding).
-TIE_TOLERANCE = 1e-10
-
-#: Upper bound on the elements of the (resamples x models x models) comparison array per step.
-_MAX_COMPARISON_ELEMENTS = 1 << 22
-
-
-# --------------------------------------------------------------------------------------------
-# Statistics: Holm adjustment and bootstrap rank intervals
-# --------------------------------------------------------------------------------------------
-
-
-def holm_adjust(p_values: ArrayLike) -> NDArray[np.float64]:
-    r"""Holm's step-down adjustment of a family of p-values (strong control of the FWER).
-
-    With the ``m`` p-values sorted ascending, :math:`p_{(1)} \le \dots \le p_{(m)}`,
-
-    .. math:: \tilde p_{(i)} = \min\Big(1, \max_{j \le i} (m - j + 1)\, p_{(j)}\Big)
-
-    and each adjusted value is returned at the position of its p-value. Rejecting every hypothesis
-    with :math:`\tilde p \le \alpha` controls the family-wise error rate at :math:`\alpha` under
-    any dependence between the tests [1]_.
-
-    Parameters
-    ----------
-    p_values : array_like of float, shape (m,)
-        Unadjusted p-values in [0, 1]. An empty family gives an empty result.
-
-    Returns
-    -------
-    ndarray of float, shape (m,)
-        Adjusted p-values, each at least its unadjusted value and at most 1.
-
-    Raises
-    ------
-    ValueError
-        If ``p_values`` is not one-dimensional or holds values outside [0, 1] (NaN included).
-
-    References
-    ----------
-    .. [1] S. Holm, "A Simple Sequentially Rejective Multiple Test Procedure",
-       Scandinavian Journal of Statistics 6(2), 65-70 (1979).
-
-    Examples
-    --------
-    >>> holm_adjust([0.01, 0.04, 0.03]).round(4)
-    array([0.03, 0.06, 0.06])
-    """
-    p = np.asarray(p_values, dtype=np.float64)
-    if p.ndim != 1:
-        raise ValueError(f"`p_values` must be one-dimensional; got shape {p.shape}.")
-    bad = np.flatnonzero(~((p >= 0.0) & (p <= 1.0)))
-    if bad.size:
-        raise ValueError(
-            f"`p_values` must lie in [0, 1]; got {p[bad[:5]].tolist()} at positions {bad[:5].tolist()}."
-        )
-    m = p.size
-    order = np.argsort(p, kind="stable")
-    scaled = (m - np.arange(m)) * p[order]
-    adjusted = np.empty(m)
-    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
-    return adjusted
-
-
-@dataclass(frozen=True)
-class RankIntervals:
-    """Bootstrap rank intervals of several models on one metric.
-
-    Attributes
-    ----------
-    models : tuple of str
-        Model names, in the order of the input rows.
-    rank : ndarray of int, shape (M,)
-        Rank on the observed data: 1 + number of models strictly better.
-    low, high : ndarray of int, shape (M,)
-        Rank interval: ranks taken in at least ``confidence_level`` of the resamples.
-    rank_counts : ndarray of int, shape (M, M)
-        ``rank_counts[m, r - 1]`` is the number of resamples in which model ``m`` has rank ``r``.
-    confidence_level : float
-        Nominal coverage of ``[low, high]``.
-    n_resamples : int
-        Bootstrap resamples drawn.
-    n_problems : int
-        Problems every model was compared on.
-    n_clusters : int or None
-        Clusters resampled (None: problems were resampled individually).
-    higher_is_better : bool
-        Direction of the metric.
-    """
-
-    models: tuple[str, ...]
-    rank: NDArray[np.int64]
-    low: NDArray[np.int64]
-    high: NDArray[np.int64]
-    rank_counts: NDArray[np.int64]
-    confidence_level: float
-    n_resamples: int
-    n_problems: int
-    n_clusters: int | None
-    higher_is_better: bool
-
-    @property
-    def probability_first(self) -> NDArray[np.float64]:
-        """Fraction of resamples in which each model ranks first (possibly tied)."""
-        return self.rank_counts[:, 0] / self.n_resamples
-
-
-def _ranks_of_scores(scores: NDArray[np.float64], multiplicity: NDArray[np.int64],
-                     tolerance: float) -> NDArray[np.int64]:
-    """Competition ranks ``1 + #(strictly better)`` of each column of ``scores`` (higher is better).
-
-    ``scores`` has shape (B, U): U distinct models, each standing for ``multiplicity[u]`` models.
-    Loops over bounded chunks of rows only.
-    """
-    n_rows, n_distinct = scores.shape
-    ranks = np.empty((n_rows, n_distinct), dtype=np.int64)
-    step = max(1, _MAX_COMPARISON_ELEMENTS // max(1, n_distinct * n_distinct))
-    for start in range(0, n_rows, step):
-        block = scores[start:start + step]
-        # better[b, u, v]: model v beats model u in resample b by more than rounding
-        better = (block[:, None, :] - block[:, :, None]) > tolerance
-        ranks[start:start + step] = 1 + better.astype(np.int64) @ multiplicity
-    return ranks
-
-
-def _interval_from_counts(rank_counts: NDArray[np.int64], n_resamples: int,
-                          confidence_level: float) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Equal-tailed rank interval from per-model rank histograms, thresholds in exact arithmetic."""
-    tail = (1 - Fraction(str(confidence_level))) / 2
-    cumulative = np.cumsum(rank_counts, axis=1)
-    below = tail * n_resamples                   # at most this many resamples cut from each end
-    above = (1 - tail) * n_resamples
-    # low: first r with cum(r) > below ; high: first r with cum(r) >= above (cum is integer)
-    low = np.argmax(cumulative > math.floor(below), axis=1) + 1
-    high = np.argmax(cumulative >= math.ceil(above), axis=1) + 1
-    return low.astype(np.int64), high.astype(np.int64)
-
-
-def _check_confidence_level(confidence_level: float) -> float:
-    if not (isinstance(confidence_level, numbers.Real) and 0.0 < float(confidence_level) < 1.0):
-        raise ValueError(f"`confidence_level` must be in (0, 1); got {confidence_level!r}.")
-    return float(confidence_level)
-
-
-def canonical_problem_keys(values: np.ndarray) -> np.ndarray:
-    """Per-problem keys, shape (n_problems, n_models), that order the bootstrap draws.
-
-    Passed as ``order_by`` to :func:`kpass.metrics.bootstrap_weights`: the draws are made for the
-    problems sorted by these keys. Each key is the problem's values sorted across models, so the
-    draws do not depend on the order in which the models are listed, nor on the order of the
-    problems, except among problems whose sorted values coincide while the models' values differ
-    (such problems keep their input order).
-    """
-    return np.sort(values, axis=0).T
-
-
-def rank_intervals(values: ArrayLike, *, models: Sequence[str] | None = None,
-                   clusters: ArrayLike | None = None, confidence_level: float = 0.95,
-                   n_resamples: int = DEFAULT_N_RESAMPLES, rng: int | np.random.Generator | None = DEFAULT_SEED,
-                   higher_is_better: bool = True,
-                   max_chunk_elements: int | None = None) -> RankIntervals:
-    r"""Rank intervals of M models from the paired (cluster) bootstrap over problems.
-
-    Each resample draws problems (or, with ``clusters``, whole clusters carrying their problems)
-    with replacement through :func:`kpass.metrics.bootstrap_weights`; the same multiplicity row
-    :math:`w^{(b)}` is applied to every model, so the comparison stays paired. Model m's score in
-    resample b is the weighted mean :math:`\bar v^{(b)}_m = \sum_j w^{(b)}_j v_{mj} / \sum_j w^{(b)}_j`
-    and its rank
-
-    .. math:: r^{(b)}_m = 1 + \#\{m' : \bar v^{(b)}_{m'} > \bar v^{(b)}_m\}
-
-    (ties share the best rank; see the module docstring for the equality rule). The interval is
-    the equal-tailed range of ranks holding at least ``confidence_level`` of the resamples, as
-    in the "ranking uncertainty" intervals of Hall and Miller [1]_.
-
-    Parameters
-    ----------
-    values : array_like of float, shape (M, N)
-        Per-problem values of M models on the same N problems (row m = model m).
-    models : sequence of str, optional
-        Names of the M models; default ``"0"``, ``"1"``, ...
-    clusters : array_like, shape (N,), optional
-        Cluster label of each problem; whole clusters are resampled.
-    confidence_level : float, default: 0.95
-        Share of resamples the rank interval must hold.
-    n_resamples : int, default: 10_000
-        Bootstrap resamples.
-    rng : int, numpy.random.Generator or None, default: 0
-        Seed or generator of the resampling (the seed of every kpass bootstrap; ``None``: fresh
-        entropy).
-    higher_is_better : bool, default: True
-        Direction of the metric (lower-is-better metrics rank the smallest value first).
-    max_chunk_elements : int, optional
-        Memory bound on one chunk of the weight matrix (passed to ``bootstrap_weights``; default:
-        its default).
-
-    Returns
-    -------
-    RankIntervals
-
-    Raises
-    ------
-    ValueError
-        On a non-2-D or non-finite ``values``, fewer than one problem, mismatched ``models`` or
-        ``clusters``, or a bad ``n_resamples``/``confidence_level``.
-
-    References
-    ----------
-    .. [1] P. Hall and H. Miller, "Using the bootstrap to quantify the authority of an empirical
-       ranking", Annals of Statistics 37(6B), 3929-3959 (2009).
-
-    Examples
-    --------
-    >>> result = rank_intervals([[1, 1, 1, 1], [0, 0, 0, 0], [0, 0, 0, 0]], n_resamples=200, rng=0)
-    >>> result.low.tolist(), result.high.tolist()
-    ([1, 2, 2], [1, 2, 2])
-    """
-    matrix = np.asarray(values, dtype=np.float64)
-    if matrix.ndim != 2:
-        raise ValueError(f"`values` must have shape (n_models, n_problems); got shape {matrix.shape}.")
-    n_models, n_problems = matrix.shape
-    if n_models < 1 or n_problems < 2:
-        raise ValueError(f"`values` needs at least one model and two problems (a bootstrap over one "
-                         f"problem says nothing); got shape {matrix.shape}.")
-    bad = np.argwhere(~np.isfinite(matrix))
-    if bad.size:
-        raise ValueError(f"`values` must be finite; got non-finite values at (model, problem) "
-                         f"{[tuple(x) for x in bad[:5].tolist()]}.")
-    names = tuple(str(i) for i in range(n_models)) if models is None else tuple(models)
-    if len(names) != n_models:
-        raise ValueError(f"`models` has {len(names)} names for {n_models} rows of `values`.")
-    if not (isinstance(n_resamples, numbers.Integral) and n_resamples >= 1):
-        raise ValueError(f"`n_resamples` must be an integer >= 1; got {n_resamples!r}.")
-    confidence_level = _check_confidence_level(confidence_level)
-    cluster_labels = None
-    n_clusters = None
-    if clusters is not None:
-        cluster_labels = np.asarray(clusters)
-        if cluster_labels.shape != (n_problems,):
-            raise ValueError(f"`clusters` must have shape ({n_problems},) like the problems of "
-                             f"`values`; got shape {cluster_labels.shape}.")
-        n_clusters = int(np.unique(cluster_labels).size)
-
-    oriented = (matrix if higher_is_better else -matrix) + 0.0      # + 0.0 turns -0.0 into 0.0
-    # Exact-equality rule: bitwise identical models become one distinct row, so they always tie.
-    distinct, inverse, multiplicity = np.unique(oriented, axis=0, return_inverse=True,
-                                                return_counts=True)
-    inverse = np.asarray(inverse).reshape(-1)
-    scale = float(np.max(np.abs(distinct)))
-    tolerance = TIE_TOLERANCE * scale
-    multiplicity = multiplicity.astype(np.int64)
-
-    observed = _ranks_of_scores(distinct.mean(axis=1)[None, :], multiplicity, tolerance)[0]
-
-    counts = np.zeros((distinct.shape[0], n_models), dtype=np.int64)
-    rows = np.arange(distinct.shape[0])
-    drawn = 0
-    chunking = {} if max_chunk_elements is None else {"max_chunk_elements": max_chunk_elements}
-    for weights in bootstrap_weights(n_problems, clusters=cluster_labels, n_resamples=int(n_resamples),
-                                     rng=rng, order_by=canonical_problem_keys(matrix), **chunking):
-        weights = np.asarray(weights, dtype=np.float64)
-        scores = (weights @ distinct.T) / weights.sum(axis=1)[:, None]
-        ranks = _ranks_of_scores(scores, multiplicity, tolerance)
-        flat = (rows[None, :] * n_models + (ranks - 1)).ravel()
-        counts += np.bincount(flat, minlength=counts.size).reshape(counts.shape)
-        drawn += weights.shape[0]
-    if drawn != n_resamples:  # pragma: no cover - guards the bootstrap_weights contract
-        raise RuntimeError(f"bootstrap_weights yielded {drawn} resamples instead of {n_resamples}.")
-
-    rank_counts = counts[inverse]
-    low, high = _interval_from_counts(rank_counts, int(n_resamples), confidence_level)
-    return RankIntervals(models=names, rank=observed[inverse].astype(np.int64), low=low, high=high,
-                         rank_counts=rank_counts, confidence_level=confidence_level,
-                         n_resamples=int(n_resamples), n_problems=n_problems,
-                         n_clusters=n_clusters, higher_is_better=bool(higher_is_better))
-
 
 # --------------------------------------------------------------------------------------------
 # Building a leaderboard from a sample table
@@ -381,7 +116,9 @@ class Leaderboard:
     report : kpass.Report
         The host report the cells come from (one row per model, task and metric).
     ranks : dict of str to RankIntervals
-        Rank intervals per column key.
+        Rank intervals of the rank bootstrap alone (:func:`kpass.metrics.rank_intervals`) per column
+        key. The ranks in ``data`` of the sort column are these widened to overlap wherever the
+        paired comparison shown holds 0 (:func:`kpass.metrics.reconcile_rank_intervals`).
     """
 
     data: dict[str, Any]
@@ -416,7 +153,10 @@ class Leaderboard:
         """
         header, cells = (markdown_columns(self.data) if table.format == "markdown"
                          else csv_columns(self.data))
-        return extend_table(table, key, header, cells)
+        escape = ((lambda cell: markdown_text(cell, pipes=False)) if table.format == "markdown"  # extend_table
+                  else csv_cell)                                                           # escapes pipes
+        return extend_table(table, key, [escape(h) for h in header],
+                            {model: [escape(c) for c in row] for model, row in cells.items()})
 
 
 def _cell_of(row: Any) -> dict[str, Any]:
@@ -425,64 +165,6 @@ def _cell_of(row: Any) -> dict[str, Any]:
             "n_problems": int(row.n_problems), "n_samples": int(row.n_samples),
             "n_clusters": row.n_clusters, "method": row.method, "n_excluded": int(row.n_excluded),
             "note": row.note}
-
-
-def _problem_clusters(table: Any, cluster_by: str) -> dict[str, tuple[NDArray[np.str_], NDArray[np.str_]]]:
-    """Per task: (sorted problem ids, their cluster labels); one cluster per problem id across models."""
-    index = table.problem_index
-    first_rows = index.order[index.starts]
-    cluster_codes = np.asarray(table.codes(cluster_by), dtype=np.int64)[first_rows]
-    triples = np.unique(np.stack([index.task_codes, index.problem_codes, cluster_codes], axis=1), axis=0)
-    pairs, first, counts = np.unique(triples[:, :2], axis=0, return_index=True, return_counts=True)
-    task_names = table.categories("task")
-    ids = np.asarray(table.categories("problem_id"), dtype=str)
-    labels = np.asarray(table.categories(cluster_by), dtype=str)
-    if np.any(counts > 1):
-        task_code, problem_code = pairs[np.flatnonzero(counts > 1)[0]].tolist()
-        raise DataError(f"problem {ids[problem_code]!r} of task {task_names[task_code]!r} has different "
-                        f"'{cluster_by}' values under different models; a paired comparison needs one "
-                        f"cluster per problem", source=", ".join(table.sources), field=cluster_by)
-    out = {}
-    for task_code, task in enumerate(task_names):
-        chosen = triples[first[pairs[:, 0] == task_code]]
-        problem_ids = ids[chosen[:, 1]]
-        order = np.argsort(problem_ids, kind="stable")
-        out[task] = (problem_ids[order], labels[chosen[order, 2]])
-    return out
-
-
-def _clusters_for(cluster_map: Mapping[str, Any] | None, task: str,
-                  problem_ids: NDArray[np.str_]) -> NDArray[np.str_] | None:
-    if cluster_map is None:
-        return None
-    ids, labels = cluster_map[task]
-    return labels[np.searchsorted(ids, problem_ids)]
-
-
-def _column_matrix(report: Any, models: Sequence[str], task: str, metric: str):
-    """Models with values, the problems they all have (sorted ids), the (M, N) value matrix, and
-    the problems some model lacks."""
-    present, labels, values = [], [], []
-    for model in models:
-        entry = report.per_problem.get(((("model", model), ("task", task)), metric))
-        if entry is None or len(entry[0]) == 0:
-            continue
-        present.append(model)
-        labels.append(np.asarray(entry[0], dtype=str))
-        values.append(np.asarray(entry[1], dtype=np.float64))
-    if not present:
-        return [], np.zeros(0, dtype=str), np.zeros((0, 0)), np.zeros(0, dtype=str)
-    common = labels[0]
-    union = labels[0]
-    for other in labels[1:]:
-        common = np.intersect1d(common, other)
-        union = np.union1d(union, other)
-    common = np.unique(common)
-    matrix = np.empty((len(present), common.size))
-    for row, (ids, vals) in enumerate(zip(labels, values)):
-        order = np.argsort(ids, kind="stable")
-        matrix[row] = vals[order[np.searchsorted(ids[order], common)]]
-    return present, common, matrix, np.setdiff1d(np.unique(union), common)
 
 
 #: Pairs compared per call of paired_difference (its 2-D form: one resampling for all of them).
@@ -523,7 +205,7 @@ def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], mat
         b = matrix[[position[model_b] for _, model_b in block]].T
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            results = paired_difference(a, b, **options)
+            results = paired_difference_columns(a, b, **options)
         other_warnings += [f"{column} comparisons: {w.message}" for w in caught
                            if not issubclass(w.category, DegenerateIntervalWarning)]
         for (model_a, model_b), result in zip(block, results):
@@ -687,7 +369,8 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
                       cluster_by: str | None = None, method: str | None = None,
                       confidence_level: float = 0.95, seed: int | np.random.Generator | None = DEFAULT_SEED,
                       n_resamples: int = DEFAULT_N_RESAMPLES, curves: bool = True,
-                      budgets: Sequence[int] | None = None, plugin_manager: Any = None) -> Leaderboard:
+                      budgets: Sequence[int] | None = None, plugin_manager: Any = None,
+                      selected_on_this_set: Sequence[str] = ()) -> Leaderboard:
     """Build a leaderboard from a sample table holding several models.
 
     Every cell (estimate, interval, standard error, problem counts) comes from
@@ -732,6 +415,10 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
         model's run decides).
     plugin_manager : pluggy.PluginManager, optional
         Host whose metric families are used.
+    selected_on_this_set : sequence of str, default: ()
+        Models chosen on these problems: their scores are shown with the expected selection
+        bias removed (``selection_bias`` in the JSON; every column also gets the expected
+        inflation of its best model, :func:`kpass.reports.selection.selection_bias`).
 
     Returns
     -------
@@ -792,6 +479,17 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
             higher_is_better=column["higher_is_better"])
         matrices[column["key"]] = (present, matrix, clusters)
 
+    from kpass.reports.selection import check_selected, selection_bias
+
+    selection_entries, selection_notes = selection_bias(
+        [(key, column["task"], column["metric"], present, matrix, clusters)
+         for column in columns for key in [column["key"]] if key in matrices
+         for present, matrix, clusters in [matrices[key]]],
+        selected=check_selected(selected_on_this_set, models),
+        estimates={key: row.estimate for key, row in rows.items() if row.estimate is not None},
+        seed=seed if isinstance(seed, int) else 0)
+    notes += selection_notes
+
     sort_column = next(c for c in columns if c["key"] == sort_key)
 
     def order_key(model: str):
@@ -803,6 +501,7 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
     ordered = sorted(models, key=order_key)
 
     comparisons: list[dict[str, Any]] = []
+    shown_ranks = dict(ranks)  # the bootstrap's rank intervals, the sort column's reconciled below
     if sort_key in matrices:
         present, matrix, clusters = matrices[sort_key]
         in_order = [m for m in ordered if m in present]
@@ -818,6 +517,15 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
             pair_list, present, matrix, clusters, column=sort_key, method=method,
             confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
         notes += comparison_notes
+        if sort_key in ranks:
+            # ranks must not order two models that the paired comparison shown cannot tell apart
+            not_distinguished = [(c["model_a"], c["model_b"]) for c in comparisons
+                                 if c["low"] is not None and c["high"] is not None and c["low"] <= 0.0 <= c["high"]]
+            shown_ranks[sort_key], widened = reconcile_rank_intervals(ranks[sort_key], not_distinguished)
+            if widened:
+                shown = ", ".join(f"{a} / {b}" for a, b in widened[:10]) + (", ..." if len(widened) > 10 else "")
+                notes.append(f"{sort_key}: rank intervals widened to overlap where the paired interval holds 0 "
+                             f"({len(widened)} pair(s): {shown}); the rank bootstrap alone had ordered them.")
 
     index = table.problem_index
     problems_per_model = np.bincount(index.model_codes, minlength=len(models))
@@ -831,7 +539,7 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
             metrics_of_model[column["key"]] = None if row is None else _cell_of(row)
             if row is not None and row.note:
                 notes.append(f"{model} / {column['key']}: {row.note}.")
-            result = ranks.get(column["key"])
+            result = shown_ranks.get(column["key"])
             if result is not None and model in result.models:
                 i = result.models.index(model)
                 ranks_of_model[column["key"]] = {
@@ -879,11 +587,10 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
                               "pairs": "baseline" if baseline else pairs,
                               "adjustment": "holm", "size": sum(c["p_value"] is not None
                                                                for c in comparisons)},
+        "selection_bias": selection_entries,
         "curves": curve_data,
         "budget_curves": budget_data,
         "exclusions": exclusions,
         "notes": notes,
     }
     return Leaderboard(data=data, report=report, ranks=ranks)
-
-

@@ -21,8 +21,8 @@ from numpy.typing import NDArray
 
 from kpass import metrics as core
 
+from kpass.data.problems import ProblemSet, problem_attribute
 from kpass.errors import DataError, MetricSpecError, UsageError
-from kpass.data.problems import ProblemSet
 from kpass.data.reduction import ProblemStatistics, Violation, raise_violation
 from kpass.host.lookups import parse_metric_specs
 from kpass.host.specs import MetricSpec
@@ -157,6 +157,9 @@ class Report:
     confidence_level : float
     per_problem : dict
         ``(group, metric) -> (problem_ids, values)`` of the problems each estimate averages.
+    selection_bias : list of dict
+        With several models: the expected inflation of the best one per (task, metric)
+        (:func:`kpass.reports.selection.selection_bias_of_report`, added by ``kpass report``).
     """
 
     rows: list[ReportRow]
@@ -168,6 +171,7 @@ class Report:
     confidence_level: float
     per_problem: dict[tuple[Group, str], tuple[tuple[str, ...], NDArray[np.float64]]] = dataclasses.field(
         default_factory=dict, repr=False)
+    selection_bias: list[dict[str, Any]] = dataclasses.field(default_factory=list, repr=False)
 
     def row(self, metric: str, **group: str) -> ReportRow:
         """The row of ``metric`` whose group matches ``group`` (e.g. ``model="m"``)."""
@@ -184,6 +188,7 @@ class Report:
             "rows": [row.as_dict() for row in self.rows],
             "exclusions": [exclusion.as_dict() for exclusion in self.exclusions],
             "notes": list(self.notes),
+            **({"selection_bias": list(self.selection_bias)} if self.selection_bias else {}),
         }
 
 
@@ -325,46 +330,6 @@ def _resolve_specs(metrics, plugin_manager) -> list[MetricSpec]:
                               plugin_manager=plugin_manager)
 
 
-def problem_attribute(table: SampleTable, field: str, purpose: str, *, allow_null: bool = False) -> NDArray[np.int64]:
-    """Per-problem code of a categorical column that must be constant within each problem.
-
-    Raises :class:`~kpass.DataError` when the table lacks the field, when it varies within a
-    problem, or (unless ``allow_null``) when it is null for a problem, naming the file and line.
-    """
-    index = table.problem_index
-    if field == "model":
-        return index.model_codes
-    if field == "task":
-        return index.task_codes
-    if field == "problem_id":
-        return index.problem_codes
-    if not table.has_column(field):
-        raise DataError(f"{purpose} names the field '{field}', which the table does not have; fields: "
-                        f"{', '.join(table.columns)}", **table.error_location(), field=field)
-    if not table.is_categorical(field):
-        raise DataError(f"{purpose} needs a categorical (string) field; '{field}' is not one",
-                        **table.error_location(), field=field)
-    if isinstance(table, ProblemStatistics):  # the engine checked the rules below with SQL
-        return table.check_field(field, allow_null=allow_null)
-    codes = table.codes(field).astype(np.int64)[index.order]
-    starts = index.starts
-    low = np.minimum.reduceat(codes, starts)
-    high = np.maximum.reduceat(codes, starts)
-    varying = low != high
-    if varying.any():
-        problem = int(np.flatnonzero(varying)[0])
-        row = int(index.order[starts[problem]])
-        raise DataError(f"{purpose} '{field}' must be the same for every sample of a problem; problem "
-                        f"({table.describe_problem(row)}) has several values", **table.error_location(row),
-                        field=field)
-    if not allow_null and (low < 0).any():
-        problem = int(np.flatnonzero(low < 0)[0])
-        row = int(index.order[starts[problem]])
-        raise DataError(f"{purpose} '{field}' is null for problem ({table.describe_problem(row)}); every "
-                        "problem needs a cluster", **table.error_location(row), field=field)
-    return low
-
-
 def _groups(table: SampleTable, by: Sequence[str]) -> tuple[list[Group], NDArray[np.int64]]:
     index = table.problem_index
     if not by:
@@ -453,7 +418,10 @@ def _too_few_samples(table: SampleTable, spec: MetricSpec, largest: int, who: st
     return DataError(
         f"{spec.name} needs {need} samples per problem, but {who or 'no problem'} has more than {largest} "
         f"(the largest n{' there' if who else ''}), so every problem would be excluded from it. Lower k to at "
-        f"most {largest}{example}, or draw more samples", **table.error_location(), field="sample_index")
+        f"most {largest}{example}, or draw more samples"
+        + (f" (or write {spec.implementation.symbol}{spec.k}[extrapolate] for a model-based estimate)"
+           if "extrapolate" in getattr(spec.implementation, "flags", ()) else ""),
+        **table.error_location(), field="sample_index")
 
 
 def _evaluate(table: SampleTable, spec: MetricSpec, problems: NDArray[np.int64],
@@ -490,6 +458,21 @@ def _evaluate(table: SampleTable, spec: MetricSpec, problems: NDArray[np.int64],
         raise ValueError(f"metric family {type(family).__name__} ({spec.name}) returned non-finite values for "
                          f"problems {_problem_labels(table, chosen[bad], True).tolist()}.")
     return eligible, values, exclusions
+
+
+def _summarize(table: SampleTable, spec: MetricSpec, chosen: NDArray[np.int64],
+               clusters: NDArray[np.int64] | None, options: dict[str, Any]) -> Any:
+    """A model-based family's own ``(IntervalResult or None, notes)`` (see
+    :meth:`MetricFamily.summarize`), or ``None`` for the mean of the per-problem values."""
+    summarize = getattr(spec.implementation, "summarize", None)
+    if summarize is None:
+        return None
+    try:
+        return summarize(ProblemSet(table, chosen, budget=spec.budget), spec, clusters=clusters, options=options)
+    except (DataError, UsageError, MetricSpecError):
+        raise
+    except ValueError as exc:  # the core rejected the data of these problems
+        raise DataError(f"{spec.name}: {exc}", **table.error_location()) from exc
 
 
 def _interval(values: NDArray[np.float64], clusters: NDArray[np.int64] | None,
@@ -648,9 +631,22 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
             per_problem[(group, spec.name)] = (tuple(labels[eligible].tolist()), values)
             row_clusters = None if clusters is None else clusters[chosen]
             n_clusters = None if row_clusters is None else int(np.unique(row_clusters).size)
+            summary = None if chosen.size == 0 else _summarize(table, spec, chosen, row_clusters, options)
             if chosen.size == 0:
                 rows.append(ReportRow(group, spec.name, None, None, None, None, 0, 0, n_clusters, None, n_excluded,
                                       "no problem has enough samples"))
+            elif summary is not None:  # a model-based metric (pass@K[extrapolate]) gives its own number
+                result, summary_notes = summary
+                prefix = f"{label} / " if label else ""
+                warning_notes.extend(f"{prefix}{spec.name}: {message}" for message in summary_notes)
+                if result is None:
+                    rows.append(ReportRow(group, spec.name, None, None, None, None, int(chosen.size), n_samples,
+                                          n_clusters, None, n_excluded, summary_notes[-1]))
+                else:
+                    rows.append(ReportRow(group, spec.name, float(result.estimate), _nan_to_none(result.low),
+                                          _nan_to_none(result.high), _nan_to_none(result.standard_error),
+                                          int(chosen.size), n_samples, result.n_clusters, result.method,
+                                          n_excluded, "", result))
             else:
                 try:
                     result, caught = _interval(values, row_clusters, options)
@@ -717,6 +713,10 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
     if not isinstance(table, (SampleTable, ProblemStatistics)):
         raise TypeError(f"`table` must be a kpass.SampleTable or kpass.ProblemStatistics; got {type(table).__name__}.")
     specs = _resolve_specs(metrics, plugin_manager)
+    extrapolated = [spec.name for spec in specs if spec.params.get("extrapolate")]
+    if extrapolated:
+        raise UsageError(f"{', '.join(extrapolated)}: an extrapolated (model-based) metric has no paired "
+                         "per-problem values to compare; use `kpass report` for each model")
     by = tuple(field for field in by if field != "model")
     options = interval_options(method=method, confidence_level=confidence_level, seed=seed,
                                n_resamples=n_resamples, paired=True, clustered=cluster_by is not None)

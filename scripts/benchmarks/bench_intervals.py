@@ -81,16 +81,16 @@ def _sample_scores(values, clusters=None):
 def bench_a(rows: list) -> None:
     from inspect_ai.scorer import bootstrap_stderr
 
-    from kpass.metrics import mean_ci
+    from kpass.metrics import mean_ci_columns
 
     n, c = _counts(10_000, 16, seed=1)
     scores = _sample_scores(_eight_metrics(n, c)[:, 2])  # pass@8
 
     def kpass_run():
-        return mean_ci(_eight_metrics(n, c), n_resamples=10_000, rng=0)
+        return mean_ci_columns(_eight_metrics(n, c), n_resamples=10_000, rng=0)
 
     def kpass_percentile():
-        return mean_ci(_eight_metrics(n, c), method="bootstrap", n_resamples=10_000, rng=0)
+        return mean_ci_columns(_eight_metrics(n, c), method="bootstrap", n_resamples=10_000, rng=0)
 
     kpass_time, results = _best_time(kpass_run)
     percentile_time, percentile = _best_time(kpass_percentile)
@@ -107,7 +107,7 @@ def bench_a(rows: list) -> None:
 def bench_a2(rows: list) -> None:
     from inspect_ai.scorer import ci
 
-    from kpass.metrics import mean_ci
+    from kpass.metrics import mean_ci, mean_ci_columns
 
     n, c = _counts(10_000, 16, seed=2)
     clusters = np.repeat(np.arange(1_000), 10)
@@ -115,7 +115,7 @@ def bench_a2(rows: list) -> None:
     scores = _sample_scores(values[:, 2], clusters)
 
     def kpass_run():
-        return mean_ci(_eight_metrics(n, c), clusters=clusters, n_resamples=10_000, rng=0)
+        return mean_ci_columns(_eight_metrics(n, c), clusters=clusters, n_resamples=10_000, rng=0)
 
     kpass_time, results = _best_time(kpass_run)
     np.random.seed(0)

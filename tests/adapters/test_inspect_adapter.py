@@ -133,9 +133,12 @@ def test_kpass_scorer_keeps_the_wrapped_score_and_records_metadata():
 
 @pytest.mark.parametrize("text, stop, answer, finished", [
     ("cut off before any answer", "max_tokens", None, False),    # truncated, no answer: unfinished
-    ("ANSWER: 4\nthen more ...", "max_tokens", "4", True),       # answer emitted before the limit
-    ("ANSWER: 5\nthen more ...", "model_length", "5", True),
+    ("ANSWER: 4\nthen more ...", "max_tokens", "4", True),       # correct (gold 4): the answer was there
+    # wrong, cut at the limit: unfinished although the extractor found an answer in the cut text
+    ("ANSWER: 5\nthen more ...", "model_length", "5", False),
+    ("ANSWER: 5\nthen more ...", "max_tokens", "5", False),
     ("I do not know", "stop", None, True),                       # stopped on its own: finished
+    ("ANSWER: 5", "stop", "5", True),                            # wrong, stopped on its own: finished
 ])
 def test_kpass_scorer_finished_definition(text, stop, answer, finished):
     score = _run(kpass_scorer(pattern(ANSWER)), _state(text, stop))
@@ -472,7 +475,12 @@ def test_one_walker_finds_the_kpass_metrics_of_a_task_hook_preflight_and_reader(
                            scorers=[SimpleNamespace(metrics=[{"value": [second]}, other]), SimpleNamespace(metrics=None)])
     assert kpass_metric_definitions(spec) == [first, second]
     assert im._kpass_clusters(spec) == ["subject", "topic"]
-    assert _kpass_cluster_key(SimpleNamespace(eval=spec)) == "subject"
+    assert _kpass_cluster_key(spec) == "subject"
+    # the same walker reads a log's JSON (dicts), as the reader sees it
+    as_json = {"scorers": [{"name": "match", "metrics": [{"name": "accuracy", "options": {}},
+                                                         {"name": "kpass/kpass_metrics", "options": {"cluster": "topic"}}]}]}
+    assert [d["name"] for d in kpass_metric_definitions(as_json)] == ["kpass/kpass_metrics"]
+    assert _kpass_cluster_key(as_json) == "topic"
     assert [item.name for item in im._kpass_metric_specs(spec)] == ["pass@2", "pass@1", "pass@8"]
     assert kpass_metric_definitions(SimpleNamespace()) == []
 

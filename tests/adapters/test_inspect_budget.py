@@ -170,33 +170,35 @@ def test_as_run_reads_the_recorded_finished_flags(logs, capsys):
 # ---------------------------------------------------------------------------------- unit level
 
 
-@pytest.mark.parametrize("stop_reason, correct, finished", [
-    ("stop", False, True),            # stopped on its own
-    ("tool_calls", False, True),
-    ("max_tokens", True, True),       # cut off, but the correct answer was there
-    ("model_length", True, True),
-    ("max_tokens", False, False),     # cut off and wrong: conservatively not finished
-    ("model_length", False, False),
-    ("unknown", False, None),         # no evidence either way
-    (None, False, None),
-    (None, True, True),
+@pytest.mark.parametrize("stop_reason, correct, answer, finished", [
+    ("stop", False, None, True),            # stopped on its own
+    ("tool_calls", False, None, True),
+    ("max_tokens", True, "4", True),        # cut off, but the correct answer was there
+    ("model_length", True, None, True),
+    ("max_tokens", False, None, False),     # cut off and wrong: not finished
+    ("model_length", False, None, False),
+    ("max_tokens", False, "7", False),      # ... whatever the extractor found in the cut text
+    ("model_length", False, "7", False),
+    ("unknown", False, None, None),         # no evidence either way
+    (None, False, None, None),
+    ("unknown", False, "7", True),          # no stop reason: the extractor decides
+    (None, False, "7", True),
+    (None, True, None, True),
 ])
-def test_finished_from_stop_reason_is_conservative(stop_reason, correct, finished):
-    from kpass.adapters.inspect_records import finished_from_stop_reason
+def test_finished_flag_precedence(stop_reason, correct, answer, finished):
+    from kpass.adapters.inspect_records import finished_flag
 
-    assert finished_from_stop_reason(stop_reason, correct) is finished
+    assert finished_flag(stop_reason, correct, answer) is finished
 
 
 def test_hidden_reasoning_keeps_the_text_out_of_output():
-    from types import SimpleNamespace
-
     from inspect_ai._util.content import ContentReasoning, ContentText
     from inspect_ai.model import ChatMessageAssistant, ChatCompletionChoice, ModelOutput, ModelUsage
 
     from kpass.adapters.inspect_reader import _generation
 
-    def sample(output):
-        return SimpleNamespace(output=output, model_usage={"m": ModelUsage(output_tokens=99)})
+    def sample(output):  # as the log's JSON holds it (the reader never builds Inspect's models)
+        return {"output": output.model_dump(mode="json"), "model_usage": {"m": {"output_tokens": 99}}}
 
     plain = ModelOutput.from_content(model="m", content="so the answer is 4", stop_reason="stop")
     plain.usage = ModelUsage(input_tokens=1, output_tokens=6, total_tokens=7)

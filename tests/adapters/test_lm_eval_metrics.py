@@ -99,14 +99,18 @@ def test_aggregation_equals_the_core_on_the_same_counts():
         np.mean(kpass.cons_at_k(counts, 8, n_invalid=invalid)), rel=1e-15)
 
 
-def test_stderr_is_kpass_bootstrap_and_resamples_clusters():
+def test_stderr_is_kpass_default_interval_and_clusters():
+    # issue #16 changed this contract: lm-eval's stderr is the standard error of kpass's default
+    # interval (the CLI's SE column), no longer the percentile-bootstrap SD, so that the few-cluster
+    # rule holds on this path too
     items = _items("pass@4")
     values = kpass.pass_at_k([8] * 4, [3, 8, 1, 0], 4)
-    expected = kpass.mean_ci(values, method="bootstrap", rng=m.BOOTSTRAP_SEED, n_resamples=2000)
+    expected = kpass.mean_ci(values, rng=m.BOOTSTRAP_SEED, n_resamples=2000)
     assert m.kpass_stderr(items, n_resamples=2000) == pytest.approx(expected.standard_error, rel=1e-12)
     clustered = _items("pass@4", clustered=True)
-    by_cluster = kpass.mean_ci(values, clusters=["addition", "subtraction", "multiplication", "addition"],
-                               method="bootstrap", rng=m.BOOTSTRAP_SEED, n_resamples=2000)
+    with pytest.warns(kpass.IntervalMethodWarning, match="only 3 clusters"):
+        by_cluster = kpass.mean_ci(values, clusters=["addition", "subtraction", "multiplication", "addition"],
+                                   rng=m.BOOTSTRAP_SEED, n_resamples=2000)
     assert m.kpass_stderr(clustered, n_resamples=2000) == pytest.approx(by_cluster.standard_error, rel=1e-12)
     assert by_cluster.standard_error != expected.standard_error
 

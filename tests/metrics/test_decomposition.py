@@ -426,7 +426,7 @@ def test_score_interval_of_a_fraction_is_wilsons():
     d = decompose_pass_change(nb, fb, cb, nm, fm, cm, rng=0, n_resamples=50)
     assert d.n_lone_wins_model == 3 and d.lone_wins_model.estimate == pytest.approx(3 / 40)
     level = 2 * stats.norm.cdf(stats.t.ppf(0.975, n_problems - 1)) - 1
-    low, high = wilson_interval(3, n_problems, confidence_level=level)
+    low, high = wilson_interval(n_samples=n_problems, n_correct=3, confidence_level=level)
     assert d.lone_wins_model.interval == pytest.approx((float(low), float(high)), abs=1e-12)
 
 

@@ -18,10 +18,11 @@ from kpass.metrics import (
     IntervalResult,
     bootstrap_weights,
     mean_ci,
+    mean_ci_columns,
     pass_at_k,
     wilson_interval,
 )
-from kpass.metrics import _intervals, _power, _result, _warnings
+from kpass.metrics import _bootstrap, _intervals, _power, _ranks, _resampling, _result, _score_intervals, _warnings
 from kpass.metrics._warnings import IntervalMethodWarning
 
 ST13_Z = 1.959963984540  # docs/spec.md ST13
@@ -62,14 +63,14 @@ def test_st5_clustered_standard_error():
 def test_st19_wilson():
     # docs/spec.md ST19: Wilson 8/10 with z = 1.96 exactly
     level = 2 * stats.norm.cdf(1.96) - 1
-    low, high = wilson_interval(8, 10, confidence_level=level)
+    low, high = wilson_interval(n_samples=10, n_correct=8, confidence_level=level)
     assert float(low) == pytest.approx(0.490156846721, abs=1e-12)
     assert float(high) == pytest.approx(0.943319052019, abs=1e-12)
 
 
 def test_st13_wilson_uses_z_0975():
     # docs/spec.md ST13: z_0.975 = 1.959963984540; Wilson at the default level uses it
-    low, high = wilson_interval([3, 8], [10, 10])
+    low, high = wilson_interval([10, 10], [3, 8])
     for c, lo, hi in zip([3, 8], low, high):
         p, n, z = c / 10, 10, ST13_Z
         center = (p + z * z / (2 * n)) / (1 + z * z / n)
@@ -79,16 +80,16 @@ def test_st13_wilson_uses_z_0975():
 
 
 def test_wilson_edges_and_errors():
-    low, high = wilson_interval([0, 5, 2], [5, 5, 4])
+    low, high = wilson_interval(n_samples=[5, 5, 4], n_correct=[0, 5, 2])
     assert low[0] == 0.0 and high[1] == 1.0
     assert np.all((0 <= low) & (low <= high) & (high <= 1))
-    assert isinstance(wilson_interval(1, 2)[0], np.floating)
+    assert isinstance(wilson_interval(2, 1)[0], np.floating)
     with pytest.raises(ValueError, match="n_samples.*>= 1"):
         wilson_interval([0], [0])
     with pytest.raises(ValueError, match="exceeds"):
-        wilson_interval([3], [2])
+        wilson_interval([2], [3])
     with pytest.raises(ValueError, match="confidence_level"):
-        wilson_interval([1], [2], confidence_level=1.0)
+        wilson_interval([2], [1], confidence_level=1.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,10 +256,10 @@ def test_grouped_and_gather_paths_agree(monkeypatch):
     rng = np.random.default_rng(11)
     counts = rng.binomial(16, rng.beta(0.4, 0.3, size=3000))
     values = np.column_stack([counts / 16, (counts >= 8).astype(float)])
-    grouped = mean_ci(values, method="bootstrap", n_resamples=20_000, rng=0)
+    grouped = mean_ci_columns(values, method="bootstrap", n_resamples=20_000, rng=0)
     assert grouped[0].details["path"] == "grouped" and grouped[0].details["n_groups"] == 17
-    monkeypatch.setattr(_intervals, "_GROUPED_FRACTION", 0.0)
-    gathered = mean_ci(values, method="bootstrap", n_resamples=20_000, rng=0)
+    monkeypatch.setattr(_resampling, "_GROUPED_FRACTION", 0.0)
+    gathered = mean_ci_columns(values, method="bootstrap", n_resamples=20_000, rng=0)
     assert gathered[0].details["path"] == "gather"
     for g, h in zip(grouped, gathered):
         assert g.low == pytest.approx(h.low, abs=1.5e-3)
@@ -270,7 +271,7 @@ def test_grouped_and_gather_paths_agree(monkeypatch):
 def test_studentized_gather_paths_agree(monkeypatch):
     values = np.random.default_rng(12).beta(2, 0.5, size=200)
     one = mean_ci(values, n_resamples=20_000, rng=0)
-    monkeypatch.setattr(_intervals, "_MAX_GATHER_COLUMNS", 0)  # force the weight-matrix product
+    monkeypatch.setattr(_resampling, "_MAX_GATHER_COLUMNS", 0)  # force the weight-matrix product
     other = mean_ci(values, n_resamples=20_000, rng=0)
     assert one.low == pytest.approx(other.low, abs=2e-3)
     assert one.high == pytest.approx(other.high, abs=2e-3)
@@ -483,7 +484,9 @@ def test_few_clusters_warn_and_stay_finite(values, clusters):
     messages = [str(w.message) for w in caught]
     n_clusters = len(np.unique(clusters))
     assert any(f"only {n_clusters} clusters" in m for m in messages)
-    assert any("cannot give" in m for m in messages)
+    # issue #16: below 10 clusters both bounds come from the few-cluster score interval by rule
+    # (the few-cluster note says so), no longer through a degenerate bootstrap-t tail
+    assert result.details["scale"] == "score (few clusters)"
     assert math.isfinite(result.low) and 0.0 < result.low < result.estimate <= result.high <= 1.0
     assert "score" in result.details["bound_methods"]
     with pytest.warns(IntervalMethodWarning, match=f"only {n_clusters} clusters"):
@@ -547,7 +550,7 @@ def test_studentized_is_never_infinite_and_never_silently_degenerate(values, see
 def test_two_dimensional_values_report_each_replaced_column():
     values = np.column_stack([np.r_[np.ones(38), 0.999, 0.0], np.linspace(0, 1, 40)])
     with pytest.warns(IntervalMethodWarning, match=r"\(columns \[0\]\)"):
-        first, second = mean_ci(values, rng=0)
+        first, second = mean_ci_columns(values, rng=0)
     assert first.details["bound_methods"][0] == "score"
     assert second.details["bound_methods"] == ("studentized", "studentized")
 
@@ -574,12 +577,12 @@ def test_seeded_reproducibility():
 def test_two_dimensional_values_give_one_result_per_column():
     rng = np.random.default_rng(14)
     values = rng.random((50, 3))
-    results = mean_ci(values, method="t")
+    results = mean_ci_columns(values, method="t")
     assert isinstance(results, list) and len(results) == 3
     for j, result in enumerate(results):
         single = mean_ci(values[:, j], method="t")
         assert (result.low, result.high, result.standard_error) == pytest.approx((single.low, single.high, single.standard_error), abs=1e-15)
-    boot = mean_ci(values, n_resamples=1000, rng=0)
+    boot = mean_ci_columns(values, n_resamples=1000, rng=0)
     assert all(r.details["n_resamples"] == 1000 for r in boot)
 
 
@@ -705,7 +708,7 @@ def test_public_names_exported():
         assert name in km.__all__, name
 
 
-@pytest.mark.parametrize("module", [_intervals, _power, _result, _warnings])
+@pytest.mark.parametrize("module", [_intervals, _power, _result, _warnings, _resampling, _score_intervals, _ranks])
 def test_doctests(module):
     failures, tried = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert tried > 0 or module is _result
@@ -742,8 +745,8 @@ def test_every_method_is_identical_for_permuted_problems_and_clusters(rows, rand
         a = mean_ci(values, clusters=labels if clustered else None, **options)
         b = mean_ci(values[order], clusters=labels[order] if clustered else None, **options)
         two = np.column_stack([values, values[::-1]])
-        c = mean_ci(two, clusters=labels if clustered else None, **options)
-        d = mean_ci(two[order], clusters=labels[order] if clustered else None, **options)
+        c = mean_ci_columns(two, clusters=labels if clustered else None, **options)
+        d = mean_ci_columns(two[order], clusters=labels[order] if clustered else None, **options)
     assert _fields(a) == _fields(b)
     assert [_fields(r) for r in c] == [_fields(r) for r in d]
 
@@ -814,13 +817,13 @@ def test_shared_quantile_equals_numpy_quantile_and_nanquantile_bit_for_bit():
         replicates[rng.random((b, 4)) < 0.2] = np.nan
         q = rng.random(4)
         n_valid = np.isfinite(replicates).sum(axis=0)
-        ours = _intervals._quantile_of_sorted(np.sort(replicates, axis=0), q, n_valid)
+        ours = _bootstrap.quantile_of_sorted(np.sort(replicates, axis=0), q, n_valid)
         for j in range(4):
             if n_valid[j] == 0:
                 assert math.isnan(ours[j])
             else:
                 assert ours[j] == np.quantile(replicates[np.isfinite(replicates[:, j]), j], q[j])
-    low, high = _intervals._percentile_bounds(np.sort(replicates, axis=0), 0.9, n_valid)
+    low, high = _bootstrap.percentile_bounds(np.sort(replicates, axis=0), 0.9, n_valid)
     finite = n_valid > 0
     alpha = 1 - 0.9  # what the decomposition's percentile interval passed to np.nanquantile
     assert np.array_equal(low[finite], np.nanquantile(replicates, alpha / 2, axis=0)[finite])
@@ -835,10 +838,10 @@ def test_shared_bca_equals_the_decomposition_bca_it_replaced(seed):
     estimate = np.nanmedian(replicates, axis=0) + 0.01
     jackknife = rng.normal(0.5, 0.1, size=(40, 5)) ** 3
     low, high, z0, acceleration = _old_decomposition_bca(replicates, estimate, jackknife, 1 - 0.95)
-    new_z0, _, _ = _intervals._bca_bias_correction(replicates, estimate)
-    new_a = _intervals._bca_acceleration(jackknife)
+    new_z0, _, _ = _bootstrap.bca_bias_correction(replicates, estimate)
+    new_a = _bootstrap.bca_acceleration(jackknife)
     assert np.array_equal(new_z0, z0) and np.array_equal(new_a, acceleration)
-    new_low, new_high, _ = _intervals._bca_bounds(np.sort(replicates, axis=0), new_z0, new_a, 0.95,
+    new_low, new_high, _ = _bootstrap.bca_bounds(np.sort(replicates, axis=0), new_z0, new_a, 0.95,
                                                    np.isfinite(replicates).sum(axis=0))
     np.testing.assert_allclose(new_low, low, rtol=0, atol=1e-15)
     np.testing.assert_allclose(new_high, high, rtol=0, atol=1e-15)
@@ -848,7 +851,7 @@ def test_bca_ties_within_rounding_count_one_half():
     # a resample that is the original set summed in another order is a tie, not "below"
     estimate = np.array([0.1 + 0.2])
     replicates = np.array([[0.3], [0.1 + 0.2], [0.2], [0.4]])  # 0.3 != 0.1 + 0.2 in floating point
-    z0, share, _ = _intervals._bca_bias_correction(replicates, estimate)
+    z0, share, _ = _bootstrap.bca_bias_correction(replicates, estimate)
     assert share[0] == pytest.approx((1 + 0.5 * 2) / 4)
 
 
@@ -857,7 +860,7 @@ def test_shared_wilson_equals_each_formula_it_replaced():
     p = np.r_[0.0, 1.0, rng.random(200)]
     n = np.r_[5.0, 5.0, rng.uniform(1.5, 500.0, 200)]
     z = np.r_[1.96, 1.96, rng.uniform(1.0, 3.5, 200)]
-    low, high = _intervals._wilson_score_bounds(p, n, z)
+    low, high = _score_intervals.wilson_score_bounds(p, n, z)
     # wilson_interval's and the studentized fallback's form
     z2n = z * z / n
     center = (p + z2n / 2) / (1 + z2n)
@@ -876,7 +879,7 @@ def test_shared_mover_is_zou_and_donners_formula():
     down_a, up_a, down_b, up_b = rng.random((4, 50))
     r = rng.uniform(-1, 1, 50)
     d = rng.normal(size=50)
-    low, high = _intervals._mover_bounds(d, down_a, up_a, down_b, up_b, r)
+    low, high = _score_intervals.mover_bounds(d, down_a, up_a, down_b, up_b, r)
     assert np.allclose(low, d - np.sqrt(np.maximum(down_a**2 + up_b**2 - 2 * r * down_a * up_b, 0)), rtol=0, atol=0)
     assert np.allclose(high, d + np.sqrt(np.maximum(up_a**2 + down_b**2 - 2 * r * up_a * down_b, 0)), rtol=0, atol=0)
 
@@ -886,9 +889,9 @@ def test_decomposition_and_token_budget_use_the_shared_helpers():
 
     for old_copy in ("_bca_interval", "_percentile_interval", "_bootstrap_sums", "_summarize"):
         assert not hasattr(_decomposition, old_copy)
-    assert _decomposition._bootstrap_of_sums is _intervals._bootstrap_of_sums is _token_budget._bootstrap_of_sums
-    assert _decomposition._wilson_score_bounds is _intervals._wilson_score_bounds
-    assert _decomposition._mover_bounds is _intervals._mover_bounds
+    assert _decomposition.bootstrap_of_sums is _bootstrap.bootstrap_of_sums is _token_budget.bootstrap_of_sums
+    assert _decomposition.wilson_score_bounds is _score_intervals.wilson_score_bounds
+    assert _decomposition.mover_bounds is _score_intervals.mover_bounds
     for dead in ("_zero_variance_tolerance", "_sorted_quantile", "_one_sided_counts", "_jackknife_acceleration"):
         assert not hasattr(_intervals, dead)
 
@@ -976,14 +979,14 @@ def test_a_column_of_a_two_dimensional_call_is_the_call_with_that_column_alone(m
     counts = rng.binomial(16, rng.beta(0.4, 0.3, size=300))
     values = np.column_stack([counts / 16, rng.beta(2, 2, 300), pass_at_k(np.full(300, 16), counts, 8)])
     clusters = np.arange(300) % 40 if clustered else None
-    together = mean_ci(values, clusters=clusters, method=method, n_resamples=2000, rng=4)
+    together = mean_ci_columns(values, clusters=clusters, method=method, n_resamples=2000, rng=4)
     for j in range(3):
         alone = mean_ci(values[:, j], clusters=clusters, method=method, n_resamples=2000, rng=4)
         assert _fields(together[j]) == pytest.approx(_fields(alone), abs=1e-12)
         assert together[j].details["path"] == alone.details["path"]
     assert {r.details["path"] for r in together} == ({"gather"} if clustered else {"grouped", "gather"})
     for paired_method in ("mover", method):
-        both = km.paired_difference(values[:, :2], values[:, 1:], clusters=clusters, method=paired_method,
+        both = km.paired_difference_columns(values[:, :2], values[:, 1:], clusters=clusters, method=paired_method,
                                     n_resamples=2000, rng=4)
         for j in range(2):
             alone = km.paired_difference(values[:, j], values[:, j + 1], clusters=clusters, method=paired_method,

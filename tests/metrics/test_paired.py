@@ -19,6 +19,7 @@ from kpass.metrics import (
     PairedResult,
     mean_ci,
     paired_difference,
+    paired_difference_columns,
     pass_at_k,
 )
 
@@ -167,13 +168,13 @@ def test_two_dimensional_inputs_and_reproducibility():
     rng = np.random.default_rng(6)
     a = rng.random((40, 3))
     b = np.clip(a + rng.normal(0, 0.1, (40, 3)), 0, 1)
-    results = paired_difference(a, b, rng=7, n_resamples=2000)
+    results = paired_difference_columns(a, b, rng=7, n_resamples=2000)
     assert len(results) == 3
-    again = paired_difference(a, b, rng=7, n_resamples=2000)
+    again = paired_difference_columns(a, b, rng=7, n_resamples=2000)
     assert results == again
     for j in range(3):
         single = paired_difference(a[:, j], b[:, j], method="t")
-        assert paired_difference(a, b, method="t")[j].standard_error == pytest.approx(single.standard_error, abs=1e-15)
+        assert paired_difference_columns(a, b, method="t")[j].standard_error == pytest.approx(single.standard_error, abs=1e-15)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -359,3 +360,48 @@ def test_same_interval_same_p_value_with_few_clusters():
     assert studentized.details["bound_methods"] == ("mover-score", "mover-score")
     assert studentized.interval == pytest.approx(mover.interval, abs=1e-12)
     assert studentized.p_value == pytest.approx(mover.p_value, abs=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------
+# two different models that agree on every problem (issue #16): no collapsed interval
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_two_models_that_agree_everywhere_get_the_no_difference_bound(method):
+    # the issue's case: 30 binary values, 20 solved by both, 10 by neither
+    a = np.r_[np.ones(20), np.zeros(10)]
+    b = a.copy()  # another model's values, equal on every problem
+    with pytest.warns(DegenerateIntervalWarning, match="agree on every problem"):
+        result = paired_difference(a, b, method=method, rng=0)
+    with pytest.warns(DegenerateIntervalWarning, match="same end of its range"):
+        all_solved = mean_ci(np.ones(30), rng=0)   # the single-model all-same bound: 30 of 30
+    assert (result.low, result.high) != (0.0, 0.0)
+    assert result.high == pytest.approx(1.0 - all_solved.low, abs=1e-12)   # 0.122
+    assert result.low == -result.high and result.estimate == 0.0 and result.p_value == 1.0
+    assert result.details["degenerate"] == "no difference on any problem"
+    assert result.details["no_difference_bound"] == result.high
+    # one problem changed: an ordinary interval, which the no-difference bound does not undercut
+    b[0] = 0.0
+    changed = paired_difference(a, b, method=method, rng=0)
+    assert changed.low < changed.estimate < changed.high
+
+
+def test_no_difference_bound_shrinks_with_n_and_widens_with_few_clusters():
+    widths = []
+    for n in (10, 30, 100, 1000):
+        a = np.r_[np.ones(n // 2), np.zeros(n - n // 2)]
+        with pytest.warns(DegenerateIntervalWarning):
+            widths.append(paired_difference(a, a.copy(), rng=0).high)
+    assert widths == sorted(widths, reverse=True) and widths[-1] < 0.005
+    a = np.r_[np.ones(15), np.zeros(15)]
+    with pytest.warns(DegenerateIntervalWarning):
+        clustered = paired_difference(a, a.copy(), clusters=np.arange(30) // 3, rng=0)
+    assert clustered.high > widths[1]   # 10 clusters of 3 tell less than 30 independent problems
+
+
+def test_model_with_itself_stays_zero_when_the_same_array_is_passed():
+    a = np.r_[np.ones(20), np.zeros(10)]
+    with pytest.warns(DegenerateIntervalWarning, match="identical"):
+        itself = paired_difference(a, a, rng=0)
+    assert (itself.low, itself.high, itself.standard_error, itself.p_value) == (0.0, 0.0, 0.0, 1.0)

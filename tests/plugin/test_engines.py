@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 import kpass
-from kpass.data.engines import EngineOptions, load_samples, reduce_samples
-from kpass.data.reduction import Needs, ProblemStatistics
+from kpass.data.problems import statistics_from_table
+from kpass.data.engines import EngineOptions, reduce_samples
+from kpass.host.lookups import load_samples
+from kpass.data.reduction import Needs
 from kpass.errors import DataError
 
 METRICS = "pass@1 pass@2 pass^2 g-pass@4_0.5 cons@3 fin@2 cot-pass@2[rule=majority] pass@1(B=11) fin@1(B=10)"
@@ -88,7 +90,7 @@ def test_three_engines_give_the_same_statistics_and_reports(tmp_path, fmt, spark
     by = ("model", "subject")
     needs = Needs.for_specs(kpass.parse_metric_specs(METRICS), by=by, cluster_by="task")
     assert needs.finished and needs.answer_classes and needs.cot and needs.budgets == (10, 11)
-    reference = ProblemStatistics.from_table(numpy_table, needs)
+    reference = statistics_from_table(numpy_table, needs)
     expected = kpass.compute_report(numpy_table, METRICS, by=by, cluster_by="task")
     for engine in ("duckdb", "spark"):
         statistics = reduce_samples(paths, needs, engine=engine, options=EngineOptions(spark=spark_session))
@@ -190,7 +192,7 @@ def test_spark_dataframe_entry(tmp_path, spark_session):
 
     records = _records()
     path = _write(tmp_path, records, "parquet")
-    reference = ProblemStatistics.from_table(kpass.read_samples(path), NEEDS)
+    reference = statistics_from_table(kpass.read_samples(path), NEEDS)
     statistics = reduce_dataframe(spark_session.read.parquet(str(path)), NEEDS)
     assert statistics.differences(reference) == ["sources"] and statistics.sources == ["<Spark DataFrame>"]
     broken = spark_session.createDataFrame([*records[:5], records[3]])  # a duplicate at row 6
@@ -204,7 +206,7 @@ def test_out_of_core_limits_and_progress(tmp_path):
     options = EngineOptions(memory_limit="64MB", temp_directory=str(tmp_path / "spill"), threads=1,
                             progress=seen.append)
     statistics = reduce_samples([path], NEEDS, engine="duckdb", options=options)
-    assert statistics.differences(ProblemStatistics.from_table(kpass.read_samples(path), NEEDS)) == []
+    assert statistics.differences(statistics_from_table(kpass.read_samples(path), NEEDS)) == []
     assert seen and seen[-1] == 100.0 and all(0 <= p <= 100 for p in seen)
 
 

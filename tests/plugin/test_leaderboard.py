@@ -21,14 +21,15 @@ from hypothesis import strategies as st
 
 from kpass.data.leaderboard_tables import extend_table, read_leaderboard_table
 from kpass.render.leaderboard_text import render_csv, render_markdown
-from kpass.reports.leaderboard import (
-    canonical_problem_keys,
+from kpass.metrics import (  # the rank and Holm statistics live in the metric core (issue #16)
     TIE_TOLERANCE,
-    build_leaderboard,
+    bootstrap_weights,
+    canonical_problem_keys,
     holm_adjust,
+    paired_difference,
     rank_intervals,
 )
-from kpass.metrics import bootstrap_weights, paired_difference
+from kpass.reports.leaderboard import build_leaderboard
 
 # --------------------------------------------------------------------------------------------
 # Holm
@@ -327,11 +328,17 @@ def test_leaderboard_rank_intervals_equal_literal_loop(four_models, cluster_by):
                                         n_resamples=200, seed=3, chunk=None)
     assert result.rank_counts.tolist() == counts
     assert (result.low.tolist(), result.high.tolist()) == (lows, highs)
+    # issue #16: the ranks shown are the bootstrap's, widened where a paired interval holds 0
+    from kpass.metrics import reconcile_rank_intervals
+
+    shown, _ = reconcile_rank_intervals(result, [(c["model_a"], c["model_b"]) for c in board.data["comparisons"]
+                                                 if c["low"] <= 0.0 <= c["high"]])
     for entry in board.data["models"]:
         i = result.models.index(entry["model"])
-        assert entry["ranks"]["pass@1"] == {"rank": int(result.rank[i]), "low": lows[i],
-                                            "high": highs[i], "of": 4,
+        assert entry["ranks"]["pass@1"] == {"rank": int(result.rank[i]), "low": int(shown.low[i]),
+                                            "high": int(shown.high[i]), "of": 4,
                                             "probability_first": counts[i][0] / 200}
+        assert shown.low[i] <= lows[i] and highs[i] <= shown.high[i]
 
 
 def test_leaderboard_identical_models_share_every_rank():
@@ -748,3 +755,50 @@ def test_rank_intervals_do_not_depend_on_problem_order():
     np.testing.assert_array_equal(first.rank_counts, permuted.rank_counts)
     np.testing.assert_array_equal(first.low, permuted.low)
     np.testing.assert_array_equal(first.high, permuted.high)
+
+
+# ---------------------------------------------------------------------------------------------
+# ranks agree with the paired comparisons shown (issue #16)
+# ---------------------------------------------------------------------------------------------
+
+
+def _disjoint(a, b):
+    return a["high"] < b["low"] or b["high"] < a["low"]
+
+
+@pytest.mark.parametrize("pairs", ["adjacent", "all"])
+def test_models_a_paired_interval_cannot_tell_apart_never_get_disjoint_ranks(four_models, pairs):
+    # the issue's case: 4 clusters, where the cluster bootstrap of ranks orders alpha first alone
+    # (ranks [1, 1] and [2, 3]) next to a paired comparison of alpha and its neighbour holding 0
+    board = build_leaderboard(four_models, "pass@1", cluster_by="cluster", pairs=pairs, n_resamples=400,
+                              seed=0, curves=False)
+    raw = board.ranks["pass@1"]
+    ranks = {e["model"]: e["ranks"]["pass@1"] for e in board.data["models"]}
+    held = [c for c in board.data["comparisons"] if c["low"] <= 0.0 <= c["high"]]
+
+    def raw_of(model):
+        i = raw.models.index(model)
+        return {"low": int(raw.low[i]), "high": int(raw.high[i])}
+
+    # the rank bootstrap alone contradicts a comparison shown: the fix is exercised
+    assert any(_disjoint(raw_of(c["model_a"]), raw_of(c["model_b"])) for c in held)
+    for c in held:
+        assert not _disjoint(ranks[c["model_a"]], ranks[c["model_b"]]), c
+    for model in raw.models:   # widening only
+        assert ranks[model]["low"] <= raw_of(model)["low"] and raw_of(model)["high"] <= ranks[model]["high"]
+    assert any("rank intervals widened" in note for note in board.data["notes"])
+
+
+def test_reconcile_rank_intervals_chains_and_leaves_separated_pairs_alone():
+    from kpass.metrics import RankIntervals, reconcile_rank_intervals
+
+    ranks = RankIntervals(("a", "b", "c", "d"), np.array([1, 2, 3, 4]), np.array([1, 2, 3, 4]),
+                          np.array([1, 2, 3, 4]), np.eye(4, dtype=np.int64), 0.95, 1, 10, None, True)
+    fixed, widened = reconcile_rank_intervals(ranks, [("a", "b"), ("b", "c")])
+    assert widened == [("a", "b"), ("b", "c")]
+    assert fixed.low.tolist() == [1, 1, 2, 4] and fixed.high.tolist() == [2, 3, 3, 4]
+    assert fixed.rank.tolist() == [1, 2, 3, 4]     # observed ranks unchanged
+    untouched, none = reconcile_rank_intervals(ranks, [])
+    assert none == [] and untouched.low.tolist() == [1, 2, 3, 4]
+    with pytest.raises(ValueError, match="'z'"):
+        reconcile_rank_intervals(ranks, [("a", "z")])

@@ -231,3 +231,36 @@ def test_curves_and_screenshot(browser, page, tmp_path):
         shutil.copy(html_path, Path(artifacts) / "leaderboard.html")
     if os.environ.get("KPASS_UPDATE_SCREENSHOT") == "1":
         shutil.copy(screenshot, REPOSITORY / "docs" / "leaderboard.png")
+
+
+#: Model names that break a page whose embedded JSON escapes only ``</`` (issue #15): the first
+#: opens an HTML comment inside the data element, which then swallows the page's own script.
+HOSTILE_MODELS = ("<!--<script>", "</script><script>document.title='pwned'</script>", "a&b>c")
+
+
+def test_hostile_model_names_leave_the_page_working(browser, tmp_path):
+    rng = np.random.default_rng(15)
+    samples = tmp_path / "hostile.jsonl"
+    with open(samples, "w") as handle:
+        for shift, model in enumerate(HOSTILE_MODELS):
+            for j in range(12):
+                for s in range(4):
+                    handle.write(json.dumps({"model": model, "task": "t", "problem_id": f"p{j}",
+                                             "sample_index": s,
+                                             "correct": bool(rng.random() < 0.2 + 0.25 * shift)}) + "\n")
+    json_path, html_path = tmp_path / "board.json", tmp_path / "board.html"
+    finished = subprocess.run([sys.executable, "-m", "kpass.cli", "leaderboard", str(samples), "--n-resamples",
+                               "200", "--no-curves", "-o", str(json_path), "-o", str(html_path)],
+                              capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr
+    data = json.loads(json_path.read_text())
+    browser.get(html_path.as_uri())
+    assert browser.title != "pwned"
+    assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []
+    embedded = json.loads(browser.execute_script("return document.getElementById('kpass-data').textContent"))
+    assert embedded == data
+    assert sorted(table_order(browser)) == sorted(HOSTILE_MODELS)
+    browser.find_element(By.CSS_SELECTOR, '#kp-leaderboard th[data-column="model"]').click()
+    assert table_order(browser) == sorted(HOSTILE_MODELS)     # the sort script still runs
+    header = browser.find_element(By.CSS_SELECTOR, '#kp-leaderboard th[data-column="model"]')
+    assert header.get_attribute("aria-sort") == "ascending"

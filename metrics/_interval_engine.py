@@ -1,0 +1,409 @@
+"""The interval of every method for every column of per-problem values (private module).
+
+:func:`interval_core` computes what :func:`~kpass.metrics.mean_ci` and
+:func:`~kpass.metrics.paired_difference` return (estimate, bounds, standard error, p-value,
+details) for "t", "clustered-t", the percentile and BCa bootstraps, the studentized bootstrap
+(:class:`Studentized`, on the arcsine scale for values in a known range) and MOVER
+(:func:`mover_interval`); the module docstring of :mod:`._intervals` describes each method.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats
+
+from ._bootstrap import (
+    ROUNDING_TOLERANCE,
+    analytic_se,
+    bca_acceleration,
+    bca_bias_correction,
+    bca_bounds,
+    bca_levels,
+    leave_one_unit_out_means,
+    percentile_bounds,
+    quantile_of_sorted,
+    replicate_statistics,
+)
+from ._resampling import Streams, Units, resampled_sums
+from ._score_intervals import (
+    Fallback,
+    at_range_ends,
+    mover_bounds,
+    no_difference_bound,
+    p_value_by_inversion,
+    score_fallback,
+    score_standard_error,
+    t_bounds,
+)
+
+__all__ = ["Studentized", "interval_core", "mover_interval"]
+
+class Studentized:
+    r"""The bootstrap-t distribution of every column and its interval at any level.
+
+    Without ``scale_range`` the pivot is :math:`t^* = (\hat\theta^* - \hat\theta)/\widehat{SE}^*`
+    and the interval :math:`\hat\theta - t^*_{q}\widehat{SE}`. With ``scale_range = (lo, hi)``
+    (values known to lie in it) the pivot is taken on the variance-stabilized scale
+    :math:`g(\theta) = \arcsin\sqrt{(\theta - lo)/(hi - lo)}` with the delta-method standard
+    error :math:`g'(\theta)\,\widehat{SE}`, and the interval is mapped back with :math:`g^{-1}`
+    (module docstring, "studentized"). Columns flagged ``two_point`` (every value at ``lo`` or
+    ``hi``, also all at the same end) take both bounds from ``fallback`` (the score interval).
+    ``interval(level)`` inverts
+    the distribution of the pivot and replaces a degenerate tail (more than :math:`\alpha/2` of
+    the resamples with less than one unit's worth of the observed variance on that side) by
+    ``fallback``; the other bound is then the wider of the two.
+    """
+
+    def __init__(self, estimate, se, boot_mean, boot_se, n_units: int, constant, tol, fallback: Fallback,
+                 scale_range: tuple[float, float] | None = None, two_point=None, few_clusters: bool = False):
+        pile = np.where(np.abs(boot_mean) <= tol, 0.0, np.copysign(np.inf, boot_mean))
+        if scale_range is None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t_star = boot_mean / boot_se
+            self.t_star = np.where(boot_se > 0, t_star, pile)
+            self.center, self.scale_se, self.back = estimate, se, None
+        else:
+            lo, hi = scale_range
+            width = hi - lo
+            p = np.clip((estimate - lo) / width, 0.0, 1.0)
+            p_star = np.clip((estimate + boot_mean - lo) / width, 0.0, 1.0)
+            spread_star = p_star * (1.0 - p_star)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                # (g(p*) - g(p)) / (g'(p*) SE*), g'(p) = 1 / (2 sqrt(p (1 - p)))
+                t_star = (np.arcsin(np.sqrt(p_star)) - np.arcsin(np.sqrt(p))) * 2.0 * np.sqrt(spread_star) / (boot_se / width)
+                self.scale_se = np.where(p * (1.0 - p) > 0, se / width / (2.0 * np.sqrt(p * (1.0 - p))), 0.0)
+            self.t_star = np.where((boot_se > 0) & (spread_star > 0), t_star, pile)
+            self.center = np.arcsin(np.sqrt(p))
+
+            def back(y):
+                return lo + width * np.sin(np.clip(y, 0.0, np.pi / 2.0)) ** 2
+
+            self.back = back
+        self.t_sorted = np.sort(self.t_star, axis=0)
+        # degenerate resamples: less than one unit's worth of the observed variance
+        degenerate = boot_se * np.sqrt(n_units) <= se
+        self.share_above = np.mean(degenerate & (boot_mean > tol), axis=0)  # drive the lower bound
+        self.share_below = np.mean(degenerate & (boot_mean < -tol), axis=0)  # drive the upper bound
+        self.infinite_share = np.mean(~np.isfinite(self.t_star), axis=0)
+        self.estimate, self.se, self.constant, self.fallback = estimate, se, constant, fallback
+        # 0/1 values, including a column with every value at the same end of the range
+        self.two_point = np.zeros(estimate.shape, dtype=bool) if two_point is None else np.asarray(two_point)
+        # columns whose both bounds come from the score interval: 0/1 values, and every column
+        # with fewer than FEW_CLUSTERS clusters (the few-cluster rule)
+        self.few_clusters = bool(few_clusters) and fallback.name in ("score", "mover-score")
+        self.score_only = self.two_point | (self.few_clusters & ~constant)
+
+    def interval(self, level: NDArray[np.float64], sources: bool = True, raw_legs: bool = False) -> dict[str, NDArray[Any]]:
+        r"""Bounds at ``level`` (per column) and, with ``sources``, the method of each bound.
+
+        ``raw_legs``: the quantiles of the (possibly arcsine-scale) pivot times the raw standard
+        error, :math:`\hat\theta - t^*_q \widehat{SE}`, without mapping back through
+        :math:`g^{-1}` (the legs that :func:`mover_interval` combines).
+        """
+        alpha = 1.0 - np.asarray(level, dtype=np.float64)
+        q_low = quantile_of_sorted(self.t_sorted, alpha / 2.0)
+        q_high = quantile_of_sorted(self.t_sorted, 1.0 - alpha / 2.0)
+        with np.errstate(invalid="ignore"):
+            if raw_legs or self.back is None:
+                low = self.estimate - q_high * self.se
+                high = self.estimate - q_low * self.se
+            else:
+                low = self.back(self.center - q_high * self.scale_se)
+                high = self.back(self.center - q_low * self.scale_se)
+        two_point = self.score_only
+        replace_low = ((self.share_above > alpha / 2.0) | ~np.isfinite(q_high)) & ~self.constant & ~two_point
+        replace_high = ((self.share_below > alpha / 2.0) | ~np.isfinite(q_low)) & ~self.constant & ~two_point
+        replaced = replace_low | replace_high
+        low_source = high_source = None
+        if sources:
+            low_source = np.full(low.shape, "studentized", dtype=object)
+            high_source = low_source.copy()
+        if replaced.any() or two_point.any():
+            fallback_low, fallback_high = self.fallback.bounds(level)
+            # degenerate side: the fallback; other side: the wider of the two; 0/1 values: the fallback
+            low = np.where(replace_low | two_point, fallback_low, np.where(replaced, np.minimum(low, fallback_low), low))
+            high = np.where(replace_high | two_point, fallback_high, np.where(replaced, np.maximum(high, fallback_high), high))
+            if sources:
+                low_source[(replaced | two_point) & (low == fallback_low)] = self.fallback.name
+                high_source[(replaced | two_point) & (high == fallback_high)] = self.fallback.name
+        return {"low": low, "high": high, "q_low": q_low, "q_high": q_high, "replace_low": replace_low,
+                "replace_high": replace_high, "replaced": replaced, "low_source": low_source, "high_source": high_source}
+
+    def bounds(self, level: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        out = self.interval(level, sources=False)
+        return out["low"], out["high"]
+
+    def scale_name(self) -> NDArray[Any]:
+        """Per column: the scale of the pivot, or "score" for 0/1 values."""
+        name = "identity" if self.back is None else "arcsine"
+        scale = np.where(self.score_only, "score (few clusters)", name)
+        return np.where(self.two_point, "score (0/1 values)", scale)
+
+
+def interval_core(
+    values: NDArray[np.float64],
+    codes: NDArray[np.int64] | None,
+    n_clusters: int | None,
+    method: str,
+    level: float,
+    n_resamples: int,
+    rng: Any,
+    bounds: tuple[float, float] | None,
+    max_chunk_elements: int,
+    test_zero: bool,
+    fallback: Fallback | None = None,
+    paired: tuple[NDArray[np.float64], NDArray[np.float64], tuple[float, float] | None] | None = None,
+    scale_range: tuple[float, float] | None = None,
+    no_difference_range: tuple[float, float] | None = None,
+    few_clusters: bool = False,
+) -> list[dict[str, Any]]:
+    """Compute the interval for every column of ``values``; returns one dict per column.
+
+    ``values`` (and ``codes``) come in canonical row order (:func:`canonical_order`).
+    ``fallback`` gives the bounds that replace a degenerate tail of the studentized bootstrap
+    (see the module docstring); ``None`` uses the t (or clustered-t) bounds. ``paired`` is
+    ``(a, b, range of a and b)`` for ``method="mover"`` (``values`` is then ``a - b``).
+    ``scale_range`` (values known to lie in it) puts the studentized pivot on the arcsine scale
+    and gives 0/1 values (every value at an end of the range) the score interval. With
+    ``test_zero`` the p-value of "0" inverts the interval the method shows in its level (the
+    t test for ``"t"``/``"clustered-t"``, which is the same thing in closed form).
+    ``no_difference_range`` (paired differences of two different models, each model's values in
+    this range) gives a column of differences all 0 the bound of "no difference seen on N problems"
+    (:func:`no_difference_bound`) instead of [0, 0]. ``few_clusters`` (fewer than
+    :data:`FEW_CLUSTERS` clusters) applies the few-cluster rule of the default methods: both
+    bounds from the score interval (:func:`few_clusters_note`).
+    """
+    n, k = values.shape
+    alpha = 1.0 - level
+    estimate = values.mean(axis=0)
+    constant = np.ptp(values, axis=0) == 0
+    centered = values - estimate
+    centered[:, constant] = 0.0
+    estimate = np.where(constant, values[0], estimate)
+    units = Units(centered, codes, need_se=method == "studentized")
+    se = analytic_se(units, n, constant)
+    common: dict[str, Any] = {"resampling": "clusters" if codes is not None else "problems"}
+    two_point = None
+    details = [dict(common) for _ in range(k)]
+    p_values = np.full(k, np.nan)
+
+    if method in ("t", "clustered-t"):
+        df = n - 1 if method == "t" else n_clusters - 1
+        critical = float(stats.t.ppf(1.0 - alpha / 2.0, df))
+        low = estimate - critical * se
+        high = estimate + critical * se
+        standard_error = se
+        for d in details:
+            d.update(df=int(df), critical_value=critical, standard_error_kind="clustered" if method == "clustered-t" else "t")
+        if test_zero:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t_obs = estimate / se
+            p_values = np.where(se > 0, 2.0 * stats.t.sf(np.abs(t_obs), df), np.where(estimate == 0, 1.0, 0.0))
+    elif method == "mover":
+        low, high, standard_error, p_values = mover_interval(
+            paired, estimate, se, codes, n_clusters, level, n_resamples, rng, max_chunk_elements, details, test_zero,
+            few_clusters,
+        )
+    else:
+        streams = Streams(rng)
+        parts, draw_info = resampled_sums(units, n_resamples, streams, max_chunk_elements)
+        boot_mean, boot_se = replicate_statistics(units, parts, n)
+        for d, info in zip(details, draw_info):
+            d.update(n_resamples=n_resamples, seed=streams.seed, **info)
+        if method == "studentized":
+            if fallback is None:
+                fallback = Fallback(t_bounds(estimate, se, units.n_units - 1), "clustered-t" if codes is not None else "t")
+            tol = ROUNDING_TOLERANCE * np.maximum(np.abs(centered).max(axis=0), 1e-300)
+            two_point = None if scale_range is None else at_range_ends(values, scale_range)
+            studentized = Studentized(estimate, se, boot_mean, boot_se, units.n_units, constant, tol, fallback,
+                                       scale_range, two_point, few_clusters)
+            scales = studentized.scale_name()
+            out = studentized.interval(np.full(k, level))
+            low, high = out["low"], out["high"]
+            standard_error = se
+            if studentized.few_clusters and scale_range is not None and paired is None:
+                standard_error = score_standard_error(estimate, se, n, scale_range)
+            shown_interval = studentized.bounds
+            for j, d in enumerate(details):
+                d.update(
+                    standard_error_kind="clustered" if codes is not None else "t",
+                    t_quantiles=(float(out["q_low"][j]), float(out["q_high"][j])),
+                    share_infinite_t=float(studentized.infinite_share[j]),
+                    degenerate_share=(float(studentized.share_below[j]), float(studentized.share_above[j])),
+                    bound_methods=(out["low_source"][j], out["high_source"][j]),
+                    degenerate_tail=(bool(out["replace_low"][j]), bool(out["replace_high"][j])),
+                    scale=str(scales[j]),
+                )
+        else:
+            sorted_mean = np.sort(boot_mean, axis=0)
+            standard_error = boot_mean.std(axis=0, ddof=1)
+            if method == "bootstrap":
+
+                def shown_interval(level_k):
+                    low_k, high_k = percentile_bounds(sorted_mean, level_k)
+                    return estimate + low_k, estimate + high_k
+
+            else:  # bca, Efron 1987 Eqs. 2.3 and 6.6
+                z0, share, share_clipped = bca_bias_correction(boot_mean, np.zeros(k))
+                acceleration = bca_acceleration(leave_one_unit_out_means(units, n))
+
+                def shown_interval(level_k):
+                    low_k, high_k, _ = bca_bounds(sorted_mean, z0, acceleration, level_k)
+                    return estimate + low_k, estimate + high_k
+
+                adjusted = bca_levels(z0, acceleration, np.full(k, level))
+                for j, d in enumerate(details):
+                    d.update(
+                        bias_correction=float(z0[j]),
+                        acceleration=float(acceleration[j]),
+                        adjusted_levels=(float(adjusted[0][j]), float(adjusted[1][j])),
+                        bias_share_clipped=bool(share[j] != share_clipped[j]),
+                    )
+            low, high = shown_interval(np.full(k, level))
+            for d in details:
+                d.update(standard_error_kind="bootstrap")
+        if test_zero:
+            p_values = p_value_by_inversion(shown_interval, estimate, k)
+
+    # every value at one end of a known range (all 0 or all 1): the default keeps its score
+    # interval; for MOVER, one model all at the top and the other all at the bottom (d = +-1)
+    # keeps the MOVER of their score intervals. Every other constant column is pinned.
+    end_constant = constant & (False if two_point is None else two_point)
+    if method == "mover" and paired[2] is not None:
+        end_constant = constant & (np.abs(estimate) == paired[2][1] - paired[2][0])
+    no_difference = np.zeros(k, dtype=bool)
+    if no_difference_range is not None:
+        no_difference = constant & (estimate == 0.0)
+        end_constant = end_constant | no_difference
+    pinned = constant & ~end_constant
+    low = np.where(pinned, estimate, low)
+    high = np.where(pinned, estimate, high)
+    if no_difference.any():
+        bound = no_difference_bound(n, codes, level, no_difference_range)
+        low = np.where(no_difference, -bound, low)
+        high = np.where(no_difference, bound, high)
+        for j in np.flatnonzero(no_difference).tolist():
+            details[j].update(bound_methods=("score", "score"), no_difference_bound=float(bound), n_problems_seen=n)
+    standard_error = np.where(constant, 0.0, standard_error)
+    if test_zero:
+        p_values = np.where(pinned, np.where(estimate == 0, 1.0, 0.0), p_values)
+        p_values = np.where(no_difference, 1.0, p_values)
+    results = []
+    for j in range(k):
+        lo, hi = float(low[j]), float(high[j])
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            details[j]["degenerate"] = "infinite bound"
+        clipped = False
+        if bounds is not None:
+            new_lo, new_hi = max(lo, bounds[0]), min(hi, bounds[1])
+            clipped = (new_lo != lo) or (new_hi != hi)
+            lo, hi = new_lo, new_hi
+        details[j].update(bounds=bounds, clipped=clipped)
+        if no_difference[j]:
+            details[j]["degenerate"] = "no difference on any problem"
+        elif constant[j]:
+            details[j]["degenerate"] = "constant values at an end of the range" if end_constant[j] else "constant values"
+        est = float(estimate[j])
+        if not lo <= est <= hi:
+            details[j]["estimate_outside"] = True
+        results.append(
+            {
+                "estimate": est,
+                "low": lo,
+                "high": hi,
+                "standard_error": float(standard_error[j]),
+                "details": details[j],
+                "p_value": float(p_values[j]),
+                "constant": bool(pinned[j]),
+                "constant_at_end": bool(end_constant[j] and not no_difference[j]),
+                "no_difference": bool(no_difference[j]),
+            }
+        )
+    return results
+
+
+def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, rng, max_chunk_elements, details, test_zero,
+                    few_clusters=False):
+    r"""MOVER interval of ``mean(a) - mean(b)`` from each model's studentized limits (method "mover").
+
+    Both models are resampled with the same resamples (problems or clusters); each model's
+    limits :math:`[l, u] = [\hat\theta - t^*_{1-\alpha/2}\widehat{SE},\ \hat\theta - t^*_{\alpha/2}\widehat{SE}]`
+    from its (arcsine-scale) pivot, on the raw scale (score limits for 0/1 values and for a
+    degenerate tail), and the correlation of the
+    two means, :math:`r = (SE_a^2 + SE_b^2 - SE_d^2) / (2 SE_a SE_b)`, give
+    :math:`L = \hat d - \sqrt{(\hat\theta_a - l_a)^2 + (u_b - \hat\theta_b)^2 - 2r(\hat\theta_a - l_a)(u_b - \hat\theta_b)}`
+    and :math:`U` likewise (Zou & Donner 2008). The p-value inverts the interval in its level.
+    """
+    arr_a, arr_b, model_range = paired
+    n, k = arr_a.shape
+    stacked = np.concatenate([arr_a, arr_b], axis=1)
+    model_estimate = stacked.mean(axis=0)
+    model_constant = np.ptp(stacked, axis=0) == 0
+    centered = np.where(model_constant, 0.0, stacked - model_estimate)
+    model_estimate = np.where(model_constant, stacked[0], model_estimate)
+    # model a's column j and model b's are resampled together (the same problems)
+    units = Units(centered, codes, need_se=True, groups=[[j, k + j] for j in range(k)])
+    model_se = analytic_se(units, n, model_constant)
+    streams = Streams(rng)
+    parts, draw_info = resampled_sums(units, n_resamples, streams, max_chunk_elements)
+    boot_mean, boot_se = replicate_statistics(units, parts, n)
+    tol = ROUNDING_TOLERANCE * np.maximum(np.abs(centered).max(axis=0), 1e-300)
+    model_fallback = score_fallback(stacked, codes, n_clusters, model_range, design_effect=few_clusters)
+    if model_fallback is None:
+        model_fallback = Fallback(t_bounds(model_estimate, model_se, units.n_units - 1), "clustered-t" if codes is not None else "t")
+    two_point = None if model_range is None else at_range_ends(stacked, model_range)
+    per_model = Studentized(model_estimate, model_se, boot_mean, boot_se, units.n_units, model_constant, tol, model_fallback,
+                             model_range, two_point, few_clusters)
+    scales = per_model.scale_name()
+    se_a, se_b = model_se[:k], model_se[k:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        correlation = np.where((se_a > 0) & (se_b > 0), (se_a**2 + se_b**2 - se**2) / (2.0 * se_a * se_b), 0.0)
+    correlation = np.clip(correlation, -1.0, 1.0)
+
+    # a model with every value at one end (e.g. every problem solved) is not known exactly: as
+    # 0/1 values (two_point) its limits are the score interval with n_B trials (Wilson, N of N)
+
+    def model_bounds(levels_2k: NDArray[np.float64], sources: bool = True) -> dict[str, NDArray[Any]]:
+        out = per_model.interval(levels_2k, sources, raw_legs=True)
+        if model_range is not None:
+            low_end, high_end = model_range
+            out["low"] = np.minimum(np.maximum(out["low"], low_end), high_end)
+            out["high"] = np.minimum(np.maximum(out["high"], low_end), high_end)
+        return out
+
+    def bounds(level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        out = model_bounds(np.concatenate([level_k, level_k]), sources=False)
+        low_ab, high_ab = out["low"], out["high"]
+        down = np.maximum(model_estimate - low_ab, 0.0)
+        up = np.maximum(high_ab - model_estimate, 0.0)
+        return mover_bounds(estimate, down[:k], up[:k], down[k:], up[k:], correlation)
+
+    levels = np.full(k, level)
+    low, high = bounds(levels)
+    models = model_bounds(np.concatenate([levels, levels]))
+    for j, d in enumerate(details):
+        d.update(
+            n_resamples=n_resamples, seed=streams.seed, **draw_info[j],
+            standard_error_kind="clustered" if codes is not None else "t",
+            correlation_of_means=float(correlation[j]),
+            interval_a=(float(models["low"][j]), float(models["high"][j])),
+            interval_b=(float(models["low"][k + j]), float(models["high"][k + j])),
+            model_bound_methods=((models["low_source"][j], models["high_source"][j]),
+                                 (models["low_source"][k + j], models["high_source"][k + j])),
+            # the lower bound of a - b rests on a's lower and b's upper bound, and vice versa
+            degenerate_tail=(bool(models["replace_low"][j] or models["replace_high"][k + j]),
+                             bool(models["replace_high"][j] or models["replace_low"][k + j])),
+            degenerate_share=(float(max(per_model.share_below[j], per_model.share_above[k + j])),
+                              float(max(per_model.share_above[j], per_model.share_below[k + j]))),
+            model_scales=(str(scales[j]), str(scales[k + j])),
+        )
+    p_values = p_value_by_inversion(bounds, estimate, k) if test_zero else np.full(k, np.nan)
+    if per_model.few_clusters and model_range is not None:
+        # the standard error the two score intervals imply, combined as MOVER combines them
+        effective = score_standard_error(model_estimate, model_se, n, model_range)
+        ea, eb = effective[:k], effective[k:]
+        se = np.sqrt(np.maximum(ea**2 + eb**2 - 2.0 * correlation * ea * eb, 0.0))
+    return low, high, se, p_values

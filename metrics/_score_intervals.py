@@ -1,0 +1,345 @@
+r"""Score-type intervals: Wilson's interval, MOVER combinations, effective sample sizes (private module).
+
+Wilson's score interval (Wilson 1927) with a Korn & Graubard (1998) effective size
+:math:`n_{\mathrm{eff}} = \min(\hat p(1-\hat p)/\widehat{SE}^2, n_B)` reduced for the t degrees of
+freedom, the MOVER combination of two intervals into one for a difference (Zou & Donner 2008;
+Newcombe 1998), the t interval and the p-value that inverts an interval in its level. They
+replace degenerate bootstrap-t tails, give 0/1 values their interval, carry the few-cluster
+rule (fewer than :data:`FEW_CLUSTERS` clusters) and the "no difference seen on N problems" bound
+of two models that agree everywhere. :func:`wilson_interval` is the public per-problem interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import special, stats
+
+from ._bootstrap import analytic_se
+from ._resampling import Units
+from ._validation import check_confidence_level, check_counts, describe_offenders
+
+__all__ = [
+    "FEW_CLUSTERS",
+    "Fallback",
+    "LevelBounds",
+    "at_range_ends",
+    "mean_and_se",
+    "mover_bounds",
+    "mover_difference",
+    "no_difference_bound",
+    "p_value_by_inversion",
+    "paired_score_fallback",
+    "score_fallback",
+    "score_standard_error",
+    "t_bounds",
+    "wilson_effective",
+    "wilson_interval",
+    "wilson_score_bounds",
+]
+
+def wilson_score_bounds(p: ArrayLike, n_trials: ArrayLike, z: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    r"""Wilson's score interval [Wilson 1927] for a proportion ``p`` of ``n_trials`` with critical value ``z``:
+
+    .. math:: \frac{p + \frac{z^2}{2n}}{1 + \frac{z^2}{n}} \pm
+              \frac{z}{1 + \frac{z^2}{n}}\sqrt{\frac{p(1-p)}{n} + \frac{z^2}{4n^2}}
+
+    vectorized, within [0, 1], exactly 0 (1) at ``p = 0`` (``p = 1``). ``n_trials`` may be a
+    non-integer effective size. The one implementation behind :func:`wilson_interval`, the
+    score fallback of the studentized interval and the decomposition's score intervals.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    n = np.asarray(n_trials, dtype=np.float64)
+    z = np.asarray(z, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z2n = z * z / n
+        denominator = 1.0 + z2n
+        center = (p + z2n / 2.0) / denominator
+        half = z * np.sqrt(np.maximum(p * (1.0 - p) / n + z2n / (4.0 * n), 0.0)) / denominator
+    low = np.where(p <= 0.0, 0.0, np.clip(center - half, 0.0, 1.0))
+    high = np.where(p >= 1.0, 1.0, np.clip(center + half, 0.0, 1.0))
+    return low, high
+
+
+def mover_bounds(difference, down_a, up_a, down_b, up_b, correlation) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    r"""MOVER interval of :math:`\theta_a - \theta_b` from each one's distances to its bounds
+    (Zou & Donner 2008; Newcombe 1998 for paired proportions), with :math:`r` the correlation
+    of the two estimates:
+
+    .. math:: L = \hat d - \sqrt{d_a^2 + u_b^2 - 2 r\, d_a u_b}, \qquad
+              U = \hat d + \sqrt{u_a^2 + d_b^2 - 2 r\, u_a d_b}
+
+    where :math:`d = \hat\theta - l` and :math:`u = u - \hat\theta` of each interval. The one
+    implementation behind ``method="mover"``, the paired score fallback and the
+    decomposition's score interval of reach.
+    """
+    below = np.sqrt(np.maximum(down_a**2 + up_b**2 - 2.0 * correlation * down_a * up_b, 0.0))
+    above = np.sqrt(np.maximum(up_a**2 + down_b**2 - 2.0 * correlation * up_a * down_b, 0.0))
+    return difference - below, difference + above
+
+
+#: Fewer clusters than this: cluster-robust intervals are unreliable (Cameron & Miller 2015, VI).
+FEW_CLUSTERS = 10
+
+#: Bisection steps when a p-value is found by inverting an interval in its level (2**-48 precision).
+_LEVEL_BISECTION_STEPS = 48
+
+LevelBounds = Callable[[NDArray[np.float64]], tuple[NDArray[np.float64], NDArray[np.float64]]]
+
+
+def wilson_effective(
+    mean: NDArray[np.float64],
+    se: NDArray[np.float64],
+    n_bernoulli: float | NDArray[np.float64],
+    df: int,
+    value_range: tuple[float, float],
+) -> LevelBounds:
+    r"""Wilson score bounds on a mean of values in ``value_range`` with the Bernoulli worst-case
+    effective sample size, as a function of the (two-sided) level.
+
+    With the values rescaled to [0, 1], mean :math:`\hat p` and standard error :math:`\widehat{SE}`
+    (t or clustered), the effective number of trials is
+
+    .. math:: n_{\mathrm{eff}} = \min\Big(\frac{\hat p (1 - \hat p)}{\widehat{SE}^2},\ n_B\Big),
+              \qquad n^* = n_{\mathrm{eff}} \Big(\frac{z_{1-\alpha/2}}{t_{df,\,1-\alpha/2}}\Big)^2
+
+    where :math:`n_B` is the effective size if every value were 0 or 1 (the largest variance a
+    [0, 1] variable with mean :math:`p` can have, :math:`p(1-p)`): N without clusters and Kish's
+    :math:`N^2 / \sum_c N_c^2` with clusters of :math:`N_c` problems each (every problem of a
+    cluster equal). The bounds are Wilson's (Wilson 1927, module reference [5]) with :math:`n^*`
+    trials (:func:`wilson_score_bounds`); the reduction for the degrees of freedom is Korn &
+    Graubard's (1998, module reference [6]). For 0/1 values without clusters
+    :math:`n_{\mathrm{eff}} = N - 1`.
+    """
+    lo, hi = value_range
+    width = hi - lo
+    p = np.clip((mean - lo) / width, 0.0, 1.0)
+    se_p = se / width
+    spread = p * (1.0 - p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        observed = np.where((se_p > 0) & (spread > 0), spread / (se_p * se_p), np.inf)
+    n_eff = np.minimum(observed, np.asarray(n_bernoulli, dtype=np.float64))
+
+    def bounds(level: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        tail = 1.0 - (1.0 - np.asarray(level, dtype=np.float64)) / 2.0
+        z = special.ndtri(tail)
+        t = stats.t.ppf(tail, df)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            n_star = n_eff * np.where(t > 0, (z / t) ** 2, 1.0)
+        low, high = wilson_score_bounds(p, n_star, z)
+        return lo + width * np.minimum(low, p), lo + width * np.maximum(high, p)
+
+    return bounds
+
+
+def mover_difference(
+    bounds_a: LevelBounds,
+    bounds_b: LevelBounds,
+    mean_a: NDArray[np.float64],
+    mean_b: NDArray[np.float64],
+    correlation: NDArray[np.float64],
+) -> LevelBounds:
+    r"""MOVER interval of :math:`\theta_a - \theta_b` from one interval per model as a function of
+    the level (:func:`mover_bounds`; Zou & Donner 2008, with Wilson intervals Newcombe 1998)."""
+    difference = mean_a - mean_b
+
+    def bounds(level: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        low_a, high_a = bounds_a(level)
+        low_b, high_b = bounds_b(level)
+        return mover_bounds(difference, mean_a - low_a, high_a - mean_a, mean_b - low_b, high_b - mean_b, correlation)
+
+    return bounds
+
+
+def t_bounds(estimate: NDArray[np.float64], se: NDArray[np.float64], df: int) -> LevelBounds:
+    """The t interval ``estimate +- t_{df} se`` as a function of the level."""
+
+    def bounds(level: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        critical = stats.t.ppf(1.0 - (1.0 - np.asarray(level, dtype=np.float64)) / 2.0, df)
+        return estimate - critical * se, estimate + critical * se
+
+    return bounds
+
+
+def p_value_by_inversion(bounds: LevelBounds, estimate: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+    """Two-sided p-value of "0" as one minus the largest level whose interval excludes 0.
+
+    ``bounds(level)`` is the interval the method shows, at any level; the p-value is therefore
+    below ``1 - level`` exactly when that interval excludes 0 (to the 2**-48 of the bisection).
+    """
+    excluded_level = np.zeros(k)
+    included_level = np.ones(k)
+    for _ in range(_LEVEL_BISECTION_STEPS):
+        middle = (excluded_level + included_level) / 2.0
+        low, high = bounds(middle)
+        excluded = (low > 0.0) | (high < 0.0)
+        excluded_level = np.where(excluded, middle, excluded_level)
+        included_level = np.where(excluded, included_level, middle)
+    return np.where(estimate == 0.0, 1.0, 1.0 - excluded_level)
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """Bounds that replace a degenerate bootstrap-t tail: a function of the level and its name."""
+
+    bounds: LevelBounds
+    name: str
+
+
+def mean_and_se(values: NDArray[np.float64], codes, n_clusters):
+    """Column means, analytic standard errors (t or clustered), Bernoulli worst-case effective
+    size (N, or Kish's N^2 / sum N_c^2 with clusters) and t degrees of freedom."""
+    n = values.shape[0]
+    mean = values.mean(axis=0)
+    constant = np.ptp(values, axis=0) == 0
+    units = Units(np.where(constant, 0.0, values - mean), codes, need_se=False)
+    se = analytic_se(units, n, constant)
+    n_bernoulli = float(n) if codes is None else float(n) ** 2 / float((units.unit_sizes**2).sum())
+    return mean, se, n_bernoulli, units.n_units - 1
+
+
+def score_fallback(values: NDArray[np.float64], codes, n_clusters, value_range,
+                    design_effect: bool = True) -> Fallback | None:
+    r"""Wilson-type bounds on the mean of values in ``value_range`` (``None``: no known range).
+
+    The effective size is the design-effect one, :math:`\min(\hat p(1-\hat p)/\widehat{SE}^2, N)`
+    (Korn & Graubard 1998; without clusters :math:`N - 1` for 0/1 values), for every column with
+    spread; a column all at one end has no spread to measure and keeps the worst case :math:`n_B`
+    (Kish's size with clusters). With ``design_effect=False`` (the per-model limits of MOVER
+    with 10 or more clusters) the cap is :math:`n_B` for every column but 0/1 values: there the
+    design-effect cap covered 92.4-93.0% for a paired pass@8 near 1 with 20-30 clusters.
+    """
+    if value_range is None:
+        return None
+    mean, se, n_bernoulli, df = mean_and_se(values, codes, n_clusters)
+    spread = at_range_ends(values, value_range) if not design_effect else np.ones(values.shape[1], dtype=bool)
+    cap = np.where(spread & (se > 0), float(values.shape[0]), n_bernoulli)
+    return Fallback(wilson_effective(mean, se, cap, df, value_range), "score")
+
+
+def paired_score_fallback(a: NDArray[np.float64], b: NDArray[np.float64], codes, n_clusters,
+                           design_effect: bool = False) -> Fallback:
+    """MOVER bounds on ``mean(a) - mean(b)`` from each model's Wilson-type bounds (values in [0, 1]).
+
+    The correlation of the two means comes from the same standard errors as the interval,
+    :math:`r = (SE_a^2 + SE_b^2 - SE_d^2) / (2 SE_a SE_b)`, so that the MOVER variance equals
+    :math:`SE_d^2` near the estimate (Pearson's r of the per-problem values without clusters).
+    """
+    mean_a, se_a, n_bernoulli, df = mean_and_se(a, codes, n_clusters)
+    mean_b, se_b, _, _ = mean_and_se(b, codes, n_clusters)
+    _, se_d, _, _ = mean_and_se(a - b, codes, n_clusters)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        correlation = np.where((se_a > 0) & (se_b > 0), (se_a**2 + se_b**2 - se_d**2) / (2.0 * se_a * se_b), 0.0)
+    correlation = np.clip(correlation, -1.0, 1.0)
+    n = float(a.shape[0]) if design_effect else n_bernoulli  # design-effect size under the few-cluster rule
+    bounds_a = wilson_effective(mean_a, se_a, np.where(se_a > 0, n, n_bernoulli), df, (0.0, 1.0))
+    bounds_b = wilson_effective(mean_b, se_b, np.where(se_b > 0, n, n_bernoulli), df, (0.0, 1.0))
+    return Fallback(mover_difference(bounds_a, bounds_b, mean_a, mean_b, correlation), "mover-score")
+
+
+def at_range_ends(values: NDArray[np.float64], value_range: tuple[float, float]) -> NDArray[np.bool_]:
+    """Per column: every value at one of the two ends of ``value_range`` (0/1 values in [0, 1])."""
+    lo, hi = value_range
+    return ((values == lo) | (values == hi)).all(axis=0)
+
+
+def score_standard_error(estimate: NDArray[np.float64], se: NDArray[np.float64], n: int,
+                          value_range: tuple[float, float]) -> NDArray[np.float64]:
+    r"""The standard error behind the few-cluster score interval: :math:`\sqrt{\hat p(1-\hat p)/n_{\mathrm{eff}}}`
+    with :math:`n_{\mathrm{eff}} = \min(\hat p(1-\hat p)/\widehat{SE}_{cl}^2, N)`, i.e.
+    :math:`\max(\widehat{SE}_{cl}, \sqrt{\hat p(1-\hat p)/N})` on the scale of ``value_range``.
+
+    A handful of clusters can agree by chance, which makes the clustered standard error small;
+    the score interval never treats the benchmark as more informative than N independent 0/1
+    problems with the same mean. This is the standard error every path reports under the
+    few-cluster rule (the CLI's SE column, lm-eval's stderr, Inspect's ``_stderr``).
+    """
+    lo, hi = value_range
+    width = hi - lo
+    p = np.clip((estimate - lo) / width, 0.0, 1.0)
+    return np.where(se > 0, np.maximum(se, width * np.sqrt(p * (1.0 - p) / n)), se)
+
+
+def no_difference_bound(n: int, codes: NDArray[np.int64] | None, level: float,
+                         value_range: tuple[float, float]) -> float:
+    r"""Half-width of the interval of a paired difference when every per-problem difference is 0.
+
+    Two different models that agree on every one of N problems have not been seen to differ,
+    which is not the same as having been shown equal. With each model's values in
+    ``value_range`` (width :math:`w`), each :math:`|d_j|/w` lies in [0, 1] and was 0 on every problem, so the
+    bound is the one the single-model all-same case gets (every value at one end: "0 of N"):
+    the upper Wilson bound of 0 successes with :math:`n_B` trials (N, or Kish's
+    :math:`N^2/\sum_c N_c^2` with clusters) reduced for the t degrees of freedom (Korn &
+    Graubard 1998), :math:`u = w\,z^2/(n^* + z^2)` with :math:`n^* = n_B (z/t_{df})^2`. The
+    interval is :math:`[-u, u]`: 30 problems give :math:`\pm 0.122`, the complement of the
+    Wilson lower bound of 30 of 30.
+    """
+    lo, hi = value_range
+    width = hi - lo  # |d_j| <= hi - lo for two models' values in [lo, hi]
+    zeros = np.zeros((n, 1))
+    _, _, n_bernoulli, df = mean_and_se(zeros, codes, None)
+    bounds = wilson_effective(np.zeros(1), np.zeros(1), n_bernoulli, df, (0.0, 1.0))
+    _, high = bounds(np.array([level]))
+    return float(width * high[0])
+
+
+def wilson_interval(
+    n_samples: ArrayLike, n_correct: ArrayLike, *, confidence_level: float = 0.95
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    r"""Wilson score interval for each problem's success rate :math:`c/n` (Wilson 1927).
+
+    .. math::
+
+        \frac{\hat p + \frac{z^2}{2n}}{1 + \frac{z^2}{n}} \pm
+        \frac{z}{1 + \frac{z^2}{n}}\sqrt{\frac{\hat p(1-\hat p)}{n} + \frac{z^2}{4n^2}},
+        \qquad \hat p = c/n,\ z = \Phi^{-1}\big(1 - \tfrac{1-\text{level}}{2}\big)
+
+    Parameters
+    ----------
+    n_samples : array_like of int, shape (N,)
+        Samples per problem, ``n >= 1``.
+    n_correct : array_like of int, shape (N,)
+        Correct samples per problem, ``0 <= c <= n``. The order ``(n, c)`` is that of every
+        estimator (``pass_at_k(n, c, k)``); pass them by name when in doubt.
+    confidence_level : float, default: 0.95
+        In the open interval (0, 1).
+
+    Returns
+    -------
+    low, high : ndarray of float64, shape (N,) (0-D for scalar input)
+        Bounds, always within [0, 1].
+
+    Notes
+    -----
+    This is an interval for one problem's own success probability from its ``n`` samples, which
+    are independent given the problem. It is not an interval for a benchmark mean: use
+    :func:`mean_ci` on per-problem values for that.
+
+    References
+    ----------
+    .. [1] E. B. Wilson, JASA 22(158), 209-212 (1927).
+
+    Examples
+    --------
+    >>> from scipy.stats import norm
+    >>> from kpass.metrics import wilson_interval
+    >>> low, high = wilson_interval(10, 8, confidence_level=2 * norm.cdf(1.96) - 1)  # z = 1.96
+    >>> round(float(low), 12), round(float(high), 12)                                   # docs/spec.md ST19
+    (0.490156846721, 0.943319052019)
+    >>> wilson_interval(n_samples=[10, 5], n_correct=[0, 5])[1].round(4)
+    array([0.2775, 1.    ])
+    """
+    n, c, scalar_input = check_counts(n_samples, n_correct)
+    zero = n == 0
+    if zero.any():
+        raise ValueError(f"`n_samples` must be >= 1 for a Wilson interval; zero at {describe_offenders(zero, n, value_name='n_samples')}.")
+    level = check_confidence_level(confidence_level)
+    z = float(special.ndtri(1.0 - (1.0 - level) / 2.0))
+    nf = n.astype(np.float64)
+    low, high = wilson_score_bounds(c / nf, nf, z)  # exactly 0 at c = 0 and 1 at c = n
+    if scalar_input:
+        return np.float64(low[0]), np.float64(high[0])
+    return low, high

@@ -1,0 +1,215 @@
+"""What the engines read: sample files, glob patterns and (hive-partitioned) directories.
+
+:func:`expand_inputs` turns paths into :class:`InputFile` items (file, format, partition
+values); :class:`EngineOptions` carries the engines' memory limit, spill directory and progress
+callback; :func:`locate_rows` reads the rows of given problems back through the numpy readers, so
+that an engine's error names the file, line and field exactly as the numpy path does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import os
+import pathlib
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kpass.errors import DataError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kpass.data.table import SampleTable
+
+__all__ = ["EngineOptions", "InputFile", "expand_inputs", "format_of", "locate_rows"]
+
+_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".jsonl.gz": "jsonl", ".ndjson.gz": "jsonl",
+            ".csv": "csv", ".csv.gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
+_GLOB_CHARACTERS = set("*?[")
+
+
+@dataclasses.dataclass(frozen=True)
+class InputFile:
+    """One sample file an engine reads: its path (as errors name it), format, and the hive
+    partition values of its directories (``{"model": "a"}`` for ``.../model=a/part.parquet``)."""
+
+    path: str
+    format: str
+    partitions: tuple[tuple[str, str], ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineOptions:
+    """Options of the out-of-core engines.
+
+    Attributes
+    ----------
+    memory_limit : str, optional
+        DuckDB's memory limit (``"2GB"``); default ``$KPASS_MEMORY_LIMIT`` or ``"2GB"``. Past it
+        DuckDB spills to ``temp_directory``.
+    temp_directory : str, optional
+        Where DuckDB spills; default ``$KPASS_TEMP_DIRECTORY`` or the system temporary directory.
+    threads : int, optional
+        DuckDB threads (default: every core).
+    progress : callable ``(percent)``, optional
+        Called while the reduction runs (the CLI draws a bar on stderr when it is a terminal).
+    spark : pyspark.sql.SparkSession, optional
+        The session of the Spark engine (default: the active one, or a new local one).
+    """
+
+    memory_limit: str | None = None
+    temp_directory: str | None = None
+    threads: int | None = None
+    progress: Callable[[float], None] | None = None
+    spark: Any = None
+
+
+def format_of(path: str) -> str | None:
+    """``jsonl``, ``csv`` or ``parquet`` by the file's suffix; None for any other file."""
+    name = path.lower()
+    for suffix, kind in _FORMATS.items():
+        if name.endswith(suffix):
+            return kind
+    return None
+
+
+def _partitions(path: pathlib.Path, root: pathlib.Path) -> tuple[tuple[str, str], ...]:
+    parts = path.relative_to(root).parts[:-1]
+    return tuple(tuple(part.split("=", 1)) for part in parts if "=" in part)  # type: ignore[misc]
+
+
+def expand_inputs(paths: Sequence[str | os.PathLike]) -> list[InputFile] | None:
+    """The sample files behind ``paths`` (files, globs, directories), or None when some path is
+    not a JSONL/CSV/Parquet file (it is then a plugin's format: the numpy engine reads it).
+
+    Raises
+    ------
+    FileNotFoundError
+        A path that does not exist, or a glob or directory without any sample file.
+    """
+    files: list[InputFile] = []
+    for given in paths:
+        text = os.fspath(given)
+        if os.path.isdir(text):
+            root = pathlib.Path(text)
+            found = sorted(p for p in root.rglob("*") if p.is_file() and format_of(p.name)
+                           and not any(part.startswith((".", "_")) for part in p.relative_to(root).parts))
+            if not found:
+                return None  # e.g. an lm-eval output directory: a plugin reader's
+            files += [InputFile(str(p), format_of(p.name), _partitions(p, root)) for p in found]  # type: ignore[arg-type]
+        elif os.path.exists(text):
+            kind = format_of(text)
+            if kind is None:
+                return None
+            files.append(InputFile(str(pathlib.Path(text)), kind))
+        elif _GLOB_CHARACTERS & set(text):
+            matches = sorted(glob.glob(text, recursive=True))
+            matches = [m for m in matches if os.path.isfile(m)]
+            if not matches:
+                raise FileNotFoundError(f"no file matches: {text}")
+            for match in matches:
+                kind = format_of(match)
+                if kind is None:
+                    return None
+                files.append(InputFile(str(pathlib.Path(match)), kind))
+        else:
+            raise FileNotFoundError(f"no such file: {text}")
+    return files
+
+
+def locate_rows(files: Sequence[InputFile], keys: list[tuple[str, str]] | None) -> "SampleTable":
+    """The rows of the problems ``keys`` (``(task, problem_id)``) read by the numpy readers, one
+    table per file then concatenated, so that every per-row and key error is raised with the
+    text, file and line of the numpy path. ``None`` keeps every row; ``[]`` keeps none (after
+    converting every row, which raises the first per-row error).
+
+    Memory: one chunk of rows at a time (JSONL, Parquet) plus the rows kept.
+    """
+    from kpass.data.table import SampleTable
+
+    wanted = None if keys is None else {(str(task), str(problem)) for task, problem in keys}
+    tables = []
+    for item in files:
+        parts = [part for part in _converted_chunks(item) if len(part)]
+        kept = [_keep(part, wanted) for part in parts] if wanted is not None else parts
+        kept = [part for part in kept if part is not None]
+        if kept:
+            tables.append(SampleTable._concat(kept))
+    if not tables:
+        raise NothingLocated(keys)
+    return SampleTable.concat(tables)
+
+
+def _keep(part: "SampleTable", wanted: set[tuple[str, str]]) -> "SampleTable | None":
+    """Rows of ``part`` whose (task, problem_id) is wanted, as a table (per-row checks passed)."""
+    if not wanted:
+        return None
+    ids = {problem for _, problem in wanted}
+    candidates = [code for code, value in enumerate(part.categories("problem_id")) if value in ids]
+    rows = np.flatnonzero(np.isin(part.codes("problem_id"), candidates))
+    if rows.size == 0:
+        return None
+    tasks = part.category_values("task")[part.codes("task")[rows]]
+    problems = part.category_values("problem_id")[part.codes("problem_id")[rows]]
+    exact = np.array([(t, p) in wanted for t, p in zip(tasks.tolist(), problems.tolist())], dtype=bool)
+    return _subset(part, rows[exact]) if exact.any() else None
+
+
+def _subset(table: "SampleTable", rows: np.ndarray) -> "SampleTable":
+    """Rows of a converted table (keys not yet checked), with their sources and lines."""
+    from kpass.data.table import SampleTable
+
+    out = SampleTable()
+    out.sources = list(table.sources)
+    out._source_codes = table._source_codes[rows]
+    out._lines = table._lines[rows]
+    out.notes = table.notes
+    out.extra_columns = table.extra_columns
+    for name, values in table._columns.items():
+        if name == "cot_verdicts":
+            offsets = table._verdict_offsets
+            lengths = offsets[rows + 1] - offsets[rows]
+            starts = offsets[rows]
+            new_offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=new_offsets[1:])
+            within = np.arange(new_offsets[-1]) - np.repeat(new_offsets[:-1], lengths)
+            out._columns[name] = values[np.repeat(starts, lengths) + within]
+            out._verdict_offsets = new_offsets
+        else:
+            out._columns[name] = values[rows]
+    out._categories = {name: list(categories) for name, categories in table._categories.items()}
+    return out
+
+
+def _converted_chunks(item: InputFile):
+    """Typed, per-row-checked chunks of one file (keys not checked), as the numpy readers make them."""
+    from kpass.data.readers import CsvReader, JsonlReader, ParquetReader, _open_text
+    from kpass.data.table import SampleTable
+
+    source = item.path
+    extra = dict(item.partitions)
+    if item.format == "jsonl":
+        try:
+            handle = _open_text(pathlib.Path(source), newline="\n")
+        except OSError as exc:
+            raise DataError(f"cannot open: {exc}", source=source) from None
+        with handle:
+            for records, lines in JsonlReader._chunks(handle, source, None):
+                if extra:
+                    records = [{**record, **extra} for record in records]
+                columns, numbers = SampleTable._records_to_columns(records, source=source, lines=lines)
+                yield SampleTable._convert_columns(columns, source=source, lines=numbers)
+    elif item.format == "csv":
+        table = CsvReader().read(source) if not extra else _with_partitions(CsvReader().read(source), extra)
+        yield table
+    else:
+        yield from ParquetReader.chunks(pathlib.Path(source), extra)
+
+
+def _with_partitions(table: "SampleTable", extra: dict[str, str]) -> "SampleTable":
+    from kpass.data.table import SampleTable
+
+    records = table.to_records()
+    lines = table._lines.tolist()
+    return SampleTable.from_records([{**record, **extra} for record in records], source=table.sources[0], lines=lines)

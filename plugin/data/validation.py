@@ -1,0 +1,74 @@
+"""Small reader rules every reader of kpass (built-in, adapter or engine) applies the same way.
+
+Each function checks one thing about raw input and raises ``ValueError`` (the caller adds the
+file and line to make a :class:`~kpass.errors.DataError`) or returns the checked value:
+
+- :func:`loads_json_strict`: ``json.loads`` that refuses duplicate keys in any object (the
+  standard library keeps the last value silently) and turns a nesting too deep for Python's
+  recursion (``RecursionError``) into a ``ValueError``.
+- :func:`empty_file_error`: the message for a file of zero bytes (or ``None``), so that every
+  format says "empty" rather than "no reader recognises this file".
+- :data:`TEXT_ENCODING`: ``utf-8-sig``: UTF-8 with or without a byte-order mark (Excel writes one
+  at the start of a CSV; without this the first column is called ``'\\ufeffmodel'``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+__all__ = ["TEXT_ENCODING", "DuplicateKeyError", "JsonNestingError", "duplicate_key_check", "empty_file_error", "loads_json_strict"]
+
+#: Encoding of every text input: UTF-8, a leading byte-order mark skipped.
+TEXT_ENCODING = "utf-8-sig"
+
+
+class JsonNestingError(ValueError):
+    """JSON nested more deeply than Python can parse (``RecursionError`` in :mod:`json`)."""
+
+    msg = "nested too deeply (thousands of levels of arrays or objects)"
+    colno = 1
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object with one key twice; ``key`` names it."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"duplicate key {key!r} in a JSON object (which value is meant?)")
+        self.key = key
+
+
+def duplicate_key_check(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` for :mod:`json`: the object as a dict; ``ValueError`` naming a key
+    that occurs twice."""
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(key)
+            seen.add(key)
+    return result
+
+
+_STRICT_DECODER = json.JSONDecoder(object_pairs_hook=duplicate_key_check)
+
+
+def loads_json_strict(text: str | bytes) -> Any:
+    """``json.loads(text)`` that refuses duplicate keys and deep nesting with a ``ValueError``
+    (``json.JSONDecodeError`` for syntax, :class:`JsonNestingError` for nesting)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    try:
+        return _STRICT_DECODER.decode(text)
+    except RecursionError:
+        raise JsonNestingError(JsonNestingError.msg) from None
+
+
+def empty_file_error(path: str | os.PathLike) -> str | None:
+    """``"the file is empty (0 bytes)"`` for an existing regular file of size 0, else ``None``."""
+    try:
+        return "the file is empty (0 bytes)" if os.path.isfile(path) and os.path.getsize(path) == 0 else None
+    except OSError:
+        return None

@@ -1,0 +1,112 @@
+"""Selection bias (the winner's curse) for reports and leaderboards of several models.
+
+When a report or leaderboard holds m >= 3 models on the same problems (m >= 2 with
+``--selected-on-this-set``), the best measured one is
+expected to be inflated by :func:`kpass.metrics.selection_inflation` (``E[max]`` of the models'
+correlated noise, assuming they are equally good: the bound a reader should subtract). A model
+the user says was chosen on this set (``--selected-on-this-set MODEL``) gets its score with that
+inflation removed. One entry per (task, metric) column; entries and notes go into the output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kpass import metrics as core
+
+from kpass.errors import UsageError
+from kpass.reports.columns import _clusters_for, _column_matrix, _problem_clusters
+
+__all__ = ["AUTOMATIC_FROM", "check_selected", "selection_bias", "selection_bias_of_report"]
+
+#: Columns with at least this many models always get the estimate; with fewer (two models, which
+#: ``kpass compare`` compares directly) only when a model was selected on this set.
+AUTOMATIC_FROM = 3
+
+
+def check_selected(selected: Sequence[str], models: Sequence[str]) -> list[str]:
+    """The models named by ``--selected-on-this-set``, each checked against the input."""
+    out = []
+    for name in selected or ():
+        if name not in models:
+            raise UsageError(f"--selected-on-this-set {name!r} is not a model in the input; models: "
+                             f"{', '.join(models)}")
+        out.append(name)
+    return out
+
+
+def selection_bias(columns: Sequence[tuple[str, str, str, Sequence[str], Any, Any]], *,
+                   selected: Sequence[str] = (), estimates: dict[tuple[str, str, str], float] | None = None,
+                   seed: Any = 0) -> tuple[list[dict[str, Any]], list[str]]:
+    """Entries and notes for each column ``(key, task, metric, models, values (M, N), clusters)``.
+
+    ``estimates[(model, task, metric)]`` is the score shown for a model (default: the mean of
+    its values on the common problems).
+    """
+    entries, notes = [], []
+    for key, task, metric, models, matrix, clusters in columns:
+        if len(models) < (2 if selected else AUTOMATIC_FROM) or matrix.shape[1] < 2:
+            continue
+        try:
+            result = core.selection_inflation(matrix.T, clusters=clusters, rng=seed)
+        except ValueError as exc:
+            notes.append(f"{key}: no selection-bias estimate ({exc})")
+            continue
+        best = models[result.best]
+        entry = {"column": key, "task": task, "metric": metric, "models": list(models),
+                 "n_models": result.n_models, "n_problems": result.n_problems, "best": best,
+                 "inflation": result.inflation, "sigma": result.sigma,
+                 "inflation_in_sigma": _finite(result.inflation_in_sigma),
+                 "independent_in_sigma": result.independent_in_sigma,
+                 "mean_correlation": _finite(result.mean_correlation), "selected": []}
+        shown = (estimates or {}).get((best, task, metric), result.best_estimate)
+        in_sigma = (f"{result.inflation_in_sigma:.2f} sigma; {result.independent_in_sigma:.2f} for {result.n_models} "
+                    f"independent models, correlation {result.mean_correlation:.2f}" if result.sigma > 0 else
+                    "no noise")
+        notes.append(f"{key}: selection bias: the best of {result.n_models} models on these {result.n_problems} "
+                     f"problems ({best}, {shown:.4f}) is expected to be inflated by about {result.inflation:.4f} "
+                     f"({in_sigma}) if they are equally good; use a fresh test set to confirm a winner")
+        for model in selected:
+            if model not in models:
+                continue
+            score = (estimates or {}).get((model, task, metric), float(matrix[list(models).index(model)].mean()))
+            entry["selected"].append({"model": model, "estimate": score, "corrected": score - result.inflation})
+            notes.append(f"{key}: {model} was selected on this set: its {metric} {score:.4f} is expected to be "
+                         f"about {result.inflation:.4f} too high (best of {result.n_models}); corrected about "
+                         f"{score - result.inflation:.4f}")
+        entries.append(entry)
+    return entries, notes
+
+
+def _finite(value: float) -> float | None:
+    return None if value != value else float(value)
+
+
+def selection_bias_of_report(table: Any, report: Any, *, selected: Sequence[str] = (),
+                             seed: Any = 0) -> tuple[list[dict[str, Any]], list[str]]:
+    """:func:`selection_bias` of every (task, metric) of a report grouped by model and task, on
+    the problems every model has (clustered when the report is)."""
+    if "model" not in report.by or "task" not in report.by or len(report.by) != 2:
+        return [], []
+    models = table.categories("model")
+    selected = check_selected(selected, models)
+    if len(models) < 2:
+        if selected:
+            return [], [f"{', '.join(selected)} was selected on this set, but the input holds no other model to "
+                        "estimate the selection bias from"]
+        return [], []
+    cluster_map = _problem_clusters(table, report.cluster_by) if report.cluster_by is not None else None
+    estimates = {(row.model, row.task, row.metric): row.estimate for row in report.rows if row.estimate is not None}
+    tasks = table.categories("task")
+    columns = []
+    for task in tasks:
+        for spec in report.metrics:
+            if spec.params.get("extrapolate"):
+                continue
+            present, common, matrix, _ = _column_matrix(report, models, task, spec.name)
+            if len(present) < 2:
+                continue
+            key = f"{task}/{spec.name}" if len(tasks) > 1 else spec.name
+            columns.append((key, task, spec.name, present, matrix, _clusters_for(cluster_map, task, common)))
+    return selection_bias(columns, selected=selected, estimates=estimates, seed=seed)
