@@ -72,9 +72,9 @@ from ._decomposition import (
     ATTRIBUTIONS,
     PassChangeDecomposition,
     UndefinedDecompositionWarning,
-    decompose_budget_counts,
     decompose_pass_change,
 )
+from ._decomposition_budget import decompose_budget_counts
 from ._token_budget import (
     BudgetCounts,
     BudgetCurvePoint,

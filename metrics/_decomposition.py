@@ -84,7 +84,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -115,13 +115,9 @@ from ._validation import (
 )
 from ._warnings import DegenerateIntervalWarning, UndefinedDecompositionWarning
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ._token_budget import BudgetCounts
-
 __all__ = [
     "ATTRIBUTIONS",
     "PassChangeDecomposition",
-    "decompose_budget_counts",
     "decompose_pass_change",
     "UndefinedDecompositionWarning",
 ]
@@ -479,6 +475,229 @@ def _per_problem_matrix(nb, fb, cb, nm, fm, cm, matched_fraction: Fraction, robu
     return x.reshape(n_problems, n_budgets * _N_COLUMNS)
 
 
+# ----------------------------------------------------------------------------------------------
+# the steps of decompose_pass_change
+
+
+def _aligned_counts(base_n_samples, base_n_finished, base_n_correct, model_n_samples, model_n_finished,
+                    model_n_correct):
+    """Both models' counts as ``(n, f, c)`` of shape ``(N,)``, ``(N, K)``, ``(N, K)``, checked to match.
+
+    Returns ``(base, model, two_d)``; ``two_d`` says whether either was given for several budgets.
+    """
+    nb, fb, cb, two_d_b = _counts_2d(base_n_samples, base_n_finished, base_n_correct, "base")
+    nm, fm, cm, two_d_m = _counts_2d(model_n_samples, model_n_finished, model_n_correct, "model")
+    if nb.shape[0] != nm.shape[0] or fb.shape != fm.shape:
+        raise ValueError(
+            f"base and model must have the same problems (rows) and budgets (columns); got base "
+            f"{fb.shape} and model {fm.shape}. Align them by problem id first "
+            "(kpass.metrics.decompose_budget_counts does)."
+        )
+    if fb.shape[0] < 2:
+        raise ValueError(
+            f"the decomposition's bootstrap intervals need at least 2 problems; got {fb.shape[0]}."
+        )
+    return (nb, fb, cb), (nm, fm, cm), two_d_b or two_d_m
+
+
+def _budget_labels(budgets: Sequence[int | None] | None, n_budgets: int) -> tuple[int | None, ...]:
+    """The label of each budget column (``None`` for each when no labels were given)."""
+    if budgets is None:
+        return (None,) * n_budgets
+    labels = tuple(budgets)
+    if len(labels) != n_budgets:
+        raise ValueError(f"`budgets` has {len(labels)} labels for {n_budgets} budget columns.")
+    return labels
+
+
+def _cluster_codes(clusters: ArrayLike | None, n_problems: int) -> tuple[NDArray[np.int64] | None, int | None]:
+    """Integer cluster codes of the problems and the number of clusters (``(None, None)`` without clusters)."""
+    if clusters is None:
+        return None, None
+    codes, labels = factorize_labels(clusters, "clusters", n_problems)
+    if len(labels) < 2:
+        raise ValueError(f"`clusters` has a single cluster ({labels[0]!r}); a cluster bootstrap needs at least 2.")
+    return codes, len(labels)
+
+
+def _linear_methods(linear_method: str | None, clustered: bool) -> tuple[str, str] | None:
+    """``(mean_ci method, paired_difference method)`` of the linear terms; ``None``: the own bootstrap."""
+    if linear_method == _OWN_BOOTSTRAP:
+        return None
+    mean_method = linear_method if linear_method in INTERVAL_METHODS else DEFAULT_INTERVAL_METHOD
+    paired_method = DEFAULT_PAIRED_METHOD if linear_method is None else linear_method
+    methods = {"methods": INTERVAL_METHODS, "paired_methods": PAIRED_INTERVAL_METHODS}
+    return (check_method(mean_method, clustered, **methods),
+            check_method(paired_method, clustered, paired=True, **methods))
+
+
+def _linear_terms(x: NDArray[np.float64], n_budgets: int, mean_method: str, paired_method: str,
+                  **options: Any) -> dict[tuple[str, int], IntervalResult]:
+    """pass@1 and fin@1 of each model and delta pass@1 at every budget, keyed by ``(term, budget index)``.
+
+    One term at a time, with the caller's options and seed unchanged: each is exactly what
+    mean_ci / paired_difference (kpass report / kpass compare) give for it alone.
+    """
+    blocks = x.reshape(x.shape[0], n_budgets, _N_COLUMNS)
+    linear: dict[tuple[str, int], IntervalResult] = {}
+    for b in range(n_budgets):
+        for name, column in (("base_pass", "p_base"), ("model_pass", "p_model"),
+                             ("base_fin", "fin_base"), ("model_fin", "fin_model")):
+            linear[name, b] = mean_ci(blocks[:, b, _C[column]], method=mean_method, **options)
+        linear["delta", b] = paired_difference(blocks[:, b, _C["p_model"]], blocks[:, b, _C["p_base"]],
+                                               method=paired_method, **options)
+    return linear
+
+
+@dataclasses.dataclass(frozen=True)
+class _Fit:
+    """What one call's terms are read from: the per-problem matrix (canonical order), its bootstrap
+    (``_bootstrap_of_sums``), the linear terms and the options they were computed with."""
+
+    x: NDArray[np.float64]
+    boot: Mapping[str, Any]
+    linear: Mapping[tuple[str, int], IntervalResult]
+    codes: NDArray[np.int64] | None
+    n_clusters: int | None
+    budget_labels: tuple[int | None, ...]
+    method: str
+    level: float
+    n_resamples: int
+    seed: Any
+    use_score: bool
+
+    @property
+    def n_problems(self) -> int:
+        return int(self.x.shape[0])
+
+    def budget_block(self, b: int) -> NDArray[np.float64]:
+        """The ``(N, _N_COLUMNS)`` per-problem columns of budget column ``b``."""
+        return self.x.reshape(self.n_problems, len(self.budget_labels), _N_COLUMNS)[:, b, :]
+
+
+def _score_bounds(fit: _Fit, stat: str, b: int, details: dict[str, Any]) -> tuple[float, float]:
+    """Score interval of a term that lives on few problems (reach, robust reach, lone wins)."""
+    block = fit.budget_block(b)
+    details.pop("bias_correction", None)
+    details.pop("acceleration", None)
+    if stat == "reach":
+        details["interval"] = "score: MOVER of scaled Wilson intervals of the R and M parts"
+        return _score_interval(block[:, _C["reach_plus"]], block[:, _C["reach_minus"]], fit.level)
+    quantile = float(stats.t.ppf(1 - (1 - fit.level) / 2, fit.n_problems - 1))
+    _, low, high = _scaled_wilson(block[:, _C[_SCORE_STATS[stat]]], quantile)
+    details["interval"] = "score: Wilson interval of a fraction of problems (t quantile, N-1 df)"
+    return low, high
+
+
+def _term(fit: _Fit, stat: str, b: int, degenerate_terms: set[str]) -> IntervalResult:
+    """The interval of one term at budget column ``b`` (a zero-width one is added to ``degenerate_terms``)."""
+    if (stat, b) in fit.linear:
+        return fit.linear[stat, b]
+    i = _S[stat]
+    estimate = float(fit.boot["estimate"][b, i])
+    low = float(fit.boot["low"][b, i])
+    high = float(fit.boot["high"][b, i])
+    details: dict[str, Any] = {
+        "n_resamples": fit.n_resamples,
+        "seed": fit.seed,
+        "resampling": "clusters" if fit.codes is not None else "problems",
+        "paired": True,
+        "n_undefined_resamples": int(fit.boot["n_undefined"][b, i]),
+        "standard_error_kind": "bootstrap standard deviation",
+        "budget": fit.budget_labels[b],
+    }
+    for key, value in fit.boot["details"].items():
+        details[key] = float(value[b, i])
+    interval_method = fit.method
+    if fit.use_score and stat in _SCORE_STATS:
+        low, high = _score_bounds(fit, stat, b, details)
+        interval_method = "score"
+    if math.isfinite(estimate) and low == high:
+        degenerate_terms.add(stat)
+        details["degenerate"] = True
+    if math.isfinite(estimate) and not low <= estimate <= high:
+        details["estimate_outside"] = True
+    return IntervalResult(
+        estimate=estimate,
+        low=low,
+        high=high,
+        standard_error=float(fit.boot["standard_error"][b, i]),
+        confidence_level=fit.level,
+        n_problems=fit.n_problems,
+        n_clusters=fit.n_clusters,
+        method=interval_method,
+        details=details,
+    )
+
+
+def _pooled_summary(sums: NDArray[np.float64], n_problems: int) -> dict[str, Any]:
+    """Pooled finishing and reliability of the rest ``S`` of one budget (``PassChangeDecomposition.pooled``)."""
+    phi_b, phi_m = sums[_C["fin_base_S"]], sums[_C["fin_model_S"]]
+    n_rest = int(round(sums[_C["in_S"]]))
+    q_b, q_m = _pooled_reliability(np.array(phi_b), np.array(sums[_C["p_base_S"]]), np.array(phi_m),
+                                   np.array(sums[_C["p_model_S"]]))
+    return {
+        "fin_base": float(phi_b / n_rest) if n_rest else math.nan,
+        "fin_model": float(phi_m / n_rest) if n_rest else math.nan,
+        "q_base": float(q_b) if n_rest else math.nan,
+        "q_model": float(q_m) if n_rest else math.nan,
+        "q_base_borrowed": bool(n_rest and phi_b == 0),
+        "q_model_borrowed": bool(n_rest and phi_m == 0),
+        "rest_fraction": n_rest / n_problems,
+    }
+
+
+def _budget_decomposition(fit: _Fit, b: int, attribution: str, matched_fraction: Fraction,
+                          degenerate_terms: set[str]) -> PassChangeDecomposition:
+    """The decomposition at budget column ``b`` (warns when matched reliability is undefined there)."""
+    def term(stat: str) -> IntervalResult:
+        return _term(fit, stat, b, degenerate_terms)
+
+    attributions = {name: (term(f"finishing_{name}"), term(f"reliability_{name}")) for name in ATTRIBUTIONS}
+    sums = fit.x.sum(axis=0).reshape(len(fit.budget_labels), _N_COLUMNS)[b]
+    pooled = _pooled_summary(sums, fit.n_problems)
+
+    def count(column: str) -> int:
+        return int(round(sums[_C[column]]))
+
+    if count("matched") == 0:
+        warnings.warn(
+            f"matched reliability is undefined at budget {fit.budget_labels[b]!r}: no problem where both "
+            f"models finished at least {matched_fraction} of their samples; reported as NaN.",
+            UndefinedDecompositionWarning,
+            stacklevel=3,
+        )
+    chosen_f, chosen_p = attributions[attribution]
+    return PassChangeDecomposition(
+        budget=fit.budget_labels[b], attribution=attribution,
+        base_pass=term("base_pass"), model_pass=term("model_pass"), delta=term("delta"),
+        base_fin=term("base_fin"), model_fin=term("model_fin"),
+        finishing=chosen_f, reliability=chosen_p, reach=term("reach"), attributions=attributions,
+        interaction=term("interaction"), attribution_spread=term("attribution_spread"),
+        robust_reach=term("robust_reach"), robust_reach_mirror=term("robust_reach_mirror"),
+        lone_wins_model=term("lone_wins_model"), lone_wins_base=term("lone_wins_base"),
+        matched_reliability_base=term("matched_reliability_base"),
+        matched_reliability_model=term("matched_reliability_model"),
+        matched_reliability_delta=term("matched_reliability_delta"),
+        pooled=pooled, n_problems=fit.n_problems, n_clusters=fit.n_clusters,
+        n_reached=count("in_R"), n_mirror=count("in_M"), n_rest=count("in_S"), n_matched=count("matched"),
+        n_robust_reach=count("robust_R"), n_robust_reach_mirror=count("robust_M"),
+        n_lone_wins_model=count("lone_model"), n_lone_wins_base=count("lone_base"),
+        method=fit.method, n_resamples=fit.n_resamples, confidence_level=fit.level,
+    )
+
+
+def _warn_degenerate(degenerate_terms: set[str]) -> None:
+    if degenerate_terms:
+        warnings.warn(
+            "bootstrap intervals of zero width (every resample gives the same value, e.g. no problem in "
+            f"R or M) for: {', '.join(sorted(degenerate_terms))}. They carry no information about "
+            "uncertainty.",
+            DegenerateIntervalWarning,
+            stacklevel=3,
+        )
+
+
 def decompose_pass_change(
     base_n_samples: ArrayLike,
     base_n_finished: ArrayLike,
@@ -629,39 +848,12 @@ def decompose_pass_change(
     rng, seed = resolve_seed(rng)
     matched_frac = _as_fraction(matched_fraction, "matched_fraction")
     robust_frac = _as_fraction(robust_fraction, "robust_fraction")
-    nb, fb, cb, two_d_b = _counts_2d(base_n_samples, base_n_finished, base_n_correct, "base")
-    nm, fm, cm, two_d_m = _counts_2d(model_n_samples, model_n_finished, model_n_correct, "model")
-    if nb.shape[0] != nm.shape[0] or fb.shape != fm.shape:
-        raise ValueError(
-            f"base and model must have the same problems (rows) and budgets (columns); got base "
-            f"{fb.shape} and model {fm.shape}. Align them by problem id first "
-            "(kpass.metrics.decompose_budget_counts does)."
-        )
+    (nb, fb, cb), (nm, fm, cm), two_d = _aligned_counts(base_n_samples, base_n_finished, base_n_correct,
+                                                        model_n_samples, model_n_finished, model_n_correct)
     n_problems, n_budgets = fb.shape
-    if n_problems < 2:
-        raise ValueError(
-            f"the decomposition's bootstrap intervals need at least 2 problems; got {n_problems}."
-        )
-    if budgets is None:
-        budget_labels: tuple[int | None, ...] = (None,) * n_budgets
-    else:
-        budget_labels = tuple(budgets)
-        if len(budget_labels) != n_budgets:
-            raise ValueError(f"`budgets` has {len(budget_labels)} labels for {n_budgets} budget columns.")
-    codes = None
-    n_clusters = None
-    if clusters is not None:
-        codes, labels = factorize_labels(clusters, "clusters", n_problems)
-        n_clusters = len(labels)
-        if n_clusters < 2:
-            raise ValueError(f"`clusters` has a single cluster ({labels[0]!r}); a cluster bootstrap needs at least 2.")
-    own_linear = linear_method == _OWN_BOOTSTRAP
-    if not own_linear:
-        mean_method = linear_method if linear_method in INTERVAL_METHODS else DEFAULT_INTERVAL_METHOD
-        paired_method = DEFAULT_PAIRED_METHOD if linear_method is None else linear_method
-        mean_method = check_method(mean_method, codes is not None, methods=INTERVAL_METHODS, paired_methods=PAIRED_INTERVAL_METHODS)
-        paired_method = check_method(paired_method, codes is not None, paired=True, methods=INTERVAL_METHODS,
-                                     paired_methods=PAIRED_INTERVAL_METHODS)
+    budget_labels = _budget_labels(budgets, n_budgets)
+    codes, n_clusters = _cluster_codes(clusters, n_problems)
+    linear_methods = _linear_methods(linear_method, codes is not None)
 
     x = _per_problem_matrix(nb, fb, cb, nm, fm, cm, matched_frac, robust_frac)
     # problems in canonical order: no number below depends on the order they were given in
@@ -679,219 +871,15 @@ def decompose_pass_change(
         rng=rng,
         max_chunk_elements=chunk_elements,
     )
-    sums = x.sum(axis=0).reshape(n_budgets, _N_COLUMNS)
-    use_score = reach_interval == "score" and codes is None
-    linear: dict[tuple[str, int], IntervalResult] = {}
-    if not own_linear:
-        # one term at a time, with the caller's options and seed unchanged: each is exactly what
-        # mean_ci / paired_difference (kpass report / kpass compare) give for it alone
-        blocks = x.reshape(n_problems, n_budgets, _N_COLUMNS)
-        options = {"clusters": codes, "confidence_level": level, "n_resamples": n_resamples, "rng": rng}
-        for b in range(n_budgets):
-            for name, column in (("base_pass", "p_base"), ("model_pass", "p_model"),
-                                 ("base_fin", "fin_base"), ("model_fin", "fin_model")):
-                linear[name, b] = mean_ci(blocks[:, b, _C[column]], method=mean_method, **options)
-            linear["delta", b] = paired_difference(blocks[:, b, _C["p_model"]], blocks[:, b, _C["p_base"]],
-                                                   method=paired_method, **options)
-    results = []
+    linear = {} if linear_methods is None else _linear_terms(
+        x, n_budgets, *linear_methods, clusters=codes, confidence_level=level, n_resamples=n_resamples, rng=rng)
+    fit = _Fit(x=x, boot=boot, linear=linear, codes=codes, n_clusters=n_clusters, budget_labels=budget_labels,
+               method=method, level=level, n_resamples=n_resamples, seed=seed,
+               use_score=reach_interval == "score" and codes is None)
     degenerate_terms: set[str] = set()
-    for b in range(n_budgets):
-        def result(stat: str, b: int = b) -> IntervalResult:
-            if (stat, b) in linear:
-                return linear[stat, b]
-            i = _S[stat]
-            estimate = float(boot["estimate"][b, i])
-            low = float(boot["low"][b, i])
-            high = float(boot["high"][b, i])
-            details: dict[str, Any] = {
-                "n_resamples": n_resamples,
-                "seed": seed,
-                "resampling": "clusters" if codes is not None else "problems",
-                "paired": True,
-                "n_undefined_resamples": int(boot["n_undefined"][b, i]),
-                "standard_error_kind": "bootstrap standard deviation",
-                "budget": budget_labels[b],
-            }
-            for key, value in boot["details"].items():
-                details[key] = float(value[b, i])
-            interval_method = method
-            if use_score and stat in _SCORE_STATS:
-                block = x.reshape(n_problems, n_budgets, _N_COLUMNS)[:, b, :]
-                if stat == "reach":
-                    low, high = _score_interval(block[:, _C["reach_plus"]], block[:, _C["reach_minus"]], level)
-                    details["interval"] = "score: MOVER of scaled Wilson intervals of the R and M parts"
-                else:
-                    quantile = float(stats.t.ppf(1 - (1 - level) / 2, n_problems - 1))
-                    _, low, high = _scaled_wilson(block[:, _C[_SCORE_STATS[stat]]], quantile)
-                    details["interval"] = "score: Wilson interval of a fraction of problems (t quantile, N-1 df)"
-                interval_method = "score"
-                details.pop("bias_correction", None)
-                details.pop("acceleration", None)
-            if math.isfinite(estimate) and low == high:
-                degenerate_terms.add(stat)
-                details["degenerate"] = True
-            if math.isfinite(estimate) and not low <= estimate <= high:
-                details["estimate_outside"] = True
-            return IntervalResult(
-                estimate=estimate,
-                low=low,
-                high=high,
-                standard_error=float(boot["standard_error"][b, i]),
-                confidence_level=level,
-                n_problems=n_problems,
-                n_clusters=n_clusters,
-                method=interval_method,
-                details=details,
-            )
-
-        attributions = {
-            name: (result(f"finishing_{name}"), result(f"reliability_{name}")) for name in ATTRIBUTIONS
-        }
-        s = sums[b]
-        phi_b, phi_m = s[_C["fin_base_S"]], s[_C["fin_model_S"]]
-        n_rest = int(round(s[_C["in_S"]]))
-        q_b, q_m = _pooled_reliability(np.array(phi_b), np.array(s[_C["p_base_S"]]), np.array(phi_m), np.array(s[_C["p_model_S"]]))
-        pooled = {
-            "fin_base": float(phi_b / n_rest) if n_rest else math.nan,
-            "fin_model": float(phi_m / n_rest) if n_rest else math.nan,
-            "q_base": float(q_b) if n_rest else math.nan,
-            "q_model": float(q_m) if n_rest else math.nan,
-            "q_base_borrowed": bool(n_rest and phi_b == 0),
-            "q_model_borrowed": bool(n_rest and phi_m == 0),
-            "rest_fraction": n_rest / n_problems,
-        }
-        n_matched = int(round(s[_C["matched"]]))
-        if n_matched == 0:
-            warnings.warn(
-                f"matched reliability is undefined at budget {budget_labels[b]!r}: no problem where both "
-                f"models finished at least {matched_frac} of their samples; reported as NaN.",
-                UndefinedDecompositionWarning,
-                stacklevel=2,
-            )
-        chosen_f, chosen_p = attributions[attribution]
-        results.append(
-            PassChangeDecomposition(
-                budget=budget_labels[b],
-                attribution=attribution,
-                base_pass=result("base_pass"),
-                model_pass=result("model_pass"),
-                delta=result("delta"),
-                base_fin=result("base_fin"),
-                model_fin=result("model_fin"),
-                finishing=chosen_f,
-                reliability=chosen_p,
-                reach=result("reach"),
-                attributions=attributions,
-                interaction=result("interaction"),
-                attribution_spread=result("attribution_spread"),
-                robust_reach=result("robust_reach"),
-                robust_reach_mirror=result("robust_reach_mirror"),
-                lone_wins_model=result("lone_wins_model"),
-                lone_wins_base=result("lone_wins_base"),
-                matched_reliability_base=result("matched_reliability_base"),
-                matched_reliability_model=result("matched_reliability_model"),
-                matched_reliability_delta=result("matched_reliability_delta"),
-                pooled=pooled,
-                n_problems=n_problems,
-                n_clusters=n_clusters,
-                n_reached=int(round(s[_C["in_R"]])),
-                n_mirror=int(round(s[_C["in_M"]])),
-                n_rest=n_rest,
-                n_matched=n_matched,
-                n_robust_reach=int(round(s[_C["robust_R"]])),
-                n_robust_reach_mirror=int(round(s[_C["robust_M"]])),
-                n_lone_wins_model=int(round(s[_C["lone_model"]])),
-                n_lone_wins_base=int(round(s[_C["lone_base"]])),
-                method=method,
-                n_resamples=n_resamples,
-                confidence_level=level,
-            )
-        )
-    if degenerate_terms:
-        warnings.warn(
-            "bootstrap intervals of zero width (every resample gives the same value, e.g. no problem in "
-            f"R or M) for: {', '.join(sorted(degenerate_terms))}. They carry no information about "
-            "uncertainty.",
-            DegenerateIntervalWarning,
-            stacklevel=2,
-        )
-    two_d = two_d_b or two_d_m
+    results = []
+    for b in range(n_budgets):  # a plain loop: the warnings' stacklevel counts on this frame
+        results.append(_budget_decomposition(fit, b, attribution, matched_frac, degenerate_terms))
+    _warn_degenerate(degenerate_terms)
     return tuple(results) if two_d else results[0]
 
-
-def decompose_budget_counts(
-    base: "BudgetCounts",
-    model: "BudgetCounts",
-    *,
-    clusters: Mapping[Any, Any] | None = None,
-    intersect: bool = False,
-    **options: Any,
-) -> tuple[PassChangeDecomposition, ...]:
-    """Decompose the pass@1 change at every budget of two :class:`BudgetCounts`.
-
-    The two are aligned by problem id. Problems only one model has are an error naming them,
-    unless ``intersect=True`` (then they are dropped and the results' ``delta.details`` say how
-    many and which).
-
-    Parameters
-    ----------
-    base, model : BudgetCounts
-        From :func:`kpass.metrics.budget_counts`, with the same budgets.
-    clusters : Mapping, optional
-        Problem id -> cluster label (every matched problem must have one).
-    intersect : bool, default: False
-    **options
-        Passed to :func:`decompose_pass_change` (``attribution``, ``method``, ``n_resamples``,
-        ``rng``, ``confidence_level``, ...).
-
-    Returns
-    -------
-    tuple of PassChangeDecomposition
-        One per budget, in ``base.budgets`` order.
-    """
-    from ._token_budget import BudgetCounts
-
-    for name, value in (("base", base), ("model", model)):
-        if not isinstance(value, BudgetCounts):
-            raise TypeError(f"`{name}` must be a BudgetCounts (from budget_counts); got {type(value).__name__}.")
-    if tuple(base.budgets) != tuple(model.budgets):
-        raise ValueError(f"base and model were counted at different budgets: {list(base.budgets)} and {list(model.budgets)}.")
-    base_index = {pid: i for i, pid in enumerate(base.problem_ids)}
-    model_index = {pid: i for i, pid in enumerate(model.problem_ids)}
-    only_base = [pid for pid in base.problem_ids if pid not in model_index]
-    only_model = [pid for pid in model.problem_ids if pid not in base_index]
-    if (only_base or only_model) and not intersect:
-        raise ValueError(
-            f"base and model do not have the same problems: {len(only_base)} only in base "
-            f"(first: {only_base[:5]}), {len(only_model)} only in model (first: {only_model[:5]}). "
-            "Pass intersect=True (CLI: --intersect) to compare on the common problems."
-        )
-    common = [pid for pid in base.problem_ids if pid in model_index]
-    if not common:
-        raise ValueError("base and model have no problem in common.")
-    ib = np.fromiter((base_index[p] for p in common), dtype=np.int64, count=len(common))
-    im = np.fromiter((model_index[p] for p in common), dtype=np.int64, count=len(common))
-    cluster_labels = None
-    if clusters is not None:
-        missing = [p for p in common if p not in clusters]
-        if missing:
-            raise ValueError(f"`clusters` has no cluster for {len(missing)} problems (first: {missing[:5]}).")
-        cluster_labels = np.asarray([str(clusters[p]) for p in common])
-    results = decompose_pass_change(
-        base.n_samples[ib], base.n_finished[ib], base.n_correct[ib],
-        model.n_samples[im], model.n_finished[im], model.n_correct[im],
-        budgets=base.budgets, clusters=cluster_labels, **options,
-    )
-    if only_base or only_model:
-        results = tuple(
-            dataclasses.replace(
-                r,
-                delta=dataclasses.replace(
-                    r.delta,
-                    details={**r.delta.details, "n_unmatched": len(only_base) + len(only_model),
-                             "unmatched_ids_base": tuple(only_base), "unmatched_ids_model": tuple(only_model)},
-                ),
-            )
-            for r in results
-        )
-    return results

@@ -435,7 +435,7 @@ def _g_pass_at_k_iv(n_samples: Any, n_correct: Any, k: Any, tau: Any):
 
 
 def g_pass_at_k(
-    n_samples: ArrayLike, n_correct: ArrayLike, k: int | ArrayLike, tau: float | str | Fraction | Any
+    n_samples: ArrayLike, n_correct: ArrayLike, k: int | ArrayLike, *, tau: float | str | Fraction | Any
 ) -> NDArray[np.float64]:
     r"""G-Pass@k_tau per problem: the probability that at least ``m`` of k samples are correct.
 

@@ -31,6 +31,8 @@ CATEGORICAL_COLUMNS = ("model", "task", "problem_id", "answer", "gold", "cluster
 _NULLABLE_BOOL_COLUMNS = ("finished",)
 _NULLABLE_INT_COLUMNS = ("output_tokens", "answer_token")
 _NULL = -1
+#: ``None`` as a 0-d object array: ``np.equal(values, _NONE)`` is "is null" elementwise (typed, unlike a bare None).
+_NONE = np.array(None, dtype=object)
 #: Integers (sample_index, token counts) are int64: 2**63 and above (e.g. 1e30) is a data error.
 _INT_LIMIT = 2**63
 
@@ -126,7 +128,7 @@ def _to_categorical(values: Any, name: str, nullable: bool, ctx: _Context) -> tu
             row = int(np.flatnonzero(bad)[0])
             raise ctx.error(f"code {int(codes[row])} is outside the {len(categories)} categories", row, name)
         if len(set(categories)) != len(categories):  # e.g. 1 and "1": merge
-            unique = {}
+            unique: dict[str, int] = {}
             remap = np.array([unique.setdefault(c, len(unique)) for c in categories], dtype=np.int64)
             codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], _NULL)
             categories = list(unique)
@@ -243,7 +245,7 @@ def _to_bool(values: Any, name: str, nullable: bool, ctx: _Context) -> NDArray:
     values = array.tolist()
     kinds = set(map(type, values))
     if kinds <= {bool, type(None)} and (nullable or type(None) not in kinds):  # JSON: true/false/null
-        null = np.equal(array, None)
+        null = np.equal(array, _NONE)
         out = np.full(len(array), _NULL, dtype=np.int8)
         out[~null] = array[~null].astype(bool)
         return out if nullable else out.astype(bool)
@@ -271,7 +273,7 @@ _NULL_STRINGS = ("", "null", "none")
 
 def _normalized_strings(array: np.ndarray) -> np.ndarray:
     """Stripped, lower-cased text of an object array of str/None (None becomes ``""``)."""
-    text = np.where(np.equal(array, None), "", array).astype(str)
+    text = np.where(np.equal(array, _NONE), "", array).astype(str)
     return np.char.lower(np.char.strip(text))
 
 
@@ -342,7 +344,7 @@ def _objects_to_int(array: np.ndarray, name: str, nullable: bool, what: str, ctx
     values = array.tolist()
     kinds = set(map(type, values))
     if kinds <= {int, type(None)} and (nullable or type(None) not in kinds):  # JSON integers (and null)
-        null = np.equal(array, None)
+        null = np.equal(array, _NONE)
         _beyond_max_integer(np.where(null, 0, array), name, what, ctx)
         out = np.full(len(array), _NULL, dtype=np.int64)
         out[~null] = array[~null].astype(np.int64)
@@ -445,7 +447,7 @@ def _check_extra_name(name: str, values: Any, ctx: _Context) -> None:
     if close:
         row = 0
         if isinstance(values, np.ndarray) and values.dtype == object:
-            present = np.flatnonzero(np.not_equal(values, None))
+            present = np.flatnonzero(np.not_equal(values, _NONE))
             row = int(present[0]) if present.size else 0
         raise ctx.error(
             f"unknown column '{name}' looks like a misspelling of the schema column '{close}'; "

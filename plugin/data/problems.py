@@ -140,7 +140,7 @@ class ProblemSet:
     def _unique_labels(self) -> NDArray[np.str_]:
         """``problem_id``, prefixed by ``task/`` (and ``model/``) where needed to tell problems apart."""
         index = self.table.problem_index
-        labels = self.table.category_values("problem_id")[index.problem_codes[self.problems]]
+        labels: NDArray[Any] = self.table.category_values("problem_id")[index.problem_codes[self.problems]]
         for field, codes in (("task", index.task_codes), ("model", index.model_codes)):
             mine = codes[self.problems]
             if mine.size and (mine != mine[0]).any():

@@ -1,25 +1,8 @@
 """The sample table: one row per sample, columnar numpy, categorical columns as integer codes.
 
 Every reader and adapter produces a :class:`SampleTable`; every report starts from one. The
-schema (documented once, for users, in ``docs/sample-table.md``):
-
-==============  ====================  ========  ==================================================
-column          type                  required  meaning
-==============  ====================  ========  ==================================================
-model           str                   yes       model name
-task            str                   yes       task / benchmark name
-problem_id      str                   yes       problem id, unique within (model, task)
-sample_index    int >= 0              yes       0-based index of the sample within the problem
-correct         bool                  yes       final answer judged correct (true/false, 1/0)
-answer          str or null           no        extracted final answer (null: none extractable)
-gold            str or null           no        gold answer
-finished        bool or null          no        emitted a final answer before its token limit
-output_tokens   int or null           no        output tokens generated
-answer_token    int or null           no        output-token position where the answer was complete
-cot_verdicts    list of bool/null     no        CoT verifier verdicts (null = invalid verdict)
-cluster         str or null           no        cluster of the problem (passage, subject, ...)
-metadata        object                no        free metadata (kept, never interpreted)
-==============  ====================  ========  ==================================================
+schema (columns, types, which are required) is written once, for users, in ``docs/sample-table.md``;
+in code it is :data:`kpass.data.columns.SCHEMA_COLUMNS`.
 
 Rules checked when a table is built (each violation is a :class:`~kpass.DataError` naming the
 source, the line and the field):
@@ -384,9 +367,10 @@ class SampleTable:
                 flats, offsets, shift = [], [np.zeros(1, dtype=np.int64)], 0
                 for table in tables:
                     if name in table._columns:
-                        flats.append(table._columns[name])
-                        offsets.append(table._verdict_offsets[1:] + shift)
-                        shift += len(table._columns[name])
+                        flat, table_offsets = table.verdicts()
+                        flats.append(flat)
+                        offsets.append(table_offsets[1:] + shift)
+                        shift += len(flat)
                     else:
                         offsets.append(np.full(len(table), shift, dtype=np.int64))
                 out._columns[name] = np.concatenate(flats) if flats else np.zeros(0, dtype=np.int8)
@@ -553,6 +537,7 @@ class SampleTable:
         """CoT verdicts as ``(flat, offsets)``: row i's verdicts are ``flat[offsets[i]:offsets[i+1]]``
         with 1 = yes, 0 = no, -1 = invalid."""
         self._require("cot_verdicts")
+        assert self._verdict_offsets is not None, "cot_verdicts without offsets"  # set with the column
         return self._columns["cot_verdicts"], self._verdict_offsets
 
     def error_location(self, row: int | None = None) -> dict[str, Any]:
@@ -571,15 +556,16 @@ class SampleTable:
         """Rows as dicts (for small tables and tests); nulls as ``None``."""
         decoded = {}
         for name in self.columns:
-            values = self.column(name)
+            column = self.column(name)
+            values: list[Any]
             if name in _NULLABLE_BOOL_COLUMNS:
-                values = [None if v < 0 else bool(v) for v in values.tolist()]
+                values = [None if v < 0 else bool(v) for v in column.tolist()]
             elif name in _NULLABLE_INT_COLUMNS:
-                values = [None if v < 0 else v for v in values.tolist()]
+                values = [None if v < 0 else v for v in column.tolist()]
             elif name == "cot_verdicts":
-                values = [[None if x < 0 else bool(x) for x in row] for row in values]
+                values = [[None if x < 0 else bool(x) for x in row] for row in column]
             else:
-                values = values.tolist()
+                values = column.tolist()
             decoded[name] = values
         return [{name: decoded[name][i] for name in decoded} for i in range(len(self))]
 

@@ -192,9 +192,12 @@ class Report:
         }
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class ComparisonRow:
     """``model - baseline`` on one metric in one group, paired over the common problems.
+
+    Built with keyword arguments only; a statistic the data cannot give stays ``None`` (and
+    ``note`` says why).
 
     Attributes
     ----------
@@ -217,17 +220,17 @@ class ComparisonRow:
     metric: str
     model: str
     baseline: str
-    estimate: float | None
-    low: float | None
-    high: float | None
-    standard_error: float | None
-    p_value: float | None
-    correlation: float | None
-    estimate_model: float | None
-    estimate_baseline: float | None
     n_problems: int
-    n_clusters: int | None
-    method: str | None
+    estimate: float | None = None
+    low: float | None = None
+    high: float | None = None
+    standard_error: float | None = None
+    p_value: float | None = None
+    correlation: float | None = None
+    estimate_model: float | None = None
+    estimate_baseline: float | None = None
+    n_clusters: int | None = None
+    method: str | None = None
     n_excluded: int = 0
     note: str = ""
     result: Any = dataclasses.field(default=None, compare=False, repr=False)
@@ -438,6 +441,8 @@ def _evaluate(table: SampleTable, spec: MetricSpec, problems: NDArray[np.int64],
     if chosen.size == 0:
         return eligible, np.zeros(0), exclusions
     family = spec.implementation
+    if family is None:
+        raise TypeError(f"metric {spec.name!r} has no implementation: build specs with kpass.parse_metric_specs")
     try:
         values = family.compute(ProblemSet(table, chosen, budget=spec.budget), spec)
     except (DataError, UsageError, MetricSpecError):
@@ -794,27 +799,31 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
                 a = model_values[at_model]
                 b = base_values[at_base]
                 row_clusters = None if clusters is None else clusters[model_chosen[at_model]]
+                pair_row = functools.partial(ComparisonRow, group=group, metric=spec.name, model=model,
+                                             baseline=baseline, n_excluded=n_excluded)
                 if common.size == 0:
-                    rows.append(ComparisonRow(group, spec.name, model, baseline, None, None, None, None, None, None,
-                                              None, None, 0, None, None, n_excluded, "no common problem qualifies"))
+                    rows.append(pair_row(n_problems=0, note="no common problem qualifies"))
                 else:
                     try:
                         with warnings.catch_warnings(record=True) as caught:
                             warnings.simplefilter("always")
                             result = core.paired_difference(a, b, clusters=row_clusters, **options)
+                        assert isinstance(result, core.PairedResult)  # 1-D a and b: one result
                     except ValueError as exc:  # options were checked: the data cannot give an interval
-                        rows.append(ComparisonRow(group, spec.name, model, baseline, float(a.mean() - b.mean()), None,
-                                                  None, None, None, None, float(a.mean()), float(b.mean()),
-                                                  int(common.size), None, None, n_excluded, f"no interval: {exc}"))
+                        rows.append(pair_row(
+                            n_problems=int(common.size), estimate=float(a.mean() - b.mean()),
+                            estimate_model=float(a.mean()), estimate_baseline=float(b.mean()),
+                            note=f"no interval: {exc}"))
                     else:
                         label = " / ".join(value for _, value in label_group)
                         warning_notes.extend(f"{label} / {spec.name} vs {baseline}: {w.message}" for w in caught)
-                        rows.append(ComparisonRow(
-                            group, spec.name, model, baseline, float(result.estimate), _nan_to_none(result.low),
-                            _nan_to_none(result.high), _nan_to_none(result.standard_error),
-                            _nan_to_none(result.p_value), _nan_to_none(result.correlation),
-                            float(result.estimate_a), float(result.estimate_b), int(common.size), result.n_clusters,
-                            result.method, n_excluded, "", result))
+                        rows.append(pair_row(
+                            n_problems=int(common.size), estimate=float(result.estimate),
+                            low=_nan_to_none(result.low), high=_nan_to_none(result.high),
+                            standard_error=_nan_to_none(result.standard_error),
+                            p_value=_nan_to_none(result.p_value), correlation=_nan_to_none(result.correlation),
+                            estimate_model=float(result.estimate_a), estimate_baseline=float(result.estimate_b),
+                            n_clusters=result.n_clusters, method=result.method, result=result))
                 done += 1
                 if progress is not None:
                     progress(done, total)

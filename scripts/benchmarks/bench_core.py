@@ -165,8 +165,8 @@ def main(n_problems: int = N_PROBLEMS) -> None:
     taus = [0.0, 0.25, 0.5, 0.75, 1.0]
     n = np.full(n_problems, n_samples)
     c = rng.binomial(n_samples, rng.beta(0.7, 0.7, size=n_problems))
-    kpass_s, grid = _best_time(lambda: g_pass_at_k(n, c, k, taus), repeats=3)
-    kpass_mib = _peak_mib(lambda: g_pass_at_k(n, c, k, taus))
+    kpass_s, grid = _best_time(lambda: g_pass_at_k(n, c, k, tau=taus), repeats=3)
+    kpass_mib = _peak_mib(lambda: g_pass_at_k(n, c, k, tau=taus))
     subset = min(n_problems, 1_000)
     start = time.perf_counter()
     ref_grid = reference_g_pass_grid(n[:subset], c[:subset], k, taus)

@@ -59,7 +59,7 @@ def _eight_metrics(n, c):
         [
             pass_at_k(n, c, [1, 4, 8, 16]),
             pass_hat_k(n, c, [2, 4]),
-            g_pass_at_k(n, c, 8, 0.5),
+            g_pass_at_k(n, c, 8, tau=0.5),
             mg_pass_at_k(n, c, 8),
         ]
     )

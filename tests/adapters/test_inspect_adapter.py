@@ -427,7 +427,7 @@ def test_reducer_options_are_checked_when_the_reducer_is_built():
     with pytest.raises(ValueError, match=r"`k` of the kpass/cons_at reducer must be an integer >= 1; got 0"):
         im.cons_at(0)
     assert im.g_pass_at(2, tau="0.5")([Score(value="C"), Score(value="I")]).value == pytest.approx(
-        float(core.g_pass_at_k([2], [1], 2, "0.5")[0]))
+        float(core.g_pass_at_k([2], [1], 2, tau="0.5")[0]))
 
 
 def test_inspect_names_kpass_objects_with_the_package_prefix():

@@ -158,7 +158,7 @@ def _core_estimates(samples: list[dict]) -> dict[str, float]:
     return {
         "pass@1": float(np.mean(kpass.metrics.pass_at_k(n, c, 1))),
         "pass@8": float(np.mean(kpass.metrics.pass_at_k(n, c, 8))),
-        "G-Pass@8_0.5": float(np.mean(kpass.metrics.g_pass_at_k(n, c, 8, "0.5"))),
+        "G-Pass@8_0.5": float(np.mean(kpass.metrics.g_pass_at_k(n, c, 8, tau="0.5"))),
         "cons@8": float(np.mean(kpass.metrics.cons_at_k(class_counts, 8, n_invalid=n_invalid))),
     }
 

@@ -92,7 +92,7 @@ def test_aggregation_equals_the_core_on_the_same_counts():
     assert m.kpass_aggregation(_items("pass@1")) == pytest.approx(np.mean(c / n), rel=1e-15)
     assert m.kpass_aggregation(_items("pass@4")) == pytest.approx(np.mean(kpass.pass_at_k(n, c, 4)), rel=1e-15)
     assert m.kpass_aggregation(_items("G-Pass@8_0.5")) == pytest.approx(
-        np.mean(kpass.g_pass_at_k(n, c, 8, Fraction(1, 2))), rel=1e-15)
+        np.mean(kpass.g_pass_at_k(n, c, 8, tau=Fraction(1, 2))), rel=1e-15)
     answers = [[None if a == "[invalid]" else a for a in row] for _, row, _ in PROBLEMS]
     counts, invalid = kpass.class_counts_from_answers(answers, [gold for gold, _, _ in PROBLEMS])
     assert m.kpass_aggregation(_items("cons@8")) == pytest.approx(

@@ -123,7 +123,7 @@ def test_pass_hat_k_reference_values(ref_id, n, c, k, expected):
     ],
 )
 def test_g_pass_at_k_reference_values(ref_id, n, c, k, tau, expected):
-    assert abs(g_pass_at_k([n], [c], k, tau)[0] - expected) < TOL, ref_id
+    assert abs(g_pass_at_k([n], [c], k, tau=tau)[0] - expected) < TOL, ref_id
 
 
 @pytest.mark.parametrize(
@@ -150,7 +150,7 @@ def test_agrees_with_fraction_arithmetic(triple, tau):
     assert abs(pass_at_k([n], [c], k)[0] - float(exact_pass_at_k(n, c, k))) < TOL
     assert abs(pass_hat_k([n], [c], k)[0] - float(exact_pass_hat_k(n, c, k))) < TOL
     m = exact_threshold(tau, k)
-    assert abs(g_pass_at_k([n], [c], k, tau)[0] - float(exact_tail(n, c, k, m))) < TOL
+    assert abs(g_pass_at_k([n], [c], k, tau=tau)[0] - float(exact_tail(n, c, k, m))) < TOL
 
 
 @given(count_triples(max_n=400))
@@ -167,13 +167,13 @@ def test_vectorized_equals_scalar_loop(batch):
     vec = {
         "pass": pass_at_k(n, c, k),
         "hat": pass_hat_k(n, c, k),
-        "g": g_pass_at_k(n, c, k, taus_grid),
+        "g": g_pass_at_k(n, c, k, tau=taus_grid),
         "mg": mg_pass_at_k(n, c, k),
     }
     for j in range(len(n)):
         assert abs(vec["pass"][j] - pass_at_k(int(n[j]), int(c[j]), k)) <= 1e-13
         assert abs(vec["hat"][j] - pass_hat_k(int(n[j]), int(c[j]), k)) <= 1e-13
-        np.testing.assert_allclose(vec["g"][j], g_pass_at_k([n[j]], [c[j]], k, taus_grid)[0], rtol=0, atol=1e-15)
+        np.testing.assert_allclose(vec["g"][j], g_pass_at_k([n[j]], [c[j]], k, tau=taus_grid)[0], rtol=0, atol=1e-15)
         assert abs(vec["mg"][j] - mg_pass_at_k(int(n[j]), int(c[j]), k)) <= 1e-15
 
 
@@ -185,7 +185,7 @@ def test_equals_scipy_hypergeom_on_a_grid():
         for tau in ("0", "0.3", "0.5", "0.75", "1"):
             m = exact_threshold(Fraction(tau), k)
             expected = hypergeom.sf(m - 1, n, c, k)
-            np.testing.assert_allclose(g_pass_at_k(n, c, k, tau), expected, rtol=0, atol=TOL)
+            np.testing.assert_allclose(g_pass_at_k(n, c, k, tau=tau), expected, rtol=0, atol=TOL)
 
 
 # ---------------------------------------------------------------- large n: no overflow, NaN, warning
@@ -207,7 +207,7 @@ def test_large_n_is_finite_without_warnings(n, c, k):
         values = [
             pass_at_k([n], [c], k),
             pass_hat_k([n], [c], k),
-            g_pass_at_k([n], [c], k, [0, 0.3, 0.5, 0.99, 1]),
+            g_pass_at_k([n], [c], k, tau=[0, 0.3, 0.5, 0.99, 1]),
             mg_pass_at_k([n], [c], k, variant="integral"),
             biased_plugin_pass_at_k([n], [c], k),
         ]
@@ -223,8 +223,8 @@ def test_large_n_known_values():
     # P(X >= 25001) = (1 - P(X = 25000)) / 2; P(X = 25000) from scipy's log-pmf.
     n, c, k = 100_000, 50_000, 50_000
     p_mid = math.exp(hypergeom.logpmf(25_000, n, c, k))
-    assert abs(g_pass_at_k(n, c, k, Fraction(25_001, 50_000)) - (1 - p_mid) / 2) < 1e-10
-    assert abs(g_pass_at_k(n, c, k, 0.5) - (1 + p_mid) / 2) < 1e-10
+    assert abs(g_pass_at_k(n, c, k, tau=Fraction(25_001, 50_000)) - (1 - p_mid) / 2) < 1e-10
+    assert abs(g_pass_at_k(n, c, k, tau=0.5) - (1 + p_mid) / 2) < 1e-10
     # pass@k with c = 1 is exactly k/n
     assert abs(pass_at_k(n, 1, 77_777) - 0.77777) < TOL
     # pass^k with c = n - 1 is (n - k)/n
@@ -255,7 +255,7 @@ def test_pass_at_k_non_decreasing_in_k_and_pass_hat_non_increasing(triple):
 def test_g_pass_non_increasing_in_tau(triple, tau_list):
     n, c, k = triple
     tau_sorted = sorted(tau_list)
-    values = g_pass_at_k([n], [c], k, tau_sorted)[0]
+    values = g_pass_at_k([n], [c], k, tau=tau_sorted)[0]
     assert np.all(np.diff(values) <= 1e-15)
 
 
@@ -263,9 +263,9 @@ def test_g_pass_non_increasing_in_tau(triple, tau_list):
 def test_small_tau_gives_pass_at_k_and_tau_one_gives_pass_hat_k(triple, fraction):
     n, c, k = triple
     small_tau = fraction / k  # any tau <= 1/k
-    assert g_pass_at_k([n], [c], k, small_tau)[0] == pass_at_k([n], [c], k)[0]
-    assert g_pass_at_k([n], [c], k, 0)[0] == pass_at_k([n], [c], k)[0]
-    assert g_pass_at_k([n], [c], k, 1)[0] == pass_hat_k([n], [c], k)[0]
+    assert g_pass_at_k([n], [c], k, tau=small_tau)[0] == pass_at_k([n], [c], k)[0]
+    assert g_pass_at_k([n], [c], k, tau=0)[0] == pass_at_k([n], [c], k)[0]
+    assert g_pass_at_k([n], [c], k, tau=1)[0] == pass_hat_k([n], [c], k)[0]
 
 
 @given(problem_batches(), st.randoms(use_true_random=False))
@@ -275,7 +275,7 @@ def test_permuting_problems_permutes_outputs(batch, random):
     random.shuffle(order)
     for fn in (pass_at_k, pass_hat_k, mg_pass_at_k, biased_plugin_pass_at_k):
         np.testing.assert_array_equal(fn(n[order], c[order], k), fn(n, c, k)[order])
-    np.testing.assert_array_equal(g_pass_at_k(n[order], c[order], k, [0.3, 0.6]), g_pass_at_k(n, c, k, [0.3, 0.6])[order])
+    np.testing.assert_array_equal(g_pass_at_k(n[order], c[order], k, tau=[0.3, 0.6]), g_pass_at_k(n, c, k, tau=[0.3, 0.6])[order])
 
 
 @given(count_triples(max_n=400))
@@ -313,7 +313,7 @@ def test_kernel_paths_and_chunking_agree_with_fractions(monkeypatch, settings):
     expected = _exact_reference_batch(n, c, ks, 12, taus_tail, 11)
     for name, value in settings.items():
         monkeypatch.setattr(_passk, name, value)
-    got = pass_at_k(n, c, ks), g_pass_at_k(n, c, 12, taus_tail), mg_pass_at_k(n, c, 11)
+    got = pass_at_k(n, c, ks), g_pass_at_k(n, c, 12, tau=taus_tail), mg_pass_at_k(n, c, 11)
     for a, b in zip(got, expected):
         np.testing.assert_allclose(a, b, rtol=0, atol=TOL)
     np.testing.assert_allclose(pass_hat_k(n, c, ks), [[float(exact_pass_hat_k(int(a), int(b), int(k))) for k in ks] for a, b in zip(n, c)], rtol=0, atol=TOL)
@@ -355,7 +355,7 @@ def test_g_pass_uses_the_exact_threshold(tau, k, m_exact, m_float):
     wrong = float(exact_tail(n, c, k, m_float))
     assert abs(expected - wrong) > 1e-6
     for spelling in (tau, str(tau), Fraction(str(tau)), Decimal(str(tau)), np.float64(tau)):
-        assert abs(g_pass_at_k([n], [c], k, spelling)[0] - expected) < TOL
+        assert abs(g_pass_at_k([n], [c], k, tau=spelling)[0] - expected) < TOL
 
 
 # ---------------------------------------------------------------- mG-Pass variants
@@ -376,7 +376,7 @@ def test_mg_pass_variants(triple):
     # every step i/k of tau in [1/2, 1] is exact for the step function
     cells = 4 * k
     midpoints = [Fraction(1, 2) + Fraction(2 * i + 1, 4 * cells) for i in range(cells)]
-    average = float(np.mean(g_pass_at_k([n], [c], k, midpoints)[0]))
+    average = float(np.mean(g_pass_at_k([n], [c], k, tau=midpoints)[0]))
     assert abs(integral - average) < 1e-12
 
 
@@ -402,23 +402,23 @@ def test_output_shapes():
     assert pass_at_k(n, c, 2).shape == (3,)
     assert pass_at_k(n, c, [1, 2, 5, 10]).shape == (3, 4)
     assert pass_hat_k(n, c, np.array([2, 3])).shape == (3, 2)
-    assert g_pass_at_k(n, c, 4, 0.5).shape == (3,)
-    assert g_pass_at_k(n, c, 4, [0, 0.5, 1]).shape == (3, 3)
-    assert g_pass_at_k(n, c, [2, 4], 0.5).shape == (3, 2)
-    assert g_pass_at_k(n, c, [2, 4, 8, 10], [0, 0.5, 1]).shape == (3, 4, 3)
+    assert g_pass_at_k(n, c, 4, tau=0.5).shape == (3,)
+    assert g_pass_at_k(n, c, 4, tau=[0, 0.5, 1]).shape == (3, 3)
+    assert g_pass_at_k(n, c, [2, 4], tau=0.5).shape == (3, 2)
+    assert g_pass_at_k(n, c, [2, 4, 8, 10], tau=[0, 0.5, 1]).shape == (3, 4, 3)
     assert mg_pass_at_k(n, c, [2, 3]).shape == (3, 2)
     assert np.ndim(pass_at_k(10, 3, 5)) == 0 and abs(pass_at_k(10, 3, 5) - 11 / 12) < TOL
     assert pass_at_k(10, [3, 4], 5).shape == (2,)  # a 0-D n broadcasts over problems
     assert pass_at_k([], [], 3).shape == (0,)
-    assert g_pass_at_k([], [], [2, 3], [0.1, 0.2]).shape == (0, 2, 2)
+    assert g_pass_at_k([], [], [2, 3], tau=[0.1, 0.2]).shape == (0, 2, 2)
 
 
 def test_grid_columns_equal_single_calls():
     n, c = np.array([20, 30, 40]), np.array([5, 15, 39])
-    grid = g_pass_at_k(n, c, [3, 7, 20], [0, 0.4, 1])
+    grid = g_pass_at_k(n, c, [3, 7, 20], tau=[0, 0.4, 1])
     for i, k in enumerate([3, 7, 20]):
         for j, tau in enumerate([0, 0.4, 1]):
-            np.testing.assert_array_equal(grid[:, i, j], g_pass_at_k(n, c, k, tau))
+            np.testing.assert_array_equal(grid[:, i, j], g_pass_at_k(n, c, k, tau=tau))
     curve = pass_at_k(n, c, [20, 1, 7])  # any order of k
     for i, k in enumerate([20, 1, 7]):
         np.testing.assert_allclose(curve[:, i], pass_at_k(n, c, k), rtol=0, atol=1e-15)

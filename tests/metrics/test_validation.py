@@ -197,11 +197,11 @@ def test_estimators_name_their_count_parameter(fn, name):
 
 def test_g_pass_at_k_iv():
     with pytest.raises(ValueError, match=r"`tau` must be in \[0, 1\]; got 2"):
-        g_pass_at_k([5], [2], 3, 2)
+        g_pass_at_k([5], [2], 3, tau=2)
     with pytest.raises(ValueError, match=r"`k` = 6 exceeds `n_samples`"):
-        g_pass_at_k([5], [2], [1, 6], 0.5)
+        g_pass_at_k([5], [2], [1, 6], tau=0.5)
     with pytest.raises(ValueError, match=r"`n_samples` and `n_correct` must have the same length"):
-        g_pass_at_k([5, 5], [2], 3, 0.5)
+        g_pass_at_k([5, 5], [2], 3, tau=0.5)
 
 
 def test_mg_pass_at_k_iv():
