@@ -73,6 +73,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, ScoreReducer, Value, m
 from .inspect_records import (
     answer_of,
     assign_sample_indices,
+    check_required_columns,
     correct_from_value,
     kpass_data,
     kpass_metric_definitions,
@@ -310,7 +311,7 @@ def _metric_function(
         usable = [spec for spec in specs if spec.min_samples <= most]
         if not usable:
             return {}
-        _check_required_columns(usable, records)
+        check_required_columns(usable, records)
         from kpass import SampleTable, compute_report
 
         assign_sample_indices(records, epochs)
@@ -339,24 +340,6 @@ def _metric_function(
     metric_fn.kpass_fixed_specs = fixed_specs  # type: ignore[attr-defined]
     metric_fn.kpass_adaptive = adaptive  # type: ignore[attr-defined]
     return metric_fn
-
-
-def _check_required_columns(specs: Sequence[Any], records: list[dict[str, Any]]) -> None:
-    """A metric whose column no score carries (fin@k without a finished flag, CoT-Pass@k without
-    verdicts) is an error that says what to run, not a bare DataError."""
-    needs_finished = [spec.name for spec in specs if "finished" in spec.requires]
-    if needs_finished and not any(record.get("finished") is not None for record in records):
-        raise ValueError(
-            f"{', '.join(needs_finished)} needs each epoch's stop reason, which these scores do not carry "
-            "(Inspect gives metrics the scores only, not the generations). Score with kpass_scorer: in a task, "
-            "scorer=kpass_scorer(match()); for a log made without kpass, "
-            "inspect score LOG --scorer kpass/kpass_scorer -S scorer=<the log's scorer, e.g. match> "
-            "--metric kpass/fin_at_k; or read the log with kpass report -m fin@1 LOG."
-        )
-    needs_verdicts = [spec.name for spec in specs if "cot_verdicts" in spec.requires]
-    if needs_verdicts and not any("cot_verdicts" in record for record in records):
-        raise ValueError(f"{', '.join(needs_verdicts)} needs the verdicts that cot_verifier() records; "
-                         "score the task with cot_verifier(...).")
 
 
 def _annotate(metric_fn: Metric, details: dict[str, Any]) -> None:

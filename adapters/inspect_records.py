@@ -68,7 +68,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -76,6 +76,7 @@ __all__ = [
     "TRUNCATED_STOP_REASONS",
     "answer_of",
     "assign_sample_indices",
+    "check_required_columns",
     "clean_answer",
     "correct_from_value",
     "field_of",
@@ -369,3 +370,21 @@ def assign_sample_indices(records: list[dict[str, Any]], epochs: list[int | None
         rank = rank + 1 if key == previous else 0
         previous = key
         records[i]["sample_index"] = rank
+
+
+def check_required_columns(specs: Sequence[Any], records: list[dict[str, Any]]) -> None:
+    """A metric whose column no score carries (fin@k without a finished flag, CoT-Pass@k without
+    verdicts) is an error that says what to run, not a bare DataError."""
+    needs_finished = [spec.name for spec in specs if "finished" in spec.requires]
+    if needs_finished and not any(record.get("finished") is not None for record in records):
+        raise ValueError(
+            f"{', '.join(needs_finished)} needs each epoch's stop reason, which these scores do not carry "
+            "(Inspect gives metrics the scores only, not the generations). Score with kpass_scorer: in a task, "
+            "scorer=kpass_scorer(match()); for a log made without kpass, "
+            "inspect score LOG --scorer kpass/kpass_scorer -S scorer=<the log's scorer, e.g. match> "
+            "--metric kpass/fin_at_k; or read the log with kpass report -m fin@1 LOG."
+        )
+    needs_verdicts = [spec.name for spec in specs if "cot_verdicts" in spec.requires]
+    if needs_verdicts and not any("cot_verdicts" in record for record in records):
+        raise ValueError(f"{', '.join(needs_verdicts)} needs the verdicts that cot_verifier() records; "
+                         "score the task with cot_verifier(...).")
