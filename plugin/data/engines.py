@@ -68,7 +68,7 @@ def reduce_samples(inputs: Sequence[InputFile] | Sequence[str | os.PathLike], ne
     engine = check_engine(engine)
     files = list(inputs)
     if files and not isinstance(files[0], InputFile):
-        expanded = expand_inputs(files)  # type: ignore[arg-type]
+        expanded = expand_inputs(files)
         if expanded is None:
             raise UsageError(f"the {engine} engine reads JSONL, CSV and Parquet files; got {', '.join(map(str, files))}")
         files = expanded

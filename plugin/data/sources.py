@@ -99,7 +99,7 @@ def expand_inputs(paths: Sequence[str | os.PathLike]) -> list[InputFile] | None:
                            and not any(part.startswith((".", "_")) for part in p.relative_to(root).parts))
             if not found:
                 return None  # e.g. an lm-eval output directory: a plugin reader's
-            files += [InputFile(str(p), format_of(p.name), _partitions(p, root)) for p in found]  # type: ignore[arg-type]
+            files += [InputFile(str(p), format_of(p.name), _partitions(p, root)) for p in found]
         elif os.path.exists(text):
             kind = format_of(text)
             if kind is None:

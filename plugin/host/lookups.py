@@ -14,6 +14,7 @@ from typing import Any
 import pluggy
 
 from kpass.data.engines import check_engine, reduce_samples
+from kpass.data.readers import CsvReader, JsonlReader, ParquetReader
 from kpass.data.reduction import Needs, ProblemStatistics
 from kpass.data.sources import EngineOptions, InputFile, expand_inputs, locate_rows
 from kpass.data.table import SampleTable
@@ -285,7 +286,6 @@ def apply_answer_extractor(table: SampleTable, spec: str, *,
 
 def _claimed_by_builtin(files: Sequence[InputFile], reader: str | None, plugin_manager: Any) -> bool:
     """Whether every file goes to a built-in JSONL/CSV/Parquet reader (not a plugin's)."""
-    from kpass.data.readers import CsvReader, JsonlReader, ParquetReader
 
     if reader is not None and reader not in ("jsonl", "csv", "parquet"):
         return False
@@ -318,7 +318,7 @@ def load_samples(paths: Sequence[str | os.PathLike], needs: Needs | None, *, eng
         Invalid data (file, line, field), exactly as the numpy readers say it.
     """
     engine = check_engine(engine)
-    files = expand_inputs(paths)
+    files = None if _directory_claimed_whole(paths, reader, plugin_manager) else expand_inputs(paths)
     if files is None:  # a plugin's format (an Inspect log, an lm-eval output directory)
         if engine == "spark":
             raise UsageError("the spark engine reads JSONL, CSV and Parquet sample tables; these inputs need a "
@@ -332,3 +332,19 @@ def load_samples(paths: Sequence[str | os.PathLike], needs: Needs | None, *, eng
         return read_samples([item.path for item in files], reader=reader, plugin_manager=plugin_manager,
                             progress=progress, reader_options=reader_options)
     return reduce_samples(files, needs, engine=engine, options=options)
+
+
+def _directory_claimed_whole(paths: Sequence[str | os.PathLike], reader: str | None, plugin_manager: Any) -> bool:
+    """Whether a plugin reader claims one of the directories among ``paths`` as a whole (an
+    lm-eval output directory holds lm-eval's samples and kpass's own table of the same run: read
+    file by file, every sample would count twice)."""
+    for path in paths:
+        if not os.path.isdir(path):
+            continue
+        try:
+            _, chosen = choose_reader(path, reader=reader, plugin_manager=plugin_manager)
+        except (DataError, UsageError):
+            continue
+        if not isinstance(chosen, (JsonlReader, CsvReader, ParquetReader)):
+            return True
+    return False

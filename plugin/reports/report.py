@@ -419,7 +419,7 @@ def _too_few_samples(table: SampleTable, spec: MetricSpec, largest: int, who: st
         f"{spec.name} needs {need} samples per problem, but {who or 'no problem'} has more than {largest} "
         f"(the largest n{' there' if who else ''}), so every problem would be excluded from it. Lower k to at "
         f"most {largest}{example}, or draw more samples"
-        + (f" (or write {spec.implementation.symbol}{spec.k}[extrapolate] for a model-based estimate)"
+        + (f" (or write {getattr(spec.implementation, 'symbol', '')}{spec.k}[extrapolate] for a model-based estimate)"
            if "extrapolate" in getattr(spec.implementation, "flags", ()) else ""),
         **table.error_location(), field="sample_index")
 
