@@ -13,7 +13,7 @@ statistic                  used by
 answer-class counts        cons@k: ``class_counts[:, 0]`` gold samples, ``[:, 1:]`` the wrong
                            answer classes (largest first), ``n_invalid`` samples without answer
 CoT counts ``d_rule``      CoT-Pass@k (``rule`` = any, majority, all): a function of ``(n, d)``
-``(c_B, f_B)`` per budget  pass@k(B), fin@k(B) (METRICS.md section 6)
+``(c_B, f_B)`` per budget  pass@k(B), fin@k(B) (docs/spec.md section 6)
 field codes                ``--by`` groups and the ``--cluster-by`` cluster of each problem
 =========================  ==================================================================
 
@@ -281,7 +281,7 @@ def typed_sql(raw: str, present: Sequence[str], fields: Sequence[str], d: Dialec
     for number, field in enumerate(fields):
         value = _category_sql(field, False, d)[0] if field in present else "CAST(NULL AS STRING)"
         select.append(f"{value} AS f{number}")
-    if "finished" in present:  # a correct sample has finished (METRICS.md section 6)
+    if "finished" in present:  # a correct sample has finished (docs/spec.md section 6)
         finished = _bool_sql("finished", True, d)[0]
         bad.append(f"(({_bool_sql('correct', False, d)[0]}) AND ({finished}) IS NOT NULL AND NOT ({finished}))")
     select += [d.ident(name) for name in pass_through]
@@ -295,7 +295,7 @@ def _count(condition: str) -> str:
 
 def _position_sql() -> str:
     """Output-token position of a sample's final answer (NULL: not finished within what was
-    generated), METRICS.md section 6: ``answer_token`` when known, else ``output_tokens`` of a
+    generated), docs/spec.md section 6: ``answer_token`` when known, else ``output_tokens`` of a
     finished sample."""
     return "CASE WHEN answer_token IS NOT NULL THEN answer_token WHEN finished THEN output_tokens ELSE NULL END"
 
@@ -430,7 +430,7 @@ class ProblemStatistics:
     cot_correct : dict rule -> ndarray of int64
         Samples with a correct answer whose chain of thought passes ``rule``.
     budget_correct, budget_finished : dict B -> ndarray of int64
-        ``c_B`` and ``f_B`` (METRICS.md section 6).
+        ``c_B`` and ``f_B`` (docs/spec.md section 6).
     flags : dict str -> ndarray of bool
         Problems that break a rule checked only where a metric uses them (``answers``,
         ``budget:B``, ``finished``, ``varies:FIELD``, ``null:FIELD``); using such a problem raises
