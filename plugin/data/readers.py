@@ -30,7 +30,7 @@ import numpy as np
 
 from kpass.errors import DataError
 from kpass.data.table import Categorical, SampleTable
-from kpass.data.validation import TEXT_ENCODING, loads_json_strict
+from kpass.data.validation import TEXT_ENCODING, empty_file_error, loads_json_strict
 
 __all__ = ["CsvReader", "JsonlReader", "ParquetReader"]
 
@@ -144,7 +144,7 @@ class JsonlReader(_SuffixReader):
                 yield records, lines
                 records, lines = [], []
         if not records and not yielded:
-            raise DataError("the file is empty: no samples", source=source, line=1)
+            raise DataError(empty_file_error(source) or "the file is empty: no samples", source=source, line=1)
         if records:
             yield records, lines
         if progress is not None:
@@ -176,7 +176,7 @@ class CsvReader(_SuffixReader):
         except csv.Error as exc:
             raise DataError(f"malformed CSV header: {exc}", source=source, line=1) from None
         if header is None or not any(cell.strip() for cell in header):
-            raise DataError("the file is empty: no header and no samples", source=source, line=1)
+            raise DataError(empty_file_error(source) or "the file is empty: no header and no samples", source=source, line=1)
         header = [cell.strip() for cell in header]
         duplicates = sorted({name for name in header if header.count(name) > 1})
         if duplicates:
@@ -238,7 +238,7 @@ class ParquetReader(_SuffixReader):
         except (OSError, pa.ArrowException) as exc:
             raise DataError(f"not a readable Parquet file: {exc}", source=source, line=1) from None
         if arrow.num_rows == 0:
-            raise DataError("the file is empty: no samples", source=source, line=1)
+            raise DataError(empty_file_error(source) or "the file is empty: no samples", source=source, line=1)
         columns = _arrow_columns(arrow)
         if progress is not None:
             progress(arrow.num_rows)
@@ -257,7 +257,7 @@ class ParquetReader(_SuffixReader):
         except (OSError, pa.ArrowException) as exc:
             raise DataError(f"not a readable Parquet file: {exc}", source=source, line=1) from None
         if handle.metadata.num_rows == 0:
-            raise DataError("the file is empty: no samples", source=source, line=1)
+            raise DataError(empty_file_error(source) or "the file is empty: no samples", source=source, line=1)
         first = 1
         for batch in handle.iter_batches(batch_size=batch_rows):
             arrow = pa.Table.from_batches([batch])
