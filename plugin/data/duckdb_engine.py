@@ -118,10 +118,11 @@ def _jsonl_raw(item: InputFile, number: int, raw: _Raw) -> str:
                for n, c in enumerate(raw.presence)]
     select.append(f"len(list_filter(k, lambda key: NOT list_contains({_list_literal(known)}, key))) > 0 "
                   "AS unknown_keys")
-    select.append(f"(len(k) <> len(list_distinct(k)) OR length(j) - length(replace(replace(j, '[', ''), '{{', '')) "
-                  f"> {DEEP_JSON_BRACKETS}) AS numpy_fallback")
+    select.append("fallback AS numpy_fallback")
     return (f"SELECT {', '.join(select)} FROM (SELECT ordinality, from_json(json, {_literal(structure)}) AS s, "
-            f"CASE WHEN json_type(json) = 'OBJECT' THEN json_keys(json) ELSE [] END AS k, CAST(json AS VARCHAR) AS j "
+            f"CASE WHEN json_type(json) = 'OBJECT' THEN json_keys(json) ELSE [] END AS k, "
+            f"(len(json_keys(json)) <> len(list_distinct(json_keys(json))) OR length(CAST(json AS VARCHAR)) - "
+            f"length(replace(replace(CAST(json AS VARCHAR), '[', ''), '{{', '')) > {DEEP_JSON_BRACKETS}) AS fallback "
             f"FROM read_json_objects({_literal(item.path)}, format = 'newline_delimited') WITH ORDINALITY)")
 
 

@@ -203,7 +203,7 @@ def test_spark_dataframe_entry(tmp_path, spark_session):
 def test_out_of_core_limits_and_progress(tmp_path):
     path = _write(tmp_path, _records(n_problems=200), "jsonl")
     seen = []
-    options = EngineOptions(memory_limit="64MB", temp_directory=str(tmp_path / "spill"), threads=1,
+    options = EngineOptions(memory_limit="256MB", temp_directory=str(tmp_path / "spill"), threads=1,
                             progress=seen.append)
     statistics = reduce_samples([path], NEEDS, engine="duckdb", options=options)
     assert statistics.differences(statistics_from_table(kpass.read_samples(path), NEEDS)) == []
