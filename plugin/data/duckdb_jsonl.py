@@ -13,12 +13,14 @@ in two cheap scans:
    (``"p1"``; DuckDB writes every value in one canonical form, so one text is one string) and
    counting, in the same scan, the rows whose values are not in the regular form. Categorical
    values are decoded and their kind checked once per *problem*, after the GROUP BY;
-2. **keys** (the raw lines, no JSON parse): a line without a backslash, with one ``{`` and as
-   many ``:`` as it contains ``"KEY":`` texts of known keys has exactly those keys, each once (a
-   colon is either a key's or inside a string; a string cannot hold a quote without a backslash).
-   Only lines that fail this test are parsed for their keys (``json_keys``), and only the
-   distinct key lists come back: unknown keys, misspelt columns, duplicates and presence of the
-   optional columns follow exactly.
+2. **keys** (``read_json_objects``): the lines grouped by the *hash* of their ``json_keys`` (a
+   64-bit hash of a short list costs a fraction of grouping by the lists themselves, and a
+   handful of distinct key lists is the rule); each distinct list is then read from its first
+   line. Unknown keys, misspelt columns, duplicate keys and the presence of the optional columns
+   (a key whose values are all null is present, as in the numpy readers) follow exactly; a line
+   longer than ``DEEP_JSON_BRACKETS`` has its brackets counted for the depth rule. (Exact up to
+   a collision of the 64-bit hashes of two different key lists of one input: with d distinct
+   lists, a chance of about d**2 / 2**65.)
 
 Any irregular value, a duplicate key, a deep line, or a DuckDB error makes :func:`reduce_regular_jsonl`
 return None, and the general relation (every rule, with the numpy readers' error text) runs
@@ -29,7 +31,6 @@ as the general path.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
