@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
-from .duckdb_jsonl import reduce_regular_jsonl
 from .sources import EngineOptions, InputFile
 from .reduction import (DEEP_JSON_BRACKETS, DUCKDB, Needs, NumpyFallback, RawColumns, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
                         statistics_from_rows, typed_sql)
@@ -278,7 +277,9 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
     extras: list[str] = []
     con = connect(options)
     try:
-        regular = reduce_regular_jsonl(con, files, needs, options, _run, _fetch, lambda keys: locate_rows(files, keys))
+        from .duckdb_jsonl import reduce_regular_jsonl  # it imports this module's helpers
+
+        regular = reduce_regular_jsonl(con, files, needs, options)
         if regular is not None:
             return regular
         for number, item in enumerate(files):

@@ -38,11 +38,11 @@ from kpass.data.columns import MAX_INTEGER, REQUIRED_COLUMNS, SCHEMA_COLUMNS, _c
 
 from .reduction import (DEEP_JSON_BRACKETS, DUCKDB, Needs, ProblemStatistics, Violation, classes_sql, problems_sql,
                         reduction_sql, statistics_from_rows)
-from .sources import EngineOptions, InputFile
+from .duckdb_engine import _FILE_SHIFT, _fetch, _literal, _run
+from .sources import EngineOptions, InputFile, locate_rows
 
 __all__ = ["reduce_regular_jsonl"]
 
-_FILE_SHIFT = 1 << 40  # as in kpass.data.duckdb_engine: file number * 2**40 + ordinal
 _VERDICTS = r"'\[((true|false)(,(true|false))*)?\]'"
 _CATEGORIES = ("model", "task", "problem_id")
 #: Indices 0 .. 64 * _INDEX_WORDS - 1 are counted as bits (a problem with a larger index: the general path).
@@ -57,10 +57,6 @@ def _distinct_indices() -> str:
     words = [f"COALESCE(bit_count(bit_or(CASE WHEN sample_index BETWEEN {64 * j} AND {64 * j + 63} THEN "
              f"CAST(1 AS UBIGINT) << CAST(sample_index - {64 * j} AS UBIGINT) END)), 0)" for j in range(_INDEX_WORDS)]
     return " + ".join(words)
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _integer(name: str, required: bool) -> tuple[str, str]:
@@ -154,13 +150,13 @@ def _irregular_keys(lists: list[tuple[int, list[str]]], known: Sequence[str]) ->
     return False, sorted(unknown, key=unknown.__getitem__), present
 
 
-def reduce_regular_jsonl(con: Any, files: Sequence[InputFile], needs: Needs, options: EngineOptions,
-                         run: Any, fetch: Any, locate: Any) -> ProblemStatistics | None:
+def reduce_regular_jsonl(con: Any, files: Sequence[InputFile], needs: Needs,
+                         options: EngineOptions) -> ProblemStatistics | None:
     """Per-problem statistics of regular JSON lines (module docstring), or None when the input is
     not regular and the general relation must judge it.
 
-    ``run(con, sql, options)`` executes with progress, ``fetch(con, sql)`` returns column arrays
-    and ``locate(keys)`` reads rows back through the numpy readers (as in ``reduce_with_duckdb``).
+    ``con`` is a connection of :func:`kpass.data.duckdb_engine.connect`; errors are located by
+    reading rows back through the numpy readers (:func:`kpass.data.sources.locate_rows`).
 
     Raises
     ------
@@ -175,7 +171,7 @@ def reduce_regular_jsonl(con: Any, files: Sequence[InputFile], needs: Needs, opt
     fields = list(needs.fields)
     known = list(dict.fromkeys([*SCHEMA_COLUMNS, *fields]))
     try:
-        run(con, "CREATE TEMP TABLE kpass_regular_keys AS "
+        _run(con, "CREATE TEMP TABLE kpass_regular_keys AS "
             + " UNION ALL ".join(_keys_sql(item, n) for n, item in enumerate(files)), options)
         lists = _key_lists(con, files, con.execute("SELECT * FROM kpass_regular_keys ORDER BY file, first").fetchall())
         if lists is None:
@@ -186,7 +182,7 @@ def reduce_regular_jsonl(con: Any, files: Sequence[InputFile], needs: Needs, opt
         union = " UNION ALL ".join(_values_sql(item, n, fields) for n, item in enumerate(files))
         reduced = reduction_sql(union, needs, flags=["wide_index"], first_seen="kpass_order",
                                 distinct_indices=_distinct_indices())
-        run(con, f"CREATE TEMP TABLE kpass_regular AS {reduced}", options)
+        _run(con, f"CREATE TEMP TABLE kpass_regular AS {reduced}", options)
         checks = ["n_bad > 0", "any_wide_index > 0", *(_not_string(name, False) for name in _CATEGORIES)]
         if needs.answer_classes:
             checks.append(f"(is_problem = 0 AND {_not_string('answer', True)})")
@@ -199,8 +195,8 @@ def reduce_regular_jsonl(con: Any, files: Sequence[InputFile], needs: Needs, opt
             decoded.append(f"{_decode('answer')} AS answer")
         con.execute(f"CREATE TEMP TABLE kpass_regular_decoded AS SELECT * REPLACE ({', '.join(decoded)}) FROM kpass_regular")
         con.execute(f"CREATE TEMP TABLE kpass_regular_problems AS {problems_sql('kpass_regular_decoded')}")
-        problems = fetch(con, "SELECT * FROM kpass_regular_problems ORDER BY pid")
-        classes = (fetch(con, classes_sql("kpass_regular_decoded", "kpass_regular_problems"))
+        problems = _fetch(con, "SELECT * FROM kpass_regular_problems ORDER BY pid")
+        classes = (_fetch(con, classes_sql("kpass_regular_decoded", "kpass_regular_problems"))
                    if needs.answer_classes else None)
     except duckdb.Error:  # malformed JSON, a duplicate key, a non-object line, bytes that are not UTF-8, ...
         return None
@@ -213,4 +209,5 @@ def reduce_regular_jsonl(con: Any, files: Sequence[InputFile], needs: Needs, opt
     present = [*REQUIRED_COLUMNS, *(c for c in SCHEMA_COLUMNS if c in present_keys and c not in REQUIRED_COLUMNS),
                *extras]
     return statistics_from_rows(problems, classes, needs, sources=[item.path for item in files],
-                                columns_present=present, extra_columns=extras, engine="duckdb", locate=locate)
+                                columns_present=present, extra_columns=extras, engine="duckdb",
+                                locate=lambda keys: locate_rows(files, keys))

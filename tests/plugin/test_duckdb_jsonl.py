@@ -15,7 +15,7 @@ from kpass.data.duckdb_jsonl import reduce_regular_jsonl
 from kpass.data.engines import EngineOptions, reduce_samples
 from kpass.data.problems import statistics_from_table
 from kpass.data.reduction import Needs, Violation
-from kpass.data.sources import InputFile, locate_rows
+from kpass.data.sources import InputFile
 from kpass.errors import DataError
 
 METRICS = "pass@1 pass@2 cons@3 fin@2 cot-pass@2[rule=all] pass@1(B=11) fin@1(B=12)"
@@ -48,8 +48,7 @@ def _fast(path, needs):
     files = [InputFile(str(path), "jsonl")]
     con = duckdb_engine.connect(EngineOptions())
     try:
-        return reduce_regular_jsonl(con, files, needs, EngineOptions(), duckdb_engine._run, duckdb_engine._fetch,
-                                    lambda keys: locate_rows(files, keys))
+        return reduce_regular_jsonl(con, files, needs, EngineOptions())
     finally:
         con.close()
 
