@@ -672,12 +672,16 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
             problems = problems[keep[problems]]
         add_rows(group, problems, _problem_labels(table, problems, with_task),
                  None if clusters is None else clusters[problems], options)
-    if task_groups:  # lm-eval groups: the subtasks' problems pooled, each subtask one cluster
-        group_options = options if cluster_by is not None else interval_options(
-            method=method, confidence_level=confidence_level, seed=seed, n_resamples=n_resamples, clustered=True)
-        for item in task_groups:
-            add_rows(item.group, item.problems, _problem_labels(table, item.problems, True), item.clusters,
-                     group_options)
+    if task_groups and cluster_by is None:  # lm-eval groups: the subtasks' problems pooled, each subtask one cluster
+        try:
+            group_options = interval_options(method=method, confidence_level=confidence_level, seed=seed,
+                                             n_resamples=n_resamples, clustered=True)
+        except UsageError as exc:  # a method that takes no clusters
+            group_notes.append(f"no group rows: {exc}")
+            task_groups = []
+    for item in task_groups:
+        add_rows(item.group, item.problems, _problem_labels(table, item.problems, True), item.clusters,
+                 group_options if cluster_by is None else options)
     notes = (_table_notes(table) + pooled_notes + group_notes + _mixed_n_notes(table, groups, group_of_problem)
              + warning_notes)
     return Report(rows, exclusions, notes, specs, by, cluster_by, options["confidence_level"], per_problem)

@@ -37,7 +37,7 @@ from kpass.reports.sample_checks import PIPELINE_OF_COLUMN
 if TYPE_CHECKING:  # pragma: no cover
     from kpass.data.table import SampleTable
 
-__all__ = ["TaskGroupProblems", "group_row_note", "leaf_task_groups", "task_group_problems"]
+__all__ = ["TaskGroupProblems", "group_row_note", "leaf_task_groups", "task_group_clusters", "task_group_problems"]
 
 Group = tuple[tuple[str, str], ...]
 
@@ -175,3 +175,23 @@ def task_group_problems(table: "SampleTable", by: Sequence[str]) -> tuple[list[T
             rows.append(TaskGroupProblems(label, name, problems, index.task_codes[problems].astype(np.int64),
                                           member_names))
     return rows, notes
+
+
+def task_group_clusters(table: "SampleTable", by: Sequence[str] = ("model", "task"),
+                        ) -> dict[str, tuple[NDArray[np.str_], NDArray[np.str_]]]:
+    """Per group row's task: (its sorted problem labels ``task/problem_id``, the subtask of each).
+
+    The shape :func:`kpass.reports.columns._clusters_for` reads, so that rank intervals and paired
+    comparisons of a group column resample whole subtasks, as the group row's interval does.
+    """
+    items, _ = task_group_problems(table, by)
+    index = table.problem_index
+    tasks = table.category_values("task")
+    ids = table.category_values("problem_id")
+    out: dict[str, tuple[NDArray[np.str_], NDArray[np.str_]]] = {}
+    for name in dict.fromkeys(item.name for item in items):
+        problems = np.concatenate([item.problems for item in items if item.name == name])
+        labels = (tasks[index.task_codes[problems]] + "/" + ids[index.problem_codes[problems]]).astype(str)
+        labels, first = np.unique(labels, return_index=True)
+        out[name] = (labels, tasks[index.task_codes[problems[first]]].astype(str))
+    return out
