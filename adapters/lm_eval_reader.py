@@ -418,7 +418,8 @@ def task_groups_of(results: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     if isinstance(subtasks, Mapping):
         return {str(group): tuple(str(child) for child in children) for group, children in subtasks.items()
                 if isinstance(children, (list, tuple)) and children}
-    configs = results.get("configs") if isinstance(results.get("configs"), Mapping) else {}
+    found = results.get("configs")
+    configs: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     reported = {*(results.get("groups") or {}), *(name for name in results.get("results") or {} if name not in configs)}
     groups: dict[str, list[str]] = {}
     for task, config in configs.items():
