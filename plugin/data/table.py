@@ -88,11 +88,12 @@ class SampleTable:
         once), and :func:`kpass.compute_report`, :func:`kpass.compute_comparison` and ``kpass
         budget`` copy them into their notes and JSON output. A note should name its file.
     task_groups : dict of str to tuple of str
-        Groups of tasks the data defines (lm-eval's ``--tasks <group>``: group name -> its leaf
-        subtasks, as the ``task`` names or the :data:`~kpass.reports.sample_checks.PIPELINE_OF_COLUMN`
-        names of the rows). Reports grouped by task add one row per group, its subtasks' problems
-        pooled with the subtask as the cluster (:mod:`kpass.reports.task_groups`). A reader sets
-        it; :meth:`concat` merges the inputs' groups (members of one name joined, each once).
+        Groups of tasks the data defines (lm-eval's ``--tasks <group>``: group name -> its
+        children, subtasks or groups; a subtask is a ``task`` name or a
+        :data:`~kpass.reports.sample_checks.PIPELINE_OF_COLUMN` name of the rows). Reports grouped
+        by task add one row per group, its leaf subtasks' problems pooled with the subtask as the
+        cluster (:mod:`kpass.reports.task_groups`). A reader sets it; :meth:`concat` merges the
+        inputs' groups (children of one name joined, each once).
     """
 
     __slots__ = (
