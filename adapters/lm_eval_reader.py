@@ -11,6 +11,11 @@ row per generation: ``problem_id`` = ``doc_id``, ``task`` = ``"<task>/<filter>"`
 Accepted paths: an output directory (searched recursively), a ``results_*.json`` file, or a
 ``samples_*.jsonl`` file (its ``results_*.json`` of the same run must sit beside it).
 
+Groups (``--tasks <group>``): the run's groups as the results file records them
+(:func:`task_groups_of`) go into :attr:`kpass.SampleTable.task_groups`, so reports add a row per
+group (subtasks pooled, the subtask as the cluster; :mod:`kpass.reports.task_groups`). A single
+samples file carries no groups.
+
 For every pipeline that ends in ``take_first``, the re-scored first generation must agree with the
 score lm-eval logged for it; a disagreement (multiple targets, a target mapping, a custom metric)
 is a :class:`kpass.DataError` naming the file and line, never silently different numbers.
