@@ -240,3 +240,26 @@ def test_plugin_family_without_statistics_runs_on_numpy_by_default():
     with pytest.raises(UsageError, match="runs only on the numpy engine"):
         N.for_specs([fake])
     assert np.array_equal(N.for_specs([spec]).budgets, ())
+
+
+# every command that reads samples: the same JSON on numpy, DuckDB and Spark, the same error
+_COMMANDS = {
+    "crossover": ["--base", "a", "--model", "b", "--n-resamples", "200"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(_COMMANDS))
+def test_every_command_prints_the_same_json_and_error_on_every_engine(run_cli, tmp_path, spark_session, command):
+    path = _write(tmp_path, _records(), "jsonl")
+    broken = _write(tmp_path, [r for r in _records() if not (r["problem_id"] == "p1" and r["sample_index"] == 2)],
+                    "jsonl", "gap")
+    outputs, errors = {}, {}
+    for engine in ("numpy", "duckdb", "spark"):
+        code, out, err = run_cli(command, path, *_COMMANDS[command], "--engine", engine, "--format", "json")
+        assert code == 0, (engine, err)
+        outputs[engine] = json.loads(out)
+        code, _, err = run_cli(command, broken, *_COMMANDS[command], "--engine", engine, "--format", "json")
+        assert code == 1, (engine, err)
+        errors[engine] = err
+    assert outputs["numpy"] == outputs["duckdb"] == outputs["spark"]
+    assert errors["numpy"] == errors["duckdb"] == errors["spark"] and str(broken) in errors["numpy"]
