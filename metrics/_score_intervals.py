@@ -35,6 +35,7 @@ __all__ = [
     "paired_score_fallback",
     "score_fallback",
     "score_standard_error",
+    "split_score_bounds",
     "t_bounds",
     "wilson_effective",
     "wilson_interval",
@@ -238,6 +239,47 @@ def paired_score_fallback(a: NDArray[np.float64], b: NDArray[np.float64], codes,
     bounds_a = wilson_effective(mean_a, se_a, np.where(se_a > 0, n, n_bernoulli), df, (0.0, 1.0))
     bounds_b = wilson_effective(mean_b, se_b, np.where(se_b > 0, n, n_bernoulli), df, (0.0, 1.0))
     return Fallback(mover_difference(bounds_a, bounds_b, mean_a, mean_b, correlation), "mover-score")
+
+
+def split_score_bounds(differences: NDArray[np.float64], codes, n_clusters) -> LevelBounds:
+    r"""Score bounds on a mean paired difference from its gains and its losses (values in [-1, 1]).
+
+    Each difference splits into a gain and a loss, :math:`d_j = d_j^+ - d_j^-` with
+    :math:`d_j^\pm = \max(\pm d_j, 0)`; on a benchmark where the two models agree on most
+    problems both are mostly 0, the case of a proportion near 0, and a t interval of :math:`\bar d`
+    is too short on the side of the rarer sign (its standard error is small exactly when few
+    problems differ). Each part, scaled by the largest :math:`|d_j|` (:math:`M`), gets
+    Wilson's interval with the design-effect size :math:`n_{\mathrm{eff}} = \hat p(1-\hat p)/\widehat{SE}^2`
+    (no cap, Korn & Graubard 1998, reduced for the t degrees of freedom; :func:`wilson_effective`),
+    whose skewness correction near 0 is about :math:`z^2\widehat{SE}^2/\hat p` on the raw scale, the
+    Poisson-type correction of a rare count; a part with no problem at all gets the bound of
+    0 of :math:`n_B` (N, or Kish's size with clusters) times :math:`M`. The two intervals are combined
+    by MOVER (:func:`mover_bounds`) with :math:`r = (SE_+^2 + SE_-^2 - SE_d^2)/(2 SE_+ SE_-)`
+    from the same (t or clustered) standard errors, so that near the estimate the variance is the
+    paired :math:`SE_d^2`. Columns with every difference 0 get NaN (the caller's
+    "no difference seen" bound applies there).
+    """
+    magnitude = np.abs(differences).max(axis=0)
+    scale = np.where(magnitude > 0, magnitude, np.nan)
+    with np.errstate(invalid="ignore"):
+        gains = np.maximum(differences, 0.0) / scale
+        losses = np.maximum(-differences, 0.0) / scale
+    mean_gain, se_gain, n_bernoulli, df = mean_and_se(np.nan_to_num(gains), codes, n_clusters)
+    mean_loss, se_loss, _, _ = mean_and_se(np.nan_to_num(losses), codes, n_clusters)
+    _, se_d, _, _ = mean_and_se(np.nan_to_num(gains - losses), codes, n_clusters)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        correlation = np.where((se_gain > 0) & (se_loss > 0),
+                               (se_gain**2 + se_loss**2 - se_d**2) / (2.0 * se_gain * se_loss), 0.0)
+    correlation = np.clip(correlation, -1.0, 1.0)
+    gain_bounds = wilson_effective(mean_gain, se_gain, np.where(se_gain > 0, np.inf, n_bernoulli), df, (0.0, 1.0))
+    loss_bounds = wilson_effective(mean_loss, se_loss, np.where(se_loss > 0, np.inf, n_bernoulli), df, (0.0, 1.0))
+    scaled = mover_difference(gain_bounds, loss_bounds, mean_gain, mean_loss, correlation)
+
+    def bounds(level: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        low, high = scaled(level)
+        return low * scale, high * scale
+
+    return bounds
 
 
 def at_range_ends(values: NDArray[np.float64], value_range: tuple[float, float]) -> NDArray[np.bool_]:

@@ -709,6 +709,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-regimes", action="store_true", help="skip the edge-regime table")
     parser.add_argument("--comparisons", default="single,paired", help="edge regimes: single, paired or both (comma-separated)")
     parser.add_argument("--regime-sims", type=int, help=f"edge regimes: simulations per cell (full: {REGIME_SIMS})")
+    parser.add_argument("--paired-only", action="store_true", help="edge regimes: only the paired cells (--comparisons paired)")
     args = parser.parse_args(argv)
     full = args.full or os.environ.get("KPASS_COVERAGE_FULL") == "1"
     config = StudyConfig() if full else SMALL
@@ -756,7 +757,7 @@ def main(argv: list[str] | None = None) -> int:
         _emit("\n".join(parts), args.output)
     if not args.no_regimes:
         regime_started = time.perf_counter()
-        comparisons = tuple(c.strip() for c in args.comparisons.split(",") if c.strip())
+        comparisons = ("paired",) if args.paired_only else tuple(c.strip() for c in args.comparisons.split(",") if c.strip())
         n_sims = args.regime_sims or (REGIME_SIMS if full else config.n_sims)
         n_resamples = args.resamples or (REGIME_RESAMPLES if full else config.n_resamples)
         regime_cells = run_regimes(n_sims=n_sims, n_resamples=n_resamples, seed=config.seed, comparisons=comparisons,
