@@ -217,7 +217,7 @@ from ._bootstrap import DEFAULT_N_RESAMPLES
 from ._interval_engine import interval_core
 from ._resampling import DEFAULT_MAX_CHUNK_ELEMENTS, bootstrap_weights, canonical_order
 from ._result import IntervalResult, PairedResult
-from ._score_intervals import FEW_CLUSTERS, paired_score_fallback, score_fallback, wilson_interval
+from ._score_intervals import FEW_CLUSTERS, NEAR_END_PROBLEMS, near_end_bounds, paired_score_fallback, score_fallback, wilson_interval
 from ._validation import MAX_REPORTED, check_bounds, check_design, check_values, match_ids
 from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning
 
@@ -594,8 +594,11 @@ def _mean_ci(values, *, clusters, method, confidence_level, n_resamples, rng, bo
     results = interval_core(arr, codes, n_clusters, method, level, design.n_resamples, rng, bound_range,
                              design.max_chunk_elements, False, fallback, scale_range=value_range,
                              few_clusters=few_clusters_note(n_clusters) is not None)
+    if method == "studentized" and value_range is not None and few_clusters_note(n_clusters) is None:
+        _apply_near_end(results, arr, codes, n_clusters, value_range, level, bound_range)
     _warn_few_clusters(n_clusters, method)
     _warn_degenerate(results, "value")
+    _warn_near_end(results)
     out = [
         IntervalResult(
             estimate=r["estimate"],
@@ -611,6 +614,49 @@ def _mean_ci(values, *, clusters, method, confidence_level, n_resamples, rng, bo
         for r in results
     ]
     return out
+
+
+def _apply_near_end(results, arr, codes, n_clusters, value_range, level, bound_range) -> None:
+    """The near-end rule of the default single-model interval (:func:`near_end_bounds`), in place.
+
+    A column whose mean lies within :data:`NEAR_END_PROBLEMS` problems' worth of an end of its
+    range (other than 0/1 values and constant columns, whose score interval already counts N
+    trials) gets, on the side away from that end, the wider of the studentized bound and the
+    Wilson bound with at most twice the Bernoulli worst-case size; ``details["near_end"]`` says
+    so, ``details["studentized_bounds"]`` keeps the bounds before the rule and
+    ``details["bound_methods"]`` names "score (near end)" when the score bound was the wider.
+    """
+    near_end, at_top, low, high = near_end_bounds(arr, codes, n_clusters, value_range, level)
+    for j in np.flatnonzero(near_end).tolist():
+        r = results[j]
+        if r["constant"] or r["details"].get("degenerate") or r["details"].get("scale") == "score (0/1 values)":
+            continue  # constant columns and 0/1 values keep their score interval (N trials already)
+        r["details"]["near_end"] = True
+        r["details"]["studentized_bounds"] = (r["low"], r["high"])
+        methods = list(r["details"].get("bound_methods", ("studentized", "studentized")))
+        if at_top[j] and low[j] < r["low"]:
+            r["low"] = float(low[j] if bound_range is None else max(low[j], bound_range[0]))
+            methods[0] = "score (near end)"
+        elif not at_top[j] and high[j] > r["high"]:
+            r["high"] = float(high[j] if bound_range is None else min(high[j], bound_range[1]))
+            methods[1] = "score (near end)"
+        r["details"]["bound_methods"] = tuple(methods)
+
+
+def _warn_near_end(results: list[dict[str, Any]]) -> None:
+    """Warn when a single-model mean lies near an end of its range (``details["near_end"]``)."""
+    flagged = [j for j, r in enumerate(results) if r["details"].get("near_end")]
+    if not flagged:
+        return
+    shown = "" if len(results) == 1 else f" (columns {flagged[:MAX_REPORTED]}{' ...' if len(flagged) > MAX_REPORTED else ''})"
+    warnings.warn(
+        f"the mean lies within {NEAR_END_PROBLEMS:g} problems' worth of an end of its range{shown} (near the "
+        "ceiling or the floor): the interval rests on the few problems off that end, and rare problems this "
+        "sample lacks can put the true value outside it more often than its level says; its interior bound "
+        "is at least the score bound (details['bound_methods']).",
+        IntervalMethodWarning,
+        stacklevel=4,
+    )
 
 
 # ----------------------------------------------------------------------------------------------
