@@ -336,7 +336,9 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     degenerate tail), and the correlation of the
     two means, :math:`r = (SE_a^2 + SE_b^2 - SE_d^2) / (2 SE_a SE_b)`, give
     :math:`L = \hat d - \sqrt{(\hat\theta_a - l_a)^2 + (u_b - \hat\theta_b)^2 - 2r(\hat\theta_a - l_a)(u_b - \hat\theta_b)}`
-    and :math:`U` likewise (Zou & Donner 2008). The p-value inverts the interval in its level.
+    and :math:`U` likewise (Zou & Donner 2008). Each bound is widened to the split score interval
+    of the gains and losses (:func:`split_score_bounds`) where that is wider, except under the
+    few-cluster rule. The p-value inverts the interval (with the widening) in its level.
     """
     arr_a, arr_b, model_range = paired
     n, k = arr_a.shape
