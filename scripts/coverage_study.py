@@ -48,8 +48,22 @@ bootstrap resamples per interval (the library default is 10,000; 1,999 keeps the
 error of a 2.5% tail quantile small while the study fits in about 10 to 20 minutes on 2 cores).
 The Monte Carlo standard error of a coverage near 95% with 2,000 simulations is 0.5 points.
 
-Run ``python scripts/coverage_study.py --full`` (or ``make coverage``) for the table in the
-README; without ``--full`` a small version runs in well under a minute.
+Edge regimes (issue #16)
+------------------------
+A third table (:func:`run_regimes`) uses populations of its own, mixtures of problem kinds with
+exact population values (:data:`REGIMES`: rare hard problems at the ceiling, rare easy ones at the
+floor, point masses at 0 and 1, a bell-shaped population near 0.98, sparse paired gains; and
+:data:`CLUSTERED_REGIMES`, the first three in N/3 clusters), metrics :data:`REGIME_METRICS`
+(pass@1, pass@8, pass^4, G-Pass@8_0.5, mG-Pass@8, cons@5), N in :data:`REGIME_N_PROBLEMS` and n in
+:data:`REGIME_N_SAMPLES`, :data:`REGIME_SIMS` simulations per cell (fewer for the biggest cells,
+:func:`regime_sims`). Per cell: the default's coverage, misses below and above, mean width, the
+narrowest method covering >= 94% and the 1.3x width rule, the warned share of misses and of all.
+
+Run ``python scripts/coverage_study.py --full`` (or ``make coverage``, which writes
+``docs/coverage.md`` and, with ``--edges-output``, ``docs/coverage-edges.md``); without ``--full``
+a small version (the regimes' quick profile: N = 30 and 100, n = 16) runs in a few minutes.
+``--regimes-only --comparisons single`` runs the single-model regime cells alone (455 s on the
+shared 2-core machine at full size, 926 s beside another run).
 """
 
 from __future__ import annotations

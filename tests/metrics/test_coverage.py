@@ -238,7 +238,7 @@ def test_regime_tables_of_kpass_estimators():
     # population values: closed forms against numerical integration over the Beta
     for metric, g in (("mG-Pass@8", lambda p: sum(stats.binom.sf(i - 1, 8, p) for i in range(5, 9)) / 4),
                       ("cons@5", lambda p: stats.binom.sf(2, 5, p))):
-        weighted, _ = integrate.quad(lambda p: g(p) * stats.beta.pdf(p, 3.5, 2.5), 0, 1)
+        weighted, _ = integrate.quad(lambda p, g=g: g(p) * stats.beta.pdf(p, 3.5, 2.5), 0, 1)
         assert study.regime_value("bell-shaped near 0.98", metric) == pytest.approx(weighted, abs=1e-9)
 
 
