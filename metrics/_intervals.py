@@ -349,27 +349,23 @@ def _warn_sparse_differences(differences, results: list[dict[str, Any]], in_unit
             r["details"]["sparse_differences"] = True
         if tiny[j]:
             r["details"]["tiny_differences"] = True
-    shown = (lambda js: "" if len(results) == 1 else f" (columns {js[:MAX_REPORTED]}{' ...' if len(js) > MAX_REPORTED else ''})")
-    flagged = np.flatnonzero(few).tolist()
-    if flagged:
-        count = f"{int(differing[flagged[0]])} of {n} problems" if len(results) == 1 else f"fewer than {SPARSE_DIFFERENCES} problems"
-        warnings.warn(
-            f"the two models differ on only {count}{shown(flagged)}: the paired interval rests on those few problems and "
-            "can miss the true difference more often than its level says (the coverage study's sparse-gain regime); "
-            "treat it as rough, or compare on more problems.",
-            IntervalMethodWarning,
-            stacklevel=4,
-        )
-    flagged = np.flatnonzero(tiny & ~few).tolist()
-    if flagged:
-        size = f"{float(largest[flagged[0]]):.3g}" if len(results) == 1 else f"less than {TINY_DIFFERENCE}"
-        warnings.warn(
-            f"the two models' per-problem values differ by at most {size}{shown(flagged)}: the paired interval is as narrow "
-            "as those small differences and cannot see a larger difference on problems outside the sample (a saturated "
-            "metric such as pass@8 near 1 for both); treat it as rough.",
-            IntervalMethodWarning,
-            stacklevel=4,
-        )
+    one = len(results) == 1
+    few_columns = np.flatnonzero(few).tolist()
+    tiny_columns = np.flatnonzero(tiny & ~few).tolist()
+    messages = []
+    if few_columns:
+        count = f"{int(differing[few_columns[0]])} of {n} problems" if one else f"fewer than {SPARSE_DIFFERENCES} problems"
+        messages.append((few_columns, f"the two models differ on only {count}", "the paired interval rests on those few "
+                         "problems and can miss the true difference more often than its level says (the coverage study's "
+                         "sparse-gain regime); treat it as rough, or compare on more problems."))
+    if tiny_columns:
+        size = f"{float(largest[tiny_columns[0]]):.3g}" if one else f"less than {TINY_DIFFERENCE}"
+        messages.append((tiny_columns, f"the two models' per-problem values differ by at most {size}", "the paired "
+                         "interval is as narrow as those small differences and cannot see a larger difference on problems "
+                         "outside the sample (a saturated metric such as pass@8 near 1 for both); treat it as rough."))
+    for columns, head, tail in messages:
+        shown = "" if one else f" (columns {columns[:MAX_REPORTED]}{' ...' if len(columns) > MAX_REPORTED else ''})"
+        warnings.warn(f"{head}{shown}: {tail}", IntervalMethodWarning, stacklevel=4)
 
 
 def few_clusters_note(n_clusters: int | None, method: str | None = None) -> str | None:

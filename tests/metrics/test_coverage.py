@@ -174,8 +174,8 @@ REGIME_SIMS = 600  # 3 Monte Carlo standard errors of a 95% coverage: 2.7 points
     ("ceiling (rare hard problems)", "single", "pass@8", 30),
     ("floor (rare easy problems)", "single", "pass^4", 100),
     ("point masses at 0 and 1", "paired", "pass@1", 100),
-    # MOVER of the two models' limits alone covered 89.7% here (#16): the gain lives on 10% of the problems
-    ("sparse paired gains", "paired", "pass@1", 100),
+    # MOVER of the two models' limits alone covered 88.5% here (#16): the gain lives on 10% of the problems
+    ("sparse paired gains", "paired", "pass^4", 100),
 ])
 def test_edge_regimes_cover_within_the_band_and_the_width_rule(regime, comparison, metric, n_problems):
     cell = study.run_regime_cell(regime, comparison, metric, n_problems, 16, n_sims=REGIME_SIMS, n_resamples=499, seed=7)
@@ -187,8 +187,8 @@ def test_edge_regimes_cover_within_the_band_and_the_width_rule(regime, compariso
         # the t interval misses the rare problems: it covers far less here (24% and 67%)
         assert cell.coverage["t"] < 0.8
     if regime == "sparse paired gains":
-        # the t interval of the differences is too short on the side of the rarer sign (90.3%)
-        assert cell.coverage["t"] < 0.925
+        # the t interval of the differences is too short on the side of the rarer sign (86% here)
+        assert cell.coverage["t"] < 0.9 and cell.miss_low["t"] > 2 * cell.miss_low[cell.default]
 
 
 def test_sparse_paired_gains_are_flagged_on_the_intervals_that_miss():

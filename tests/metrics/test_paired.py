@@ -445,3 +445,26 @@ def test_model_with_itself_stays_zero_when_the_same_array_is_passed():
     with pytest.warns(DegenerateIntervalWarning, match="identical"):
         itself = paired_difference(a, a, rng=0)
     assert (itself.low, itself.high, itself.standard_error, itself.p_value) == (0.0, 0.0, 0.0, 1.0)
+
+
+def test_tiny_differences_everywhere_are_flagged():
+    # pass@8 from 16 samples of two strong models: 1 - C(16 - c, 8) / C(16, 8) differs by 8 / 12870 between
+    # c = 7 and c = 8 (and by 1 / 12870 between 8 and 9); the rare outright failure is not in the sample
+    from math import comb
+
+    value = {c: 1 - comb(16 - c, 8) / comb(16, 8) for c in range(17)}
+    a = np.array([value[16]] * 30 + [value[8]] * 6 + [value[7]] * 4)
+    b = np.array([value[16]] * 30 + [value[9]] * 6 + [value[8]] * 4)
+    with pytest.warns(IntervalMethodWarning, match="differ by at most 0.000622"):
+        result = paired_difference(a, b, rng=0, n_resamples=999)
+    # 10 of 40 problems differ: not fewer than a quarter, so only the tiny-difference flag applies
+    assert result.details["tiny_differences"] and result.details["sparse_differences"]
+    assert result.details["n_differing"] == 10 and result.details["largest_difference"] == pytest.approx(8 / 12870)
+    # differences of 0.25 on 40 of 60 problems: neither flag
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 5, 60) / 4
+    b = np.clip(a - rng.choice([0.0, 0.25, -0.25], 60, p=[1 / 3, 1 / 2, 1 / 6]), 0, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IntervalMethodWarning)
+        plain = paired_difference(a, b, rng=0, n_resamples=999)
+    assert "sparse_differences" not in plain.details and "tiny_differences" not in plain.details
