@@ -63,7 +63,7 @@ Run ``python scripts/coverage_study.py --full`` (or ``make coverage``, which wri
 ``docs/coverage.md`` and, with ``--edges-output``, ``docs/coverage-edges.md``); without ``--full``
 a small version (the regimes' quick profile: N = 30 and 100, n = 16) runs in a few minutes.
 ``--regimes-only --comparisons single`` runs the single-model regime cells alone (455 s on the
-shared 2-core machine at full size, 757-926 s beside other runs).
+shared 2-core machine at full size, 926 s beside another run).
 """
 
 from __future__ import annotations
