@@ -160,7 +160,7 @@ def _largest_power_of_two(n: int) -> int:
 def _k_list(k: int | Sequence[int] | None, name: str) -> list[int] | None:
     if k is None:
         return None
-    values = [k] if isinstance(k, int) and not isinstance(k, bool) else list(k)
+    values = [k] if isinstance(k, int) else list(k)  # a bool is an int here, refused below
     for value in values:
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
             raise ValueError(f"`k` of {name} must be a positive integer or a list of them; got {k!r}.")

@@ -410,7 +410,8 @@ def _prepare(state: _RunState, lm: Any, task_dict: Any, samples: Any) -> None:
     runs = []
     for name, task in chosen.items():
         original, repeats = plans[name]
-        pipelines, extractors = ([], {})
+        pipelines: list[Any] = []
+        extractors: dict[str, Any] = {}
         if state.specs:
             _check_metric(options, name, task)
             pipelines, extractors = _plan_pipelines(state, name, task, filter_choices[name])
@@ -578,6 +579,11 @@ def _collect(state: _RunState) -> list[_TaskSamples]:
     return collected
 
 
+def _process_one(task: Any, docs: Sequence[Any], doc_index: int, answer: Any) -> Mapping[str, Any]:
+    """The task's own ``process_results`` on one extracted answer of document ``docs[doc_index]``."""
+    return task.process_results(docs[doc_index], [answer])
+
+
 def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
                  model_name: str) -> tuple[list[Any], dict[str, Any]]:
     """Sample tables of every chosen task (one per filter pipeline) and per-task diagnostics."""
@@ -596,7 +602,7 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
         for pipeline in pipelines:
             answers = pipeline.apply(item.responses, docs)
             metric, verdicts = score_samples(
-                answers, lambda d, answer, docs=docs, task=task: task.process_results(docs[d], [answer]),
+                answers, partial(_process_one, task, docs),
                 metric=state.options.metric, task=run.name, doc_ids=doc_ids)
             columns, _ = sample_columns(model=model_name, task=run.name, pipeline=pipeline, doc_ids=doc_ids,
                                         docs=docs, targets=targets, answers=answers, verdicts=verdicts,
@@ -693,7 +699,7 @@ def _with_group_rows(state: _RunState, report: Any, tables: Sequence[Any]) -> An
     subtasks (each through its first pipeline), with the subtask as the cluster of its problems."""
     import kpass
 
-    first_table = {}
+    first_table: dict[str, Any] = {}
     for table in tables:
         owner = table.column("pipeline_of")[0]
         first_table.setdefault(owner, table)

@@ -329,7 +329,8 @@ def _report_row(items: Sequence[Mapping[str, Any]], n_resamples: int | None = No
             "the `kpass` aggregation takes the values of kpass's lm-eval metrics (one metric at a time); "
             f"got metrics {sorted(map(str, names))}."
         )
-    (name,) = names
+    (metric,) = names
+    name = str(metric)
     (spec,) = parse_metric_specs(name)
     sizes = [len(item[KPASS_VALUE_KEY]["correct"]) for item in items]
     if max(sizes) < spec.min_samples:
