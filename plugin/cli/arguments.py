@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
+from typing import overload
 
 from kpass.cli.argtypes import nonnegative_int, positive_int, probability
 from kpass.cli.progress import ProgressBar
@@ -95,6 +96,16 @@ def add_intersect_argument(parser: argparse.ArgumentParser, help_text: str) -> N
     parser.add_argument("--intersect", "--intersection", dest="intersect", action="store_true", help=help_text)
 
 
+@overload
+def read_tables(args: argparse.Namespace, specs: None = None, *, by: Sequence[str] = (),
+                cluster_by: str | None = None, files: Sequence[str] | None = None) -> SampleTable: ...
+
+
+@overload
+def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec], *, by: Sequence[str] = (),
+                cluster_by: str | None = None, files: Sequence[str] | None = None) -> SampleTable | ProblemStatistics: ...
+
+
 def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = None, *, by: Sequence[str] = (),
                 cluster_by: str | None = None, files: Sequence[str] | None = None) -> SampleTable | ProblemStatistics:
     """The samples of ``args.files`` for ``specs``, with a progress bar on a terminal: a
@@ -141,6 +152,10 @@ def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = N
                                progress=lambda path, done: bar.update(done, label=f"reading {os.path.basename(path)} (lines)"))
     finally:
         bar.close()
+    if not isinstance(samples, SampleTable):
+        if needs is None:  # load_samples' contract: without needs, the samples themselves
+            raise TypeError(f"kpass {args.command}: the reader returned {type(samples).__name__}, not the samples")
+        return samples
     return samples if extractor is None else apply_answer_extractor(samples, extractor)
 
 

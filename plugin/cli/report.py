@@ -98,7 +98,9 @@ def run_compare(args: argparse.Namespace) -> int:
             raise UsageError(f"with two files and no --baseline each file must hold one model, and they must differ; "
                              f"got {first_models} and {second_models}. Give --baseline MODEL")
         baseline = first_models[0]
-        table = SampleTable.concat(tables) if isinstance(tables[0], SampleTable) else read_tables(args, specs, **read)
+        sample_tables = [table for table in tables if isinstance(table, SampleTable)]
+        table = (SampleTable.concat(sample_tables) if len(sample_tables) == len(tables)
+                 else read_tables(args, specs, **read))
     else:
         table = read_tables(args, specs, by=(*args.by, "model"), cluster_by=args.cluster_by)
     lookups.use_recorded_cluster(args, table)
