@@ -22,7 +22,7 @@ from kpass.data.table import SampleTable
 from kpass.errors import UsageError
 from kpass.host import lookups
 from kpass.render.formatting import format_comparison, format_report
-from kpass.render.plot import plot_result
+from kpass.render.plot import plot_comparison, plot_report
 from kpass.reports.report import Comparison, Report, compute_comparison, compute_report
 from kpass.reports.selection import selection_bias_of_report
 
@@ -31,7 +31,8 @@ __all__ = ["add_compare_arguments", "add_report_arguments", "run_compare", "run_
 
 def _plot(args: argparse.Namespace, result: Report | Comparison) -> None:
     if getattr(args, "plot", None):
-        save_figure(plot_result(result), args.plot)
+        figure = plot_comparison(result) if isinstance(result, Comparison) else plot_report(result)
+        save_figure(figure, args.plot)
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:

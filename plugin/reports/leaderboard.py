@@ -357,7 +357,7 @@ def _budget_curves(table: Any, models: Sequence[str], tasks: Sequence[str], clus
             for name, attribute in (("pass@1", "pass_at_k"), ("fin@1", "fin_at_k")):
                 key = name if len(tasks) == 1 else f"{task}: {name}"
                 curves.setdefault(key, {})[model] = [
-                    {"budget": int(p.budget), "estimate": _none_if_nan(getattr(p, attribute).estimate),
+                    {"budget": None if p.budget is None else int(p.budget), "estimate": _none_if_nan(getattr(p, attribute).estimate),
                      "low": _none_if_nan(getattr(p, attribute).low),
                      "high": _none_if_nan(getattr(p, attribute).high), "n_problems": int(p.n_problems)}
                     for p in points]
@@ -533,7 +533,8 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
     entries = []
     for model in ordered:
         code = models.index(model)
-        metrics_of_model, ranks_of_model = {}, {}
+        metrics_of_model: dict[str, Any] = {}
+        ranks_of_model: dict[str, dict[str, float] | None] = {}
         for column in columns:
             row = rows.get((model, column["task"], column["metric"]))
             metrics_of_model[column["key"]] = None if row is None else _cell_of(row)

@@ -54,12 +54,12 @@ def selection_bias(columns: Sequence[tuple[str, str, str, Sequence[str], Any, An
             notes.append(f"{key}: no selection-bias estimate ({exc})")
             continue
         best = models[result.best]
-        entry = {"column": key, "task": task, "metric": metric, "models": list(models),
-                 "n_models": result.n_models, "n_problems": result.n_problems, "best": best,
-                 "inflation": result.inflation, "sigma": result.sigma,
-                 "inflation_in_sigma": _finite(result.inflation_in_sigma),
-                 "independent_in_sigma": result.independent_in_sigma,
-                 "mean_correlation": _finite(result.mean_correlation), "selected": []}
+        entry: dict[str, Any] = {"column": key, "task": task, "metric": metric, "models": list(models),
+                                 "n_models": result.n_models, "n_problems": result.n_problems, "best": best,
+                                 "inflation": result.inflation, "sigma": result.sigma,
+                                 "inflation_in_sigma": _finite(result.inflation_in_sigma),
+                                 "independent_in_sigma": result.independent_in_sigma,
+                                 "mean_correlation": _finite(result.mean_correlation), "selected": []}
         shown = (estimates or {}).get((best, task, metric), result.best_estimate)
         in_sigma = (f"{result.inflation_in_sigma:.2f} sigma; {result.independent_in_sigma:.2f} for {result.n_models} "
                     f"independent models, correlation {result.mean_correlation:.2f}" if result.sigma > 0 else
