@@ -673,7 +673,7 @@ def _compute(state: _RunState, model: Any, model_args: Any) -> dict[str, Any] | 
     clustered = state.options.cluster_by is not None or all(t.has_column("cluster") for t in tables)
     report = kpass.compute_report(table, state.specs, cluster_by="cluster" if clustered else None,
                                   method=state.options.method, confidence_level=state.options.confidence_level,
-                                  seed=state.options.seed)
+                                  rng=state.options.seed)
     report = _with_group_rows(state, report, tables)
     for exclusion in report.exclusions:  # also in the printed table and in report.as_dict(); never silent
         shown = ", ".join(exclusion.problem_ids[:20]) + (", ..." if len(exclusion.problem_ids) > 20 else "")
@@ -717,7 +717,7 @@ def _with_group_rows(state: _RunState, report: Any, tables: Sequence[Any]) -> An
                                 "cluster": leaf})
         pooled = kpass.SampleTable.from_records(records, source=f"lm-eval group {group}")
         group_report = kpass.compute_report(pooled, state.specs, cluster_by="cluster", method=state.options.method,
-                                            confidence_level=state.options.confidence_level, seed=state.options.seed)
+                                            confidence_level=state.options.confidence_level, rng=state.options.seed)
         rows.extend(group_report.rows)
         exclusions.extend(group_report.exclusions)
         notes.append(f"group {group}: problems of {', '.join(first_table[leaf].categories('task')[0] for leaf in leaves)} "

@@ -222,7 +222,7 @@ def _budget(args: argparse.Namespace) -> None:
         raise UsageError(f"--by takes model and/or task; got {args.by!r}")
     # the same interval options as kpass report, so that pass@k(as-run) here is report's pass@k
     check_interval_method(args.method, paired=False, clustered=bool(args.cluster_by))
-    options = interval_options(method=args.method, confidence_level=args.confidence, seed=args.seed,
+    options = interval_options(method=args.method, confidence_level=args.confidence, rng=args.seed,
                                n_resamples=args.n_resamples, clustered=bool(args.cluster_by))
     samples = _samples(args)
     index = samples.index

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     check_plot_path(args.plot)
     table = read_tables(args)
     report = compute_crossover(table, base=args.base, model=args.model, cluster_by=args.cluster_by,
-                               confidence_level=args.confidence, seed=args.seed, n_resamples=args.n_resamples,
+                               confidence_level=args.confidence, rng=args.seed, n_resamples=args.n_resamples,
                                robust_fraction=args.robust_fraction)
     text = format_crossover(report, args.format)
     if args.plot:

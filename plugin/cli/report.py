@@ -53,9 +53,9 @@ def run_report(args: argparse.Namespace) -> int:
     lookups.use_recorded_cluster(args, table)
     with ProgressBar("computing", enabled=False if args.no_progress else None) as bar:
         report = compute_report(table, specs, by=args.by, cluster_by=args.cluster_by, method=args.method,
-                                confidence_level=args.confidence, seed=args.seed, n_resamples=args.n_resamples,
+                                confidence_level=args.confidence, rng=args.seed, n_resamples=args.n_resamples,
                                 progress=bar.update)
-    entries, notes = selection_bias_of_report(table, report, selected=args.selected_on_this_set, seed=args.seed)
+    entries, notes = selection_bias_of_report(table, report, selected=args.selected_on_this_set, rng=args.seed)
     report.selection_bias = entries
     report.notes.extend(notes)
     text = format_report(report, args.format)
@@ -111,7 +111,7 @@ def run_compare(args: argparse.Namespace) -> int:
     with ProgressBar("comparing", enabled=False if args.no_progress else None) as bar:
         comparison = compute_comparison(table, specs, baseline=baseline, models=args.models, by=args.by,
                                         cluster_by=args.cluster_by, method=args.method,
-                                        confidence_level=args.confidence, seed=args.seed,
+                                        confidence_level=args.confidence, rng=args.seed,
                                         n_resamples=args.n_resamples, intersect=args.intersect,
                                         progress=bar.update)
     text = format_comparison(comparison, args.format)

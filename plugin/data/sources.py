@@ -78,7 +78,7 @@ def format_of(path: str) -> str | None:
 
 def _partitions(path: pathlib.Path, root: pathlib.Path) -> tuple[tuple[str, str], ...]:
     parts = path.relative_to(root).parts[:-1]
-    return tuple(tuple(part.split("=", 1)) for part in parts if "=" in part)  # type: ignore[misc]
+    return tuple((key, value) for key, _, value in (part.partition("=") for part in parts if "=" in part))
 
 
 def expand_inputs(paths: Sequence[str | os.PathLike]) -> list[InputFile] | None:

@@ -330,7 +330,7 @@ def test_group_rows_pool_subtasks_with_the_subtask_as_cluster():
         tables.append(kpass.SampleTable.from_columns(columns, source=name))
     state = _state("pass@1")
     state.groups = {"grp": ["a", "b", "c"], "other": ["zzz"]}
-    report = cli._with_group_rows(state, kpass.compute_report(kpass.SampleTable.concat(tables), "pass@1", seed=0),
+    report = cli._with_group_rows(state, kpass.compute_report(kpass.SampleTable.concat(tables), "pass@1", rng=0),
                                   tables)
     row = report.row("pass@1", task="grp")
     assert row.n_problems == 5 and row.n_clusters == 3
