@@ -46,8 +46,26 @@ def _group_value(group: Group, field: str) -> str | None:
     return None
 
 
+class _TaskOfGroup:
+    """The ``task`` of a row's ``group`` (None when the group has no task)."""
+
+    group: Group
+
+    @property
+    def task(self) -> str | None:
+        return _group_value(self.group, "task")
+
+
+class _ModelAndTaskOfGroup(_TaskOfGroup):
+    """The ``model`` and ``task`` of a row's ``group`` (None when the group lacks one)."""
+
+    @property
+    def model(self) -> str | None:
+        return _group_value(self.group, "model")
+
+
 @dataclasses.dataclass(frozen=True)
-class Exclusion:
+class Exclusion(_ModelAndTaskOfGroup):
     """Problems left out of one metric in one group, and why.
 
     Attributes
@@ -67,21 +85,13 @@ class Exclusion:
     problem_ids: tuple[str, ...]
     reason: str
 
-    @property
-    def model(self) -> str | None:
-        return _group_value(self.group, "model")
-
-    @property
-    def task(self) -> str | None:
-        return _group_value(self.group, "task")
-
     def as_dict(self) -> dict[str, Any]:
         return {**dict(self.group), "metric": self.metric, "problem_ids": list(self.problem_ids),
                 "n_problems": len(self.problem_ids), "reason": self.reason}
 
 
 @dataclasses.dataclass(frozen=True)
-class ReportRow:
+class ReportRow(_ModelAndTaskOfGroup):
     """One metric in one group: the estimate, its interval and what it rests on.
 
     Attributes
@@ -120,14 +130,6 @@ class ReportRow:
     n_excluded: int = 0
     note: str = ""
     interval: Any = dataclasses.field(default=None, compare=False, repr=False)
-
-    @property
-    def model(self) -> str | None:
-        return _group_value(self.group, "model")
-
-    @property
-    def task(self) -> str | None:
-        return _group_value(self.group, "task")
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.group)
@@ -193,7 +195,7 @@ class Report:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ComparisonRow:
+class ComparisonRow(_TaskOfGroup):
     """``model - baseline`` on one metric in one group, paired over the common problems.
 
     Built with keyword arguments only; a statistic the data cannot give stays ``None`` (and
@@ -234,10 +236,6 @@ class ComparisonRow:
     n_excluded: int = 0
     note: str = ""
     result: Any = dataclasses.field(default=None, compare=False, repr=False)
-
-    @property
-    def task(self) -> str | None:
-        return _group_value(self.group, "task")
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.group)
