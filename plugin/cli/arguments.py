@@ -20,7 +20,7 @@ from kpass.render.formatting import FORMATS
 from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
 
 __all__ = [
-    "add_engine_arguments", "add_input_arguments", "add_intersect_argument", "add_metric_arguments",
+    "add_bootstrap_arguments", "add_engine_arguments", "add_input_arguments", "add_intersect_argument", "add_metric_arguments",
     "add_output_arguments", "add_selected_argument", "check_interval_method", "check_plot_path", "metric_specs",
     "read_tables",
 ]
@@ -67,6 +67,12 @@ def add_metric_arguments(parser: argparse.ArgumentParser, default: str = "pass@1
     parser.add_argument("--cluster-by", metavar="FIELD", help="cluster field of each problem (e.g. cluster, subject)")
     parser.add_argument("--method", metavar="M",
                         help=f"interval method ({', '.join(methods)}; default: {default_method})")
+    add_bootstrap_arguments(parser)
+
+
+def add_bootstrap_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--confidence``, ``--seed`` (the ``rng`` of the Python API) and ``--n-resamples``, with
+    the host's defaults."""
     parser.add_argument("--confidence", type=probability, default=0.95, metavar="LEVEL",
                         help="confidence level (default: 0.95)")
     parser.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED, metavar="S",

@@ -38,10 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from kpass.cli.argtypes import (budget_list, fraction, k_list, nonnegative_int, positive_int, probability,
-                                regular_expression)
-from kpass.cli.arguments import (add_engine_arguments, add_intersect_argument, check_interval_method,
-                                 check_plot_path, read_tables)
+from kpass.cli.argtypes import budget_list, fraction, k_list, regular_expression
+from kpass.cli.arguments import (add_bootstrap_arguments, add_engine_arguments, add_intersect_argument,
+                                 check_interval_method, check_plot_path, read_tables)
 from kpass.cli.output import emit, save_figure
 from kpass.errors import DataError, UsageError
 from kpass.host import lookups
@@ -59,8 +58,6 @@ from kpass.render.plot import plot_budget_curves, plot_decomposition
 from kpass.render.tables import render_table
 from kpass.reports.budget import BudgetSamples
 from kpass.reports.report import (
-    DEFAULT_N_RESAMPLES,
-    DEFAULT_SEED,
     Exclusion,
     check_one_model_per_group,
     interval_options,
@@ -81,11 +78,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     add_engine_arguments(parser)
     parser.add_argument("--cluster-by", metavar="FIELD",
                         help="column holding each problem's cluster (the bootstrap then resamples clusters)")
-    parser.add_argument("--confidence", type=probability, default=0.95, help="confidence level (default 0.95)")
-    parser.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED,
-                        help=f"bootstrap seed (default {DEFAULT_SEED}: reproducible)")
-    parser.add_argument("--n-resamples", type=positive_int, default=DEFAULT_N_RESAMPLES,
-                        help=f"bootstrap resamples (default {DEFAULT_N_RESAMPLES}, as kpass report)")
+    add_bootstrap_arguments(parser)
     parser.add_argument("--tokenizer", metavar="SPEC",
                         help="find answer positions in the output text: hf:PATH/tokenizer.json, "
                              "tiktoken:cl100k_base, or a plugin's NAME:ARG")
