@@ -36,6 +36,7 @@ from ._score_intervals import (
     p_value_by_inversion,
     score_fallback,
     score_standard_error,
+    split_score_bounds,
     t_bounds,
 )
 
@@ -342,7 +343,9 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     degenerate tail), and the correlation of the
     two means, :math:`r = (SE_a^2 + SE_b^2 - SE_d^2) / (2 SE_a SE_b)`, give
     :math:`L = \hat d - \sqrt{(\hat\theta_a - l_a)^2 + (u_b - \hat\theta_b)^2 - 2r(\hat\theta_a - l_a)(u_b - \hat\theta_b)}`
-    and :math:`U` likewise (Zou & Donner 2008). The p-value inverts the interval in its level.
+    and :math:`U` likewise (Zou & Donner 2008). Each bound is widened to the split score interval
+    of the gains and losses (:func:`split_score_bounds`) where that is wider, except under the
+    few-cluster rule. The p-value inverts the interval (with the widening) in its level.
     """
     arr_a, arr_b, model_range = paired
     n, k = arr_a.shape
@@ -381,15 +384,30 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
             out["high"] = np.minimum(np.maximum(out["high"], low_end), high_end)
         return out
 
-    def bounds(level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def combined(level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         out = model_bounds(np.concatenate([level_k, level_k]), sources=False)
         low_ab, high_ab = out["low"], out["high"]
         down = np.maximum(model_estimate - low_ab, 0.0)
         up = np.maximum(high_ab - model_estimate, 0.0)
         return mover_bounds(estimate, down[:k], up[:k], down[k:], up[k:], correlation)
 
+    # the score interval of the gains and losses (values in [0, 1]): the MOVER bound on a side is
+    # widened to it where it is wider (few differing problems, #16); under the few-cluster rule both
+    # bounds stay the score interval of every path (the studentized method's fallback is the same)
+    split = (None if model_range is None or per_model.few_clusters
+             else split_score_bounds(arr_a - arr_b, codes, n_clusters))
+
+    def bounds(level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        low_k, high_k = combined(level_k)
+        if split is None:
+            return low_k, high_k
+        split_low, split_high = split(level_k)
+        return np.fmin(low_k, split_low), np.fmax(high_k, split_high)
+
     levels = np.full(k, level)
     low, high = bounds(levels)
+    mover_low, mover_high = combined(levels)
+    split_low, split_high = (np.full(k, np.nan), np.full(k, np.nan)) if split is None else split(levels)
     models = model_bounds(np.concatenate([levels, levels]))
     for j, d in enumerate(details):
         d.update(
@@ -406,6 +424,10 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
             degenerate_share=(float(max(per_model.share_below[j], per_model.share_above[k + j])),
                               float(max(per_model.share_above[j], per_model.share_below[k + j]))),
             model_scales=(str(scales[j]), str(scales[k + j])),
+            mover_of_models=(float(mover_low[j]), float(mover_high[j])),
+            split_score_interval=(float(split_low[j]), float(split_high[j])),
+            paired_bound_methods=("split-score" if low[j] < mover_low[j] else "mover",
+                                  "split-score" if high[j] > mover_high[j] else "mover"),
         )
     p_values = p_value_by_inversion(bounds, estimate, k) if test_zero else np.full(k, np.nan)
     if per_model.few_clusters and model_range is not None:
