@@ -118,7 +118,8 @@ class Studentized:
         replace_low = ((self.share_above > alpha / 2.0) | ~np.isfinite(q_high)) & ~self.constant & ~two_point
         replace_high = ((self.share_below > alpha / 2.0) | ~np.isfinite(q_low)) & ~self.constant & ~two_point
         replaced = replace_low | replace_high
-        low_source = high_source = None
+        low_source: NDArray[np.object_] | None = None
+        high_source: NDArray[np.object_] | None = None
         if sources:
             low_source = np.full(low.shape, "studentized", dtype=object)
             high_source = low_source.copy()
@@ -127,7 +128,7 @@ class Studentized:
             # degenerate side: the fallback; other side: the wider of the two; 0/1 values: the fallback
             low = np.where(replace_low | two_point, fallback_low, np.where(replaced, np.minimum(low, fallback_low), low))
             high = np.where(replace_high | two_point, fallback_high, np.where(replaced, np.maximum(high, fallback_high), high))
-            if sources:
+            if low_source is not None and high_source is not None:
                 low_source[(replaced | two_point) & (low == fallback_low)] = self.fallback.name
                 high_source[(replaced | two_point) & (high == fallback_high)] = self.fallback.name
         return {"low": low, "high": high, "q_low": q_low, "q_high": q_high, "replace_low": replace_low,
@@ -192,7 +193,12 @@ def interval_core(
     p_values = np.full(k, np.nan)
 
     if method in ("t", "clustered-t"):
-        df = n - 1 if method == "t" else n_clusters - 1
+        if method == "t":
+            df = n - 1
+        elif n_clusters is not None:
+            df = n_clusters - 1
+        else:
+            raise ValueError("method 'clustered-t' needs `clusters`.")
         critical = float(stats.t.ppf(1.0 - alpha / 2.0, df))
         low = estimate - critical * se
         high = estimate + critical * se
@@ -273,8 +279,9 @@ def interval_core(
     # interval; for MOVER, one model all at the top and the other all at the bottom (d = +-1)
     # keeps the MOVER of their score intervals. Every other constant column is pinned.
     end_constant = constant & (False if two_point is None else two_point)
-    if method == "mover" and paired[2] is not None:
-        end_constant = constant & (np.abs(estimate) == paired[2][1] - paired[2][0])
+    mover_range = paired[2] if method == "mover" and paired is not None else None
+    if mover_range is not None:
+        end_constant = constant & (np.abs(estimate) == mover_range[1] - mover_range[0])
     no_difference = np.zeros(k, dtype=bool)
     if no_difference_range is not None:
         no_difference = constant & (estimate == 0.0)
@@ -282,7 +289,7 @@ def interval_core(
     pinned = constant & ~end_constant
     low = np.where(pinned, estimate, low)
     high = np.where(pinned, estimate, high)
-    if no_difference.any():
+    if no_difference_range is not None and no_difference.any():
         bound = no_difference_bound(n, codes, level, no_difference_range)
         low = np.where(no_difference, -bound, low)
         high = np.where(no_difference, bound, high)

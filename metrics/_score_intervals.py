@@ -198,7 +198,8 @@ def mean_and_se(values: NDArray[np.float64], codes, n_clusters):
     constant = np.ptp(values, axis=0) == 0
     units = Units(np.where(constant, 0.0, values - mean), codes, need_se=False)
     se = analytic_se(units, n, constant)
-    n_bernoulli = float(n) if codes is None else float(n) ** 2 / float((units.unit_sizes**2).sum())
+    sizes = units.unit_sizes  # None without clusters
+    n_bernoulli = float(n) if sizes is None else float(n) ** 2 / float((sizes**2).sum())
     return mean, se, n_bernoulli, units.n_units - 1
 
 

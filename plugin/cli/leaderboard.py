@@ -103,7 +103,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
     leaderboard = build_leaderboard(
         table, specs, sort=args.sort, baseline=args.baseline, pairs=args.pairs,
         cluster_by=args.cluster_by, method=args.method, confidence_level=args.confidence,
-        seed=args.seed, n_resamples=args.n_resamples, curves=not args.no_curves,
+        rng=args.seed, n_resamples=args.n_resamples, curves=not args.no_curves,
         budgets=args.budgets, selected_on_this_set=args.selected_on_this_set)
     extended = None
     if existing is not None:

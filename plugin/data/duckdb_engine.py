@@ -45,7 +45,7 @@ def connect(options: EngineOptions):
     ``threads``, and no insertion order to preserve (lets scans stream)."""
     import duckdb
 
-    config = {
+    config: dict[str, str | bool | int | float | list[str]] = {
         "memory_limit": options.memory_limit or os.environ.get("KPASS_MEMORY_LIMIT") or _DEFAULT_MEMORY_LIMIT,
         "temp_directory": options.temp_directory or os.environ.get("KPASS_TEMP_DIRECTORY")
         or os.path.join(tempfile.gettempdir(), f"kpass-duckdb-{os.getpid()}"),

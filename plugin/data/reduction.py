@@ -66,6 +66,9 @@ _MAX_INTEGER = 2**53 - 1
 #: A JSON line with more opening brackets than this may nest more deeply than Python's parser
 #: goes; the engines hand such input to the numpy readers, which say exactly what is wrong.
 DEEP_JSON_BRACKETS = 500
+#: None as a 0-d object array, for ``np.equal`` and ``np.where`` (their typed signatures take
+#: arrays; it broadcasts exactly as a bare None).
+_NULL = np.array(None, dtype=object)
 
 
 class NumpyFallback(Exception):
@@ -116,6 +119,7 @@ class Needs:
                   if field not in ("model", "task", "problem_id")]
         wanted: set[str] = set()
         budgets = set()
+        finished = False
         for spec in specs:
             declared = getattr(spec.implementation, "statistics", None)
             if declared is None:
@@ -126,7 +130,8 @@ class Needs:
             wanted.update(declared)
             if spec.budget is not None:
                 budgets.add(int(spec.budget))
-        finished = any(spec.budget is None and "finished" in spec.implementation.statistics for spec in specs)
+            elif "finished" in declared:
+                finished = True
         return cls(fields=tuple(dict.fromkeys(fields)), finished=finished,
                    answer_classes="answer_classes" in wanted, cot="cot" in wanted,
                    budgets=tuple(sorted(budgets)))
@@ -394,7 +399,7 @@ def _codes_by_first_appearance(values: NDArray[np.object_], first_seen: NDArray[
                                 ) -> tuple[NDArray[np.int64], list[str]]:
     """Codes (``-1`` null) and categories of per-problem values, categories ordered by the first
     row that has them (``first_seen`` of each problem), as :class:`~kpass.SampleTable` orders them."""
-    null = np.equal(values, None) if values.size else np.zeros(0, dtype=bool)
+    null = np.equal(values, _NULL) if values.size else np.zeros(0, dtype=bool)
     text = np.where(null, "", values).astype(str)
     uniques, inverse = np.unique(text[~null], return_inverse=True)
     inverse = inverse.reshape(-1)
@@ -485,6 +490,15 @@ class ProblemStatistics:
 
         self.problem_index = _ProblemIndex(arange, arange, self.n_samples, self.n_correct, self._codes["model"],
                                               self._codes["task"], self._codes["problem_id"])
+
+    @classmethod
+    def stand_in(cls, sources: Sequence[str], engine: str,
+                 locate: Callable[[list[tuple[str, str]] | None], "SampleTable"]) -> "ProblemStatistics":
+        """No problems, only the way back to the rows: what :func:`raise_violation` needs of an
+        engine that found a rule broken before it had any statistics."""
+        empty = np.zeros(0, dtype=object)
+        return cls(keys={"model": empty, "task": empty, "problem_id": empty}, n_samples=np.zeros(0, np.int64),
+                   n_correct=np.zeros(0, np.int64), sources=sources, engine=engine, locate=locate)
 
     def put(self, values: Any, *, dtype: Any = np.int64) -> NDArray:
         """A per-problem array given in the order of the constructor's ``keys``, in this order."""
@@ -593,8 +607,8 @@ class ProblemStatistics:
                 out.append(name)
                 continue
             theirs = other.category_values(name)[other._codes[name]] if len(other) else np.zeros(0, object)
-            mine = np.where(self._codes[name] < 0, None, mine)
-            theirs = np.where(other._codes[name] < 0, None, theirs)
+            mine = np.where(self._codes[name] < 0, _NULL, mine)
+            theirs = np.where(other._codes[name] < 0, _NULL, theirs)
             if mine.tolist() != theirs.tolist():
                 out.append(name)
         for name in ("n_samples", "n_correct", "n_finished", "class_counts", "n_invalid"):
@@ -643,7 +657,7 @@ def statistics_from_rows(problems: Mapping[str, NDArray], classes: Mapping[str, 
         flags[f"varies:{field}"] = ((nulls > 0) & (nulls < n)) | np.array(
             [a != b for a, b in zip(low_f.tolist(), high_f.tolist())], dtype=bool)
         flags[f"null:{field}"] = nulls == n
-        fields[field] = np.where(nulls == n, None, low_f)
+        fields[field] = np.where(nulls == n, _NULL, low_f)
     stats = ProblemStatistics(keys=keys, n_samples=n, n_correct=problems["n_correct"], fields=fields, sources=sources,
                               columns_present=columns_present, extra_columns=extra_columns, engine=engine,
                               locate=locate, first_seen=problems.get("first_seen"))
