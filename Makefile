@@ -38,7 +38,7 @@ bench: $(STAMP)
 	$(PY) scripts/benchmarks/run_benchmarks.py
 
 coverage: $(STAMP)
-	KPASS_COVERAGE_FULL=1 $(PY) scripts/coverage_study.py --full --output docs/coverage.md
+	KPASS_COVERAGE_FULL=1 $(PY) scripts/coverage_study.py --full --output docs/coverage.md --edges-output docs/coverage-edges.md
 
 # A wheel and an sdist in dist/ (kpass is not on the package index: install from these or a clone).
 dist: $(STAMP)

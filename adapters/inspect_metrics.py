@@ -160,7 +160,7 @@ def _largest_power_of_two(n: int) -> int:
 def _k_list(k: int | Sequence[int] | None, name: str) -> list[int] | None:
     if k is None:
         return None
-    values = [k] if isinstance(k, int) and not isinstance(k, bool) else list(k)
+    values = [k] if isinstance(k, int) else list(k)  # a bool is an int here, refused below
     for value in values:
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
             raise ValueError(f"`k` of {name} must be a positive integer or a list of them; got {k!r}.")
@@ -278,7 +278,7 @@ def _metric_function(
     cluster: str | None,
     method: str | None,
     confidence_level: float,
-    seed: int | None,
+    rng: int | None,
     prefix: str | None,
     family: str,
 ) -> Metric:
@@ -318,7 +318,7 @@ def _metric_function(
         table = SampleTable.from_records(records, source=_SOURCE)
         report = compute_report(
             table, usable, by=("model", "task"), cluster_by="cluster" if cluster else None,
-            method=method, confidence_level=confidence_level, seed=seed,
+            method=method, confidence_level=confidence_level, rng=rng,
         )
         key_prefix = f"{prefix}/" if prefix else ""
         value = _flatten(report, usable, key_prefix)
@@ -374,13 +374,14 @@ def _warn_few_clusters(report: Any) -> None:
         logging.getLogger(__name__).warning("kpass metrics: %s", note)
 
 
-def _check_common(cluster: str | None, method: str | None, confidence_level: float, seed: int | None) -> None:
+def _check_common(cluster: str | None, method: str | None, confidence_level: float, rng: int | None) -> None:
     if cluster is not None and not (isinstance(cluster, str) and cluster):
         raise TypeError(f"`cluster` must be a sample-metadata key (a non-empty string) or None; got {cluster!r}.")
     if not (isinstance(confidence_level, (int, float)) and 0 < confidence_level < 1):
         raise ValueError(f"`confidence_level` must be in (0, 1); got {confidence_level!r}.")
-    if seed is not None and not (isinstance(seed, int) and not isinstance(seed, bool)):
-        raise TypeError(f"`seed` must be an int or None; got {seed!r}.")
+    if rng is not None and not (isinstance(rng, int) and not isinstance(rng, bool)):
+        raise TypeError(f"`rng` must be an int seed or None (Inspect records a metric's options in the log, "
+                        f"so a Generator cannot be given); got {rng!r}.")
     if method is not None:
         methods = tuple(_core().INTERVAL_METHODS)
         if method not in methods:
@@ -398,16 +399,16 @@ def _check_prefix(prefix: str | None) -> None:
 
 
 def _make(spec_texts: Sequence[str] | None, adaptive: Callable[[int], list[str]] | None, *,
-          cluster: str | None, method: str | None, confidence_level: float, seed: int | None,
+          cluster: str | None, method: str | None, confidence_level: float, rng: int | None,
           prefix: str | None = None, family: str = "kpass_metrics") -> Metric:
-    _check_common(cluster, method, confidence_level, seed)
+    _check_common(cluster, method, confidence_level, rng)
     _check_prefix(prefix)
     _ensure_epochs_hook()
     fixed = _parse(spec_texts) if spec_texts else None
     if fixed is None and adaptive is not None:
         _parse(adaptive(16))  # validate the options now, at task construction
     return _metric_function(fixed, adaptive, cluster=cluster, method=method,
-                            confidence_level=confidence_level, seed=seed, prefix=prefix, family=family)
+                            confidence_level=confidence_level, rng=rng, prefix=prefix, family=family)
 
 
 def _default_family(n: int) -> list[str]:
@@ -421,7 +422,7 @@ def _kpass_metrics(
     cluster: str | None = None,
     method: str | None = None,
     confidence_level: float = 0.95,
-    seed: int | None = 0,
+    rng: int | None = 0,
     prefix: str | None = None,
     kpass: Any = None,
 ) -> Metric:
@@ -432,7 +433,7 @@ def _kpass_metrics(
         if not isinstance(text, str):
             raise TypeError(f"kpass metric specs must be strings such as 'pass@1,8'; got {text!r}.")
     return _make(texts or None, None if texts else _default_family, cluster=cluster, method=method,
-                 confidence_level=confidence_level, seed=seed, prefix=prefix)
+                 confidence_level=confidence_level, rng=rng, prefix=prefix)
 
 
 def kpass_metrics(
@@ -440,7 +441,7 @@ def kpass_metrics(
     cluster: str | None = None,
     method: str | None = None,
     confidence_level: float = 0.95,
-    seed: int | None = 0,
+    rng: int | None = 0,
     prefix: str | None = None,
 ) -> Metric:
     r"""Inspect metric reporting kpass metrics with intervals, from every epoch of every sample.
@@ -459,8 +460,10 @@ def kpass_metrics(
     method : str, optional
         Interval method of :func:`kpass.mean_ci` (default: kpass's default for the data).
     confidence_level : float, default: 0.95
-    seed : int or None, default: 0
-        Seed of bootstrap intervals (reproducible by default).
+    rng : int or None, default: 0
+        Seed of the bootstrap intervals (reproducible by default), the ``rng`` of
+        :func:`kpass.compute_report`. An int or None only: Inspect records a metric's options in
+        the log and re-creates the metric from them, so a Generator cannot be given.
     prefix : str, optional
         Prefix of every key: ``prefix="strict"`` reports ``strict/pass@1``, ``strict/pass@1_lower``...
         (``prefix``, not ``name``: Inspect re-creates a metric with ``registry_create(type, name,
@@ -485,81 +488,81 @@ def kpass_metrics(
         docstring for when).
     """
     return _kpass_metrics(list(specs) or None, cluster=cluster, method=method,
-                          confidence_level=confidence_level, seed=seed, prefix=prefix)
+                          confidence_level=confidence_level, rng=rng, prefix=prefix)
 
 
 def _family_factory(prefix: str, default_ks: Callable[[int], list[int]], *,
                     k: int | Sequence[int] | None, suffix: str = "", options: str = "",
-                    cluster, method, confidence_level, seed, name: str) -> Metric:
+                    cluster, method, confidence_level, rng, name: str) -> Metric:
     ks = _k_list(k, name)
     if ks is not None:
         return _make([f"{prefix}{_join(ks)}{suffix}{options}"], None, cluster=cluster, method=method,
-                     confidence_level=confidence_level, seed=seed, family=name)
+                     confidence_level=confidence_level, rng=rng, family=name)
     return _make(None, lambda n: [f"{prefix}{_join(default_ks(n))}{suffix}{options}"], cluster=cluster,
-                 method=method, confidence_level=confidence_level, seed=seed, family=name)
+                 method=method, confidence_level=confidence_level, rng=rng, family=name)
 
 
 @metric(name="pass_at_k", scores="unreduced")
 def pass_at_k_metric(k: int | list[int] | None = None, cluster: str | None = None, method: str | None = None,
-              confidence_level: float = 0.95, seed: int | None = 0, kpass: Any = None) -> Metric:
+              confidence_level: float = 0.95, rng: int | None = 0, kpass: Any = None) -> Metric:
     """pass@k (Chen et al. 2021) with interval; ``k`` default: 1, 2, 4, ... up to the epochs."""
     return _family_factory("pass@", _ks_up_to, k=k, cluster=cluster, method=method,
-                           confidence_level=confidence_level, seed=seed, name="pass_at_k")
+                           confidence_level=confidence_level, rng=rng, name="pass_at_k")
 
 
 @metric(name="pass_hat_k", scores="unreduced")
 def pass_hat_k_metric(k: int | list[int] | None = None, cluster: str | None = None, method: str | None = None,
-               confidence_level: float = 0.95, seed: int | None = 0, kpass: Any = None) -> Metric:
+               confidence_level: float = 0.95, rng: int | None = 0, kpass: Any = None) -> Metric:
     """pass^k (Yao et al. 2024) with interval; ``k`` default: 1, 2, 4, ... up to the epochs."""
     return _family_factory("pass^", _ks_up_to, k=k, cluster=cluster, method=method,
-                           confidence_level=confidence_level, seed=seed, name="pass_hat_k")
+                           confidence_level=confidence_level, rng=rng, name="pass_hat_k")
 
 
 @metric(name="g_pass_at_k", scores="unreduced")
 def g_pass_at_k_metric(k: int | list[int] | None = None, tau: float | list[float] | str = "0.5,0.75,1.0",
                 cluster: str | None = None, method: str | None = None,
-                confidence_level: float = 0.95, seed: int | None = 0, kpass: Any = None) -> Metric:
+                confidence_level: float = 0.95, rng: int | None = 0, kpass: Any = None) -> Metric:
     """G-Pass@k_tau (Liu et al. 2024); ``k`` default: the largest power of two up to the epochs."""
     taus = tau if isinstance(tau, str) else _join([tau] if isinstance(tau, (int, float)) else tau)
     return _family_factory("g-pass@", lambda n: [_largest_power_of_two(n)], k=k, suffix=f"_{taus}",
-                           cluster=cluster, method=method, confidence_level=confidence_level, seed=seed,
+                           cluster=cluster, method=method, confidence_level=confidence_level, rng=rng,
                            name="g_pass_at_k")
 
 
 @metric(name="mg_pass_at_k", scores="unreduced")
 def mg_pass_at_k_metric(k: int | list[int] | None = None, variant: str | None = None, cluster: str | None = None,
-                 method: str | None = None, confidence_level: float = 0.95, seed: int | None = 0, kpass: Any = None) -> Metric:
+                 method: str | None = None, confidence_level: float = 0.95, rng: int | None = 0, kpass: Any = None) -> Metric:
     """mG-Pass@k (Liu et al. 2024); ``k`` default: the largest power of two up to the epochs."""
     return _family_factory("mg-pass@", lambda n: [_largest_power_of_two(n)], k=k,
                            options=_options(variant=variant), cluster=cluster, method=method,
-                           confidence_level=confidence_level, seed=seed, name="mg_pass_at_k")
+                           confidence_level=confidence_level, rng=rng, name="mg_pass_at_k")
 
 
 @metric(name="cons_at_k", scores="unreduced")
 def cons_at_k_metric(k: int | list[int] | None = None, ties: str | None = None, invalid: str | None = None,
               cluster: str | None = None, method: str | None = None, confidence_level: float = 0.95,
-              seed: int | None = 0, kpass: Any = None) -> Metric:
+              rng: int | None = 0, kpass: Any = None) -> Metric:
     """cons@k (majority vote over all k-subsets, from the extracted answers); ``k`` default: 1, 2,
     4, ... up to the epochs."""
     return _family_factory("cons@", _ks_up_to, k=k, options=_options(ties=ties, invalid=invalid),
-                           cluster=cluster, method=method, confidence_level=confidence_level, seed=seed,
+                           cluster=cluster, method=method, confidence_level=confidence_level, rng=rng,
                            name="cons_at_k")
 
 
 @metric(name="cot_pass_at_k", scores="unreduced")
 def cot_pass_at_k_metric(k: int | list[int] | None = None, rule: str | None = None, cluster: str | None = None,
-                  method: str | None = None, confidence_level: float = 0.95, seed: int | None = 0, kpass: Any = None) -> Metric:
+                  method: str | None = None, confidence_level: float = 0.95, rng: int | None = 0, kpass: Any = None) -> Metric:
     """CoT-Pass@k (Wen et al. 2025) from :func:`cot_verifier` verdicts; ``rule`` any/majority/all."""
     return _family_factory("cot-pass@", _ks_up_to, k=k, options=_options(rule=rule), cluster=cluster,
-                           method=method, confidence_level=confidence_level, seed=seed, name="cot_pass_at_k")
+                           method=method, confidence_level=confidence_level, rng=rng, name="cot_pass_at_k")
 
 
 @metric(name="fin_at_k", scores="unreduced")
 def fin_at_k_metric(k: int | list[int] | None = 1, cluster: str | None = None, method: str | None = None,
-             confidence_level: float = 0.95, seed: int | None = 0, kpass: Any = None) -> Metric:
+             confidence_level: float = 0.95, rng: int | None = 0, kpass: Any = None) -> Metric:
     """fin@k: at least one of k samples finished (from :func:`kpass_scorer`'s stop reasons)."""
     return _family_factory("fin@", _ks_up_to, k=k, cluster=cluster, method=method,
-                           confidence_level=confidence_level, seed=seed, name="fin_at_k")
+                           confidence_level=confidence_level, rng=rng, name="fin_at_k")
 
 
 def _check_registered_names() -> None:

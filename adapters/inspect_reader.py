@@ -55,7 +55,7 @@ import re
 import sys
 import warnings
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -154,7 +154,7 @@ def _schema_columns() -> tuple[str, ...]:
 _RUN_COLUMNS = ("run",)
 
 
-def _metadata_columns(samples: list[Mapping[str, Any]], reserved: set[str]) -> list[str]:
+def _metadata_columns(samples: Sequence[Mapping[str, Any]], reserved: set[str]) -> list[str]:
     schema = _schema_columns()
     names: dict[str, None] = {}
     for sample in samples:
@@ -462,9 +462,9 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
             record["gold"] = (target if isinstance(target, str) or target is None
                               else target[0] if len(target) == 1 else json.dumps(list(target)))
             sample_metadata = dict(sample["metadata"])
-            for key in metadata_columns:
-                value = sample_metadata.get(key)
-                record[key] = None if value is None else str(value)
+            for column in metadata_columns:
+                value = sample_metadata.get(column)
+                record[column] = None if value is None else str(value)
             record["run"] = path.name
             record["metadata"]["sample_metadata"] = sample_metadata
             records.append(record)

@@ -47,7 +47,7 @@ def with_kpass_metrics(
     cluster: str | None = None,
     method: str | None = None,
     confidence_level: float = 0.95,
-    seed: int | None = 0,
+    rng: int | None = 0,
     prefix: str | None = None,
     answer: str | AnswerExtractor | None = None,
 ) -> Task:
@@ -66,7 +66,7 @@ def with_kpass_metrics(
         (``task_with``), and returned.
     *specs : str
         kpass metric specs (see :func:`~kpass.adapters.inspect_metrics.kpass_metrics`).
-    cluster, method, confidence_level, seed, prefix
+    cluster, method, confidence_level, rng, prefix
         As for :func:`~kpass.adapters.inspect_metrics.kpass_metrics`.
     answer : str or callable, optional
         Answer extraction for cons@k, as for :func:`~kpass.adapters.inspect_scorers.kpass_scorer`
@@ -94,7 +94,7 @@ def with_kpass_metrics(
     if not scorers:
         raise ValueError("the task has no scorer to add kpass metrics to; give it one (Task(scorer=...)).")
     metric = kpass_metrics(*specs, cluster=cluster, method=method, confidence_level=confidence_level,
-                           seed=seed, prefix=prefix)
+                           rng=rng, prefix=prefix)
     task_metrics = task.metrics
     if task_metrics is not None:
         wrapped = [kpass_scorer(scorer, answer=answer) for scorer in scorers]

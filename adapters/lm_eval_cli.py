@@ -405,7 +405,8 @@ def _prepare(state: _RunState, lm: Any, task_dict: Any, samples: Any) -> None:
     runs = []
     for name, task in chosen.items():
         original, repeats = plans[name]
-        pipelines, extractors = ([], {})
+        pipelines: list[Any] = []
+        extractors: dict[str, Any] = {}
         if state.specs:
             _check_metric(options, name, task)
             pipelines, extractors = _plan_pipelines(state, name, task, filter_choices[name])
@@ -573,6 +574,11 @@ def _collect(state: _RunState) -> list[_TaskSamples]:
     return collected
 
 
+def _process_one(task: Any, docs: Sequence[Any], doc_index: int, answer: Any) -> Mapping[str, Any]:
+    """The task's own ``process_results`` on one extracted answer of document ``docs[doc_index]``."""
+    return task.process_results(docs[doc_index], [answer])
+
+
 def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
                  model_name: str) -> tuple[list[Any], dict[str, Any]]:
     """Sample tables of every chosen task (one per filter pipeline) and per-task diagnostics."""
@@ -591,7 +597,7 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
         for pipeline in pipelines:
             answers = pipeline.apply(item.responses, docs)
             metric, verdicts = score_samples(
-                answers, lambda d, answer, docs=docs, task=task: task.process_results(docs[d], [answer]),
+                answers, partial(_process_one, task, docs),
                 metric=state.options.metric, task=run.name, doc_ids=doc_ids)
             columns, _ = sample_columns(model=model_name, task=run.name, pipeline=pipeline, doc_ids=doc_ids,
                                         docs=docs, targets=targets, answers=answers, verdicts=verdicts,
@@ -663,7 +669,7 @@ def _compute(state: _RunState, model: Any, model_args: Any) -> dict[str, Any] | 
     clustered = state.options.cluster_by is not None or all(t.has_column("cluster") for t in tables)
     report = kpass.compute_report(table, state.specs, cluster_by="cluster" if clustered else None,
                                   method=state.options.method, confidence_level=state.options.confidence_level,
-                                  seed=state.options.seed)
+                                  rng=state.options.seed)
     for exclusion in report.exclusions:  # also in the printed table and in report.as_dict(); never silent
         shown = ", ".join(exclusion.problem_ids[:20]) + (", ..." if len(exclusion.problem_ids) > 20 else "")
         _warn(state, f"kpass: {exclusion.task} / {exclusion.metric}: {len(exclusion.problem_ids)} problem(s) left "

@@ -329,7 +329,8 @@ def _report_row(items: Sequence[Mapping[str, Any]], n_resamples: int | None = No
             "the `kpass` aggregation takes the values of kpass's lm-eval metrics (one metric at a time); "
             f"got metrics {sorted(map(str, names))}."
         )
-    (name,) = names
+    (metric,) = names
+    name = str(metric)
     (spec,) = parse_metric_specs(name)
     sizes = [len(item[KPASS_VALUE_KEY]["correct"]) for item in items]
     if max(sizes) < spec.min_samples:
@@ -359,7 +360,7 @@ def _report_row(items: Sequence[Mapping[str, Any]], n_resamples: int | None = No
     table = SampleTable.from_columns(columns, source=f"lm-eval metric {name}")
     # kpass's default interval, as the CLI and Inspect compute it (one few-cluster rule on every path)
     report = compute_report(table, [spec], cluster_by="cluster" if clustered else None,
-                            seed=BOOTSTRAP_SEED, n_resamples=n_resamples)
+                            rng=BOOTSTRAP_SEED, n_resamples=n_resamples)
     row = report.rows[0] if report.rows else None
     _log_few_clusters(name, row)
     excluded = [problem for exclusion in report.exclusions for problem in exclusion.problem_ids]

@@ -91,6 +91,14 @@ def _results_match(name: str) -> re.Match | None:
     return match
 
 
+def _run_date(results_path: Path) -> str:
+    """The run date in the name of a results file that :func:`_results_match` accepted."""
+    match = _results_match(results_path.name)
+    if match is None:
+        raise ValueError(f"{results_path}: not an lm-eval results file name (results_<date>.json)")
+    return match.group("date")
+
+
 class LmEvalSamplesReader:
     """The ``lm_eval`` reader registered through kpass's ``register_readers`` hook."""
 
@@ -187,6 +195,7 @@ def read_lm_eval_output(path: str | Path, *, include_path: Sequence[str | Path] 
 
     path = Path(path)
     directory_notes: list[str] = []
+    jobs: list[tuple[Path, str | None]]
     if path.is_dir():
         results_files = list(_results_files(path))
         if not results_files:
@@ -196,8 +205,7 @@ def read_lm_eval_output(path: str | Path, *, include_path: Sequence[str | Path] 
         directory_notes.extend(_orphan_notes(path, results_files))
     elif path.is_file() and _results_match(path.name):
         jobs = [(path, None)]
-    elif path.is_file() and _SAMPLES_PATTERN.match(path.name):
-        match = _SAMPLES_PATTERN.match(path.name)
+    elif path.is_file() and (match := _SAMPLES_PATTERN.match(path.name)):
         candidates = [c for c in sorted(path.parent.glob(f"*_{match.group('date')}.json"))
                       if _results_match(c.name) and _looks_like_results(c)]
         if not candidates:
@@ -244,7 +252,7 @@ def read_lm_eval_output(path: str | Path, *, include_path: Sequence[str | Path] 
 
 def _orphan_notes(directory: Path, results_files: Sequence[Path]) -> list[str]:
     """Notes naming samples files that no results file of the directory belongs to."""
-    runs = {(results.parent, _results_match(results.name).group("date")) for results in results_files}
+    runs = {(results.parent, _run_date(results)) for results in results_files}
     notes = []
     for candidate in sorted(directory.rglob("samples_*")):
         match = _SAMPLES_PATTERN.match(candidate.name)
@@ -319,7 +327,9 @@ def max_gen_toks_of(config: Mapping[str, Any], results: Mapping[str, Any], *, ta
     kpass.DataError
         The value found is not a positive integer.
     """
-    run_config = results.get("config") if isinstance(results.get("config"), Mapping) else {}
+    run_config = results.get("config")
+    if not isinstance(run_config, Mapping):
+        run_config = {}
     for where, arguments in (("generation_kwargs", config.get("generation_kwargs")),
                              ("config.gen_kwargs", run_config.get("gen_kwargs")),
                              ("config.model_args", run_config.get("model_args"))):
@@ -347,7 +357,7 @@ def _read_run(results_path: Path, only_task: str | None, include_path: Sequence[
     configs = results.get("configs")
     if not isinstance(configs, Mapping):
         raise _data_error("no 'configs' object: not an lm-eval results file", source=results_path, field="configs")
-    date = _results_match(results_path.name).group("date")
+    date = _run_date(results_path)
     model = _model_name(results, results_path)
     tasks = [only_task] if only_task is not None else list(configs)
     notes = []  # what this run's tables leave out or how they were scored, for SampleTable.notes
@@ -510,17 +520,17 @@ def _task_scoring(config: Mapping[str, Any], task: str, samples_path: Path, docs
     except ProcessResultsError as error:
         raise _data_error(str(error), source=samples_path, field="process_results") from None
 
-    def score(d: int, answer: Any) -> Mapping[str, Any]:
+    def rescore(d: int, answer: Any) -> Mapping[str, Any]:
         return function(docs[d]["doc"], [answer])
 
-    return _Scoring(score=score, family=family, custom=True, description=f"process_results of {where}",
+    return _Scoring(score=rescore, family=family, custom=True, description=f"process_results of {where}",
                     notes=[f"{samples_path}: task {task!r} re-scored sample by sample with its own process_results "
                            f"({where})"])
 
 
 def _first_logged_metric(config: Mapping[str, Any], docs, task: str, samples_path: Path) -> str:
     """The first metric of the task's ``metric_list`` that the samples file logs (else the first logged)."""
-    logged = next(iter(docs[0]["logged"].values()), {}) if docs else {}
+    logged: Mapping[str, Any] = next(iter(docs[0]["logged"].values()), {}) if docs else {}
     names = [entry.get("metric") for entry in config.get("metric_list") or () if isinstance(entry, Mapping)]
     for name in [*names, *[key for key in logged if key != "line"]]:
         if isinstance(name, str) and name in logged:

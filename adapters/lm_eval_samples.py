@@ -529,12 +529,12 @@ def sample_columns(
             columns["answer"].extend(recorded_answer(a, bool(v), gold, pipeline.fallbacks)
                                      for a, v in zip(doc_answers, doc_verdicts))
         else:
-            name, extract = extractor
+            extractor_name, extract = extractor
             raws = responses[d] if responses is not None else doc_answers
             columns["answer"].extend(
                 gold if v and gold is not None else (None if extract is None else extract(raw, a))
                 for raw, a, v in zip(raws, doc_answers, doc_verdicts, strict=True))
-            columns["answer_extractor"].extend([name] * n)
+            columns["answer_extractor"].extend([extractor_name] * n)
         columns["gold"].extend([gold] * n)
         if responses is not None:
             texts = responses[d]

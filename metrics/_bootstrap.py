@@ -268,7 +268,7 @@ def replicate_statistics(units: Units, parts: dict[str, NDArray[np.float64]], n:
 def leave_one_unit_out_means(units: Units, n: int) -> NDArray[np.float64]:
     """The (centered) mean without each unit, in closed form from the unit totals, shape (U, K)."""
     totals = units.totals
-    if units.clustered:
+    if units.sizes is not None:  # clustered
         remaining = n - units.sizes
         return np.where(remaining > 0, -totals / np.where(remaining > 0, remaining, 1.0), 0.0)
     return -totals / (n - 1)

@@ -119,6 +119,8 @@ def _count_cot_correct_iv(answer_correct: Any, verdicts: Any, rule: Any, mask: A
             f"`answer_correct` must have shape (N, S) = {votes.shape[:2]} to match `verdicts` of shape "
             f"{votes.shape}; got {answer_shape}."
         )
+    sample_real: NDArray[np.bool_]
+    slot_real: NDArray[np.bool_]
     if mask is None:
         sample_real = np.ones(votes.shape[:2], dtype=bool)
         slot_real = np.ones(votes.shape, dtype=bool)
@@ -129,7 +131,7 @@ def _count_cot_correct_iv(answer_correct: Any, verdicts: Any, rule: Any, mask: A
             slot_real = np.broadcast_to(sample_real[:, :, None], votes.shape)
         elif mask_shape == votes.shape:
             slot_real = as_mask(mask, votes.shape)
-            sample_real = slot_real.any(axis=2)
+            sample_real = np.logical_or.reduce(slot_real, axis=2)  # a sample is real where a slot is
         else:
             raise ValueError(
                 f"`mask` must have shape (N, S) = {votes.shape[:2]} (real samples) or (N, S, V) = "

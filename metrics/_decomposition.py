@@ -79,7 +79,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 import warnings
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
@@ -110,6 +109,7 @@ from ._validation import (
     check_method,
     check_n_resamples,
     check_option,
+    exact_fraction,
     factorize_labels,
     resolve_seed,
 )
@@ -331,8 +331,9 @@ _STATS = (
 _S = {name: i for i, name in enumerate(_STATS)}
 
 # Statistics that get the score interval (reach, or a fraction of problems: its 0/1 column).
-_SCORE_STATS = {"reach": None, "robust_reach": "robust_R", "robust_reach_mirror": "robust_M",
-                "lone_wins_model": "lone_model", "lone_wins_base": "lone_base"}
+_SCORE_COLUMNS = {"robust_reach": "robust_R", "robust_reach_mirror": "robust_M",
+                  "lone_wins_model": "lone_model", "lone_wins_base": "lone_base"}
+_SCORE_STATS = ("reach", *_SCORE_COLUMNS)  # reach: the MOVER of its two parts' intervals
 
 
 def _pooled_reliability(phi_base, pi_base, phi_model, pi_model):
@@ -389,12 +390,7 @@ def _statistic(sums: NDArray[np.float64], total_weight: NDArray[np.float64], n_b
 
 
 def _as_fraction(value: Any, name: str) -> Fraction:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, str, Fraction)):
-        raise TypeError(f"`{name}` must be a number in (0, 1]; got {value!r}.")
-    try:
-        frac = Fraction(str(value)) if isinstance(value, float) else Fraction(value)
-    except (ValueError, ZeroDivisionError):
-        raise ValueError(f"`{name}` must be a number in (0, 1]; got {value!r}.") from None
+    frac = exact_fraction(value, name, "(0, 1]")
     if not 0 < frac <= 1:
         raise ValueError(f"`{name}` must be in (0, 1]; got {value!r}.")
     return frac
@@ -526,9 +522,9 @@ def _linear_methods(linear_method: str | None, clustered: bool) -> tuple[str, st
         return None
     mean_method = linear_method if linear_method in INTERVAL_METHODS else DEFAULT_INTERVAL_METHOD
     paired_method = DEFAULT_PAIRED_METHOD if linear_method is None else linear_method
-    methods = {"methods": INTERVAL_METHODS, "paired_methods": PAIRED_INTERVAL_METHODS}
-    return (check_method(mean_method, clustered, **methods),
-            check_method(paired_method, clustered, paired=True, **methods))
+    return (check_method(mean_method, clustered, methods=INTERVAL_METHODS, paired_methods=PAIRED_INTERVAL_METHODS),
+            check_method(paired_method, clustered, paired=True, methods=INTERVAL_METHODS,
+                         paired_methods=PAIRED_INTERVAL_METHODS))
 
 
 def _linear_terms(x: NDArray[np.float64], n_budgets: int, mean_method: str, paired_method: str,
@@ -584,7 +580,7 @@ def _score_bounds(fit: _Fit, stat: str, b: int, details: dict[str, Any]) -> tupl
         details["interval"] = "score: MOVER of scaled Wilson intervals of the R and M parts"
         return _score_interval(block[:, _C["reach_plus"]], block[:, _C["reach_minus"]], fit.level)
     quantile = float(stats.t.ppf(1 - (1 - fit.level) / 2, fit.n_problems - 1))
-    _, low, high = _scaled_wilson(block[:, _C[_SCORE_STATS[stat]]], quantile)
+    _, low, high = _scaled_wilson(block[:, _C[_SCORE_COLUMNS[stat]]], quantile)
     details["interval"] = "score: Wilson interval of a fraction of problems (t quantile, N-1 df)"
     return low, high
 

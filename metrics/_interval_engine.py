@@ -36,6 +36,7 @@ from ._score_intervals import (
     p_value_by_inversion,
     score_fallback,
     score_standard_error,
+    split_score_bounds,
     t_bounds,
 )
 
@@ -117,7 +118,8 @@ class Studentized:
         replace_low = ((self.share_above > alpha / 2.0) | ~np.isfinite(q_high)) & ~self.constant & ~two_point
         replace_high = ((self.share_below > alpha / 2.0) | ~np.isfinite(q_low)) & ~self.constant & ~two_point
         replaced = replace_low | replace_high
-        low_source = high_source = None
+        low_source: NDArray[np.object_] | None = None
+        high_source: NDArray[np.object_] | None = None
         if sources:
             low_source = np.full(low.shape, "studentized", dtype=object)
             high_source = low_source.copy()
@@ -126,7 +128,7 @@ class Studentized:
             # degenerate side: the fallback; other side: the wider of the two; 0/1 values: the fallback
             low = np.where(replace_low | two_point, fallback_low, np.where(replaced, np.minimum(low, fallback_low), low))
             high = np.where(replace_high | two_point, fallback_high, np.where(replaced, np.maximum(high, fallback_high), high))
-            if sources:
+            if low_source is not None and high_source is not None:
                 low_source[(replaced | two_point) & (low == fallback_low)] = self.fallback.name
                 high_source[(replaced | two_point) & (high == fallback_high)] = self.fallback.name
         return {"low": low, "high": high, "q_low": q_low, "q_high": q_high, "replace_low": replace_low,
@@ -191,7 +193,12 @@ def interval_core(
     p_values = np.full(k, np.nan)
 
     if method in ("t", "clustered-t"):
-        df = n - 1 if method == "t" else n_clusters - 1
+        if method == "t":
+            df = n - 1
+        elif n_clusters is not None:
+            df = n_clusters - 1
+        else:
+            raise ValueError("method 'clustered-t' needs `clusters`.")
         critical = float(stats.t.ppf(1.0 - alpha / 2.0, df))
         low = estimate - critical * se
         high = estimate + critical * se
@@ -272,8 +279,9 @@ def interval_core(
     # interval; for MOVER, one model all at the top and the other all at the bottom (d = +-1)
     # keeps the MOVER of their score intervals. Every other constant column is pinned.
     end_constant = constant & (False if two_point is None else two_point)
-    if method == "mover" and paired[2] is not None:
-        end_constant = constant & (np.abs(estimate) == paired[2][1] - paired[2][0])
+    mover_range = paired[2] if method == "mover" and paired is not None else None
+    if mover_range is not None:
+        end_constant = constant & (np.abs(estimate) == mover_range[1] - mover_range[0])
     no_difference = np.zeros(k, dtype=bool)
     if no_difference_range is not None:
         no_difference = constant & (estimate == 0.0)
@@ -281,7 +289,7 @@ def interval_core(
     pinned = constant & ~end_constant
     low = np.where(pinned, estimate, low)
     high = np.where(pinned, estimate, high)
-    if no_difference.any():
+    if no_difference_range is not None and no_difference.any():
         bound = no_difference_bound(n, codes, level, no_difference_range)
         low = np.where(no_difference, -bound, low)
         high = np.where(no_difference, bound, high)
@@ -335,7 +343,9 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     degenerate tail), and the correlation of the
     two means, :math:`r = (SE_a^2 + SE_b^2 - SE_d^2) / (2 SE_a SE_b)`, give
     :math:`L = \hat d - \sqrt{(\hat\theta_a - l_a)^2 + (u_b - \hat\theta_b)^2 - 2r(\hat\theta_a - l_a)(u_b - \hat\theta_b)}`
-    and :math:`U` likewise (Zou & Donner 2008). The p-value inverts the interval in its level.
+    and :math:`U` likewise (Zou & Donner 2008). Each bound is widened to the split score interval
+    of the gains and losses (:func:`split_score_bounds`) where that is wider, except under the
+    few-cluster rule. The p-value inverts the interval (with the widening) in its level.
     """
     arr_a, arr_b, model_range = paired
     n, k = arr_a.shape
@@ -374,15 +384,30 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
             out["high"] = np.minimum(np.maximum(out["high"], low_end), high_end)
         return out
 
-    def bounds(level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def combined(level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         out = model_bounds(np.concatenate([level_k, level_k]), sources=False)
         low_ab, high_ab = out["low"], out["high"]
         down = np.maximum(model_estimate - low_ab, 0.0)
         up = np.maximum(high_ab - model_estimate, 0.0)
         return mover_bounds(estimate, down[:k], up[:k], down[k:], up[k:], correlation)
 
+    # the score interval of the gains and losses (values in [0, 1]): the MOVER bound on a side is
+    # widened to it where it is wider (few differing problems, #16); under the few-cluster rule both
+    # bounds stay the score interval of every path (the studentized method's fallback is the same)
+    split = (None if model_range is None or per_model.few_clusters
+             else split_score_bounds(arr_a - arr_b, codes, n_clusters))
+
+    def bounds(level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        low_k, high_k = combined(level_k)
+        if split is None:
+            return low_k, high_k
+        split_low, split_high = split(level_k)
+        return np.fmin(low_k, split_low), np.fmax(high_k, split_high)
+
     levels = np.full(k, level)
     low, high = bounds(levels)
+    mover_low, mover_high = combined(levels)
+    split_low, split_high = (np.full(k, np.nan), np.full(k, np.nan)) if split is None else split(levels)
     models = model_bounds(np.concatenate([levels, levels]))
     for j, d in enumerate(details):
         d.update(
@@ -399,6 +424,10 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
             degenerate_share=(float(max(per_model.share_below[j], per_model.share_above[k + j])),
                               float(max(per_model.share_above[j], per_model.share_below[k + j]))),
             model_scales=(str(scales[j]), str(scales[k + j])),
+            mover_of_models=(float(mover_low[j]), float(mover_high[j])),
+            split_score_interval=(float(split_low[j]), float(split_high[j])),
+            paired_bound_methods=("split-score" if low[j] < mover_low[j] else "mover",
+                                  "split-score" if high[j] > mover_high[j] else "mover"),
         )
     p_values = p_value_by_inversion(bounds, estimate, k) if test_zero else np.full(k, np.nan)
     if per_model.few_clusters and model_range is not None:

@@ -343,8 +343,9 @@ def icc(
                 raise ValueError(f"`values` must be 1-D with `groups`; got shape {arr.shape}.")
             codes, labels = factorize_labels(groups, "groups", arr.shape[0])
             sizes = np.bincount(codes, minlength=len(labels)).astype(np.float64)
-            sums = np.bincount(codes, weights=arr, minlength=len(labels))
-            sums_of_squares = np.bincount(codes, weights=arr * arr, minlength=len(labels))
+            # weighted counts are float64 (numpy's stubs type every bincount as intp)
+            sums = np.asarray(np.bincount(codes, weights=arr, minlength=len(labels)), dtype=np.float64)
+            sums_of_squares = np.asarray(np.bincount(codes, weights=arr * arr, minlength=len(labels)), dtype=np.float64)
     keep = sizes > 0
     sizes, sums, sums_of_squares = sizes[keep], sums[keep], sums_of_squares[keep]
     g = sizes.size

@@ -275,7 +275,8 @@ class Units:
         self.n_units = totals.shape[0]
         self.unit_sizes = unit_sizes
         self.totals = np.empty_like(totals)
-        self.sizes = None if unit_sizes is None else np.empty(totals.shape)
+        sizes = None if unit_sizes is None else np.empty(totals.shape)
+        self.sizes = sizes
         self.summaries = []
         for columns in self.groups:
             group_totals = totals[:, columns]
@@ -286,9 +287,9 @@ class Units:
             group_totals = group_totals[order]
             self.totals[:, columns] = group_totals
             parts = [group_totals]
-            if unit_sizes is not None:
+            if unit_sizes is not None and sizes is not None:  # clustered: both are set
                 group_sizes = unit_sizes[order]
-                self.sizes[:, columns] = group_sizes[:, None]
+                sizes[:, columns] = group_sizes[:, None]
                 parts.append(group_sizes[:, None])
             if need_se:
                 parts.append(group_totals * group_totals)
@@ -381,7 +382,7 @@ def resampled_sums(units: Units, n_resamples: int, streams: Streams, max_chunk_e
                 for c in range(m):
                     sums[:, c] = np.take(summaries[:, c], drawn).sum(axis=1)
             units.split(columns, sums, out, rows)
-        if wide:
+        if stacked is not None:  # the wide groups
             all_sums = _multiplicities(drawn, n_units) @ stacked
             position = 0
             for columns, summaries in wide:

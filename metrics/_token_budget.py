@@ -115,6 +115,7 @@ class BudgetCounts:
 def _as_1d(value: Any, name: str) -> np.ndarray:
     if isinstance(value, (str, bytes)):
         raise TypeError(f"`{name}` must be a 1-D array with one entry per sample; got the string {value!r}.")
+    arr: np.ndarray
     if np.ma.isMaskedArray(value):
         arr = value
     else:
@@ -562,7 +563,7 @@ def budget_curve(
     level = check_confidence_level(confidence_level)
     n_resamples = check_n_resamples(n_resamples)
     rng, seed = resolve_seed(rng)
-    ks = [k] if isinstance(k, numbers.Integral) else list(k)
+    ks = [int(k)] if isinstance(k, (int, np.integer)) else list(k)
     n = counts.n_samples
     n_budgets = len(counts.budgets)
     codes, n_clusters = None, None

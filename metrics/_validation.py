@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -286,9 +287,23 @@ def check_k(k: Any, n: NDArray[np.int64] | None = None, *, name: str = "k") -> t
     return k_values, bool(k_is_scalar)
 
 
-def _tau_to_fraction(value: Any) -> Fraction:
+def exact_fraction(value: Any, name: str, interval: str, kinds: str = "") -> Fraction:
+    """``value`` as an exact :class:`~fractions.Fraction` (the range is the caller's to check).
+
+    A float goes through its shortest decimal (``0.28`` is exactly 7/25), a string is parsed
+    (``"0.28"``, ``"7/25"``), an integer, Fraction, Decimal or other rational is taken exactly.
+    ``interval`` (e.g. ``"[0, 1]"``) and ``kinds`` (what else ``name`` may be, e.g. ``" (or a 1-D
+    sequence of them)"``) word the messages.
+
+    Raises
+    ------
+    TypeError
+        A boolean, or a value of no numeric kind.
+    ValueError
+        NaN, an infinity, or a string that is no number.
+    """
     if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"`tau` must be a number in [0, 1]; got the boolean {value!r}.")
+        raise TypeError(f"`{name}` must be a number in {interval}; got the boolean {value!r}.")
     try:
         if isinstance(value, Fraction):
             frac = value
@@ -305,14 +320,19 @@ def _tau_to_fraction(value: Any) -> Fraction:
         elif isinstance(value, str):
             frac = Fraction(value.strip())
         elif isinstance(value, numbers.Rational):
-            frac = Fraction(value.numerator, value.denominator)
+            frac = Fraction(int(value.numerator), int(value.denominator))
         else:
             raise TypeError(
-                f"`tau` must be a float, str, Fraction or Decimal in [0, 1] (or a 1-D sequence of "
-                f"them); got {_short(value)} of type {type(value).__name__}."
+                f"`{name}` must be a float, str, Fraction or Decimal in {interval}{kinds}; "
+                f"got {_short(value)} of type {type(value).__name__}."
             )
     except (ValueError, ArithmeticError, ZeroDivisionError):
-        raise ValueError(f"`tau` must be a finite number in [0, 1]; got {value!r}.") from None
+        raise ValueError(f"`{name}` must be a finite number in {interval}; got {value!r}.") from None
+    return frac
+
+
+def _tau_to_fraction(value: Any) -> Fraction:
+    frac = exact_fraction(value, "tau", "[0, 1]", " (or a 1-D sequence of them)")
     if not 0 <= frac <= 1:
         raise ValueError(f"`tau` must be in [0, 1]; got {value!r}.")
     return frac
@@ -449,10 +469,16 @@ def factorize_labels(labels: Any, name: str, n_expected: int | None) -> tuple[ND
     return codes, distinct
 
 
+def _fresh_seed() -> int:
+    """Fresh 128-bit entropy as an int seed (what ``np.random.SeedSequence()`` draws), recorded
+    so that a result can be reproduced."""
+    return secrets.randbits(128)
+
+
 def check_rng(rng: Any) -> tuple[np.random.Generator, Any]:
     """A Generator and what to record as ``details["seed"]``."""
     if rng is None:
-        seed = int(np.random.SeedSequence().entropy)  # fresh entropy, recorded for reproducibility
+        seed = _fresh_seed()
         return np.random.default_rng(seed), seed
     if isinstance(rng, np.random.Generator):
         return rng, "generator"
@@ -511,7 +537,7 @@ def resolve_seed(rng: Any) -> tuple[Any, Any]:
     recorded so that the result can be reproduced.
     """
     if rng is None:
-        seed = int(np.random.SeedSequence().entropy)
+        seed = _fresh_seed()
         return seed, seed
     _, recorded = check_rng(rng)
     return rng, recorded

@@ -48,8 +48,22 @@ bootstrap resamples per interval (the library default is 10,000; 1,999 keeps the
 error of a 2.5% tail quantile small while the study fits in about 10 to 20 minutes on 2 cores).
 The Monte Carlo standard error of a coverage near 95% with 2,000 simulations is 0.5 points.
 
-Run ``python scripts/coverage_study.py --full`` (or ``make coverage``) for the table in the
-README; without ``--full`` a small version runs in well under a minute.
+Edge regimes (issue #16)
+------------------------
+A third table (:func:`run_regimes`) uses populations of its own, mixtures of problem kinds with
+exact population values (:data:`REGIMES`: rare hard problems at the ceiling, rare easy ones at the
+floor, point masses at 0 and 1, a bell-shaped population near 0.98, sparse paired gains; and
+:data:`CLUSTERED_REGIMES`, the first three in N/3 clusters), metrics :data:`REGIME_METRICS`
+(pass@1, pass@8, pass^4, G-Pass@8_0.5, mG-Pass@8, cons@5), N in :data:`REGIME_N_PROBLEMS` and n in
+:data:`REGIME_N_SAMPLES`, :data:`REGIME_SIMS` simulations per cell (fewer for the biggest cells,
+:func:`regime_sims`). Per cell: the default's coverage, misses below and above, mean width, the
+narrowest method covering >= 94% and the 1.3x width rule, the warned share of misses and of all.
+
+Run ``python scripts/coverage_study.py --full`` (or ``make coverage``, which writes
+``docs/coverage.md`` and, with ``--edges-output``, ``docs/coverage-edges.md``); without ``--full``
+a small version (the regimes' quick profile: N = 30 and 100, n = 16) runs in a few minutes.
+``--regimes-only --comparisons single`` runs the single-model regime cells alone (455 s on the
+shared 2-core machine at full size, 926 s beside another run).
 """
 
 from __future__ import annotations
@@ -71,8 +85,11 @@ from kpass.metrics import (
     DEFAULT_PAIRED_METHOD,
     DegenerateIntervalWarning,
     IntervalMethodWarning,
+    MeaninglessMetricWarning,
+    cons_at_k,
     g_pass_at_k,
     mean_ci_columns,
+    mg_pass_at_k,
     paired_difference_columns,
     pass_at_k,
 )
@@ -382,7 +399,15 @@ def acceptance(cells: list[Cell], *, low: float = 0.93, high: float = 0.98, min_
 
 #: Metrics of the regime table: name -> (k, m), value unbiased for P(Binomial(k, p) >= m).
 REGIME_METRICS: dict[str, tuple[int, int]] = {"pass@1": (1, 1), "pass@8": (8, 1), "pass^4": (4, 4),
-                                              "G-Pass@8_0.5": (8, 4)}
+                                              "G-Pass@8_0.5": (8, 4), "mG-Pass@8": (8, 5), "cons@5": (5, 3)}
+#: Population value of each regime metric as a weighted sum of ``P(Binomial(k, p) >= m)`` terms:
+#: mG-Pass@8 (published) is ``(2/8) sum_{i=5..8} P(X >= i)``; cons@5 with one wrong answer class is
+#: the majority of 5 votes, ``P(X >= 3)``. fin@k(B) is pass@k of the "finished within B" indicator
+#: (the same function of the counts), so the pass@8 rows are its rows.
+REGIME_VALUE_TERMS: dict[str, tuple[tuple[int, int, float], ...]] = {
+    **{name: ((k, m, 1.0),) for name, (k, m) in REGIME_METRICS.items() if name != "mG-Pass@8"},
+    "mG-Pass@8": tuple((8, i, 0.25) for i in range(5, 9)),
+}
 
 
 @dataclass(frozen=True)
@@ -407,21 +432,39 @@ REGIMES: dict[str, tuple[Component, ...]] = {
     "floor (rare easy problems)": (Component(0.97, (0.2, 20.0), (0.2, 15.0)), Component(0.03, (1.5, 1.0), (2.0, 1.0))),
     # point masses at 0 and 1 (problems always or never solved) around a mid-range bulk
     "point masses at 0 and 1": (Component(0.35, 0.0, 0.0), Component(0.35, 1.0, 1.0), Component(0.30, (2.0, 2.0), (3.0, 2.0))),
+    # a bell-shaped population near the ceiling: Beta(3.5, 2.5), pass@8 = 0.9836
+    "bell-shaped near 0.98": (Component(1.0, (3.5, 2.5), (4.0, 2.5)),),
     # a paired gain that lives on 10% of the problems, the rest stuck at 0 or 1 for both models
     "sparse paired gains": (Component(0.45, 0.0, 0.0), Component(0.45, 1.0, 1.0), Component(0.10, (2.0, 3.0), (4.0, 2.0))),
 }
 
+#: Clustered designs: the regime's problems in clusters of about PROBLEMS_PER_CLUSTER (N = 30 gives
+#: 10 clusters); each cluster draws a kind and a probability, each problem takes the cluster's with
+#: probability CLUSTER_SHARE or its own draw of the cluster's kind, so every problem's marginal
+#: (and the population value) is the regime's.
+CLUSTERED_REGIMES: dict[str, str] = {
+    "clustered ceiling (10+ clusters)": "ceiling (rare hard problems)",
+    "clustered floor (10+ clusters)": "floor (rare easy problems)",
+    "clustered point masses (10+ clusters)": "point masses at 0 and 1",
+}
+PROBLEMS_PER_CLUSTER = 3
+
 REGIME_N_PROBLEMS = (10, 30, 100, 200)
-REGIME_N_SAMPLES = (1, 16, 64)
+REGIME_N_SAMPLES = (1, 4, 16, 64)
 #: Methods of the regime table (the default first); the width rule compares the default with them.
 REGIME_METHODS = {"single": ("studentized", "t", "bootstrap", "bca"), "paired": ("mover", "studentized", "t", "bootstrap")}
+CLUSTERED_REGIME_METHODS = {"single": ("studentized", "clustered-t", "bootstrap", "bca"),
+                            "paired": ("mover", "studentized", "clustered-t", "bootstrap")}
+#: The biggest cells get fewer simulations (their cost grows with N and with the distinct values of n):
+#: half at N >= 200 or n >= 64, a quarter at both.
+BIG_CELL_PROBLEMS = 200
+BIG_CELL_SAMPLES = 64
 #: The default must be no wider than this times the narrowest method that covers >= 94% in the cell.
 WIDTH_RULE = 1.3
 
 
-def _component_value(metric: str, p: tuple[float, float] | float) -> float:
-    """``E[P(Binomial(k, p) >= m)]`` of one component (Beta closed form, or the point mass)."""
-    k, m = REGIME_METRICS[metric]
+def _tail_value(k: int, m: int, p: tuple[float, float] | float) -> float:
+    """``E[P(Binomial(k, p) >= m)]`` for ``p ~ Beta`` (closed form) or a point mass."""
     if isinstance(p, tuple):
         log_terms = [math.log(math.comb(k, j)) + special.betaln(p[0] + j, p[1] + k - j) - special.betaln(*p)
                      for j in range(m, k + 1)]
@@ -429,9 +472,36 @@ def _component_value(metric: str, p: tuple[float, float] | float) -> float:
     return float(stats.binom.sf(m - 1, k, p))
 
 
+def _component_value(metric: str, p: tuple[float, float] | float) -> float:
+    """The population value of ``metric`` on one component (:data:`REGIME_VALUE_TERMS`)."""
+    return sum(weight * _tail_value(k, m, p) for k, m, weight in REGIME_VALUE_TERMS[metric])
+
+
+def base_regime(regime: str) -> str:
+    """The mixture a (possibly clustered) regime draws its problems from."""
+    return CLUSTERED_REGIMES.get(regime, regime)
+
+
 def regime_value(regime: str, metric: str, model: str = "a") -> float:
     """The population value of ``metric`` for model ``"a"`` or ``"b"`` in ``regime`` (exact)."""
-    return sum(c.share * _component_value(metric, c.a if model == "a" else c.b) for c in REGIMES[regime])
+    return sum(c.share * _component_value(metric, c.a if model == "a" else c.b) for c in REGIMES[base_regime(regime)])
+
+
+def regime_table(metric: str, n: int) -> np.ndarray:
+    """Per-problem value of ``metric`` for c = 0..n correct of n, from kpass's own estimators."""
+    counts = np.arange(n + 1)
+    samples = np.full(n + 1, n)
+    k, m = REGIME_METRICS[metric]
+    if metric == "mG-Pass@8":
+        return mg_pass_at_k(samples, counts, k)
+    if metric == "cons@5":  # gold answer vs one wrong answer class
+        return cons_at_k(np.stack([counts, n - counts], axis=1), k)
+    return pass_at_k(samples, counts, k) if m == 1 else g_pass_at_k(samples, counts, k, tau=m / k)
+
+
+def regime_sims(n_sims: int, n_problems: int, n_samples: int) -> int:
+    """Simulations of one cell: fewer for the biggest cells (:data:`BIG_CELL_PROBLEMS`, :data:`BIG_CELL_SAMPLES`)."""
+    return n_sims // ((2 if n_problems >= BIG_CELL_PROBLEMS else 1) * (2 if n_samples >= BIG_CELL_SAMPLES else 1))
 
 
 def _draw_component(rng, p_a, p_b, shape):
@@ -443,22 +513,43 @@ def _draw_component(rng, p_a, p_b, shape):
     return out
 
 
-def regime_probabilities(rng, regime: str, shape: tuple[int, int]):
-    """Per-problem probabilities of models A and B, shape ``(N, sims)``: each problem's kind drawn by share."""
-    components = REGIMES[regime]
-    kind = rng.choice(len(components), size=shape, p=[c.share for c in components])
-    p_a, p_b = np.empty(shape), np.empty(shape)
+def _probabilities_of_kind(rng, components, kind):
+    p_a, p_b = np.empty(kind.shape), np.empty(kind.shape)
     for index, component in enumerate(components):
-        a, b = _draw_component(rng, component.a, component.b, shape)
+        a, b = _draw_component(rng, component.a, component.b, kind.shape)
         chosen = kind == index
         p_a[chosen], p_b[chosen] = a[chosen], b[chosen]
     return p_a, p_b
+
+
+def regime_probabilities(rng, regime: str, shape: tuple[int, int]):
+    """Per-problem probabilities of models A and B, shape ``(N, sims)``, and the cluster labels.
+
+    Each problem's kind is drawn by share; in a clustered regime each of the ``N //``
+    :data:`PROBLEMS_PER_CLUSTER` clusters draws a kind and a probability pair, and each of its
+    problems keeps the pair with probability :data:`CLUSTER_SHARE` or draws its own of that kind.
+    The labels are ``None`` without clusters.
+    """
+    components = REGIMES[base_regime(regime)]
+    shares = [c.share for c in components]
+    if regime not in CLUSTERED_REGIMES:
+        kind = rng.choice(len(components), size=shape, p=shares)
+        return (*_probabilities_of_kind(rng, components, kind), None)
+    n_problems, n_sims = shape
+    n_clusters = max(n_problems // PROBLEMS_PER_CLUSTER, 2)
+    labels = np.arange(n_problems) % n_clusters
+    cluster_kind = rng.choice(len(components), size=(n_clusters, n_sims), p=shares)
+    shared_a, shared_b = _probabilities_of_kind(rng, components, cluster_kind)
+    own_a, own_b = _probabilities_of_kind(rng, components, cluster_kind[labels])
+    use_shared = rng.random(shape) < CLUSTER_SHARE
+    return np.where(use_shared, shared_a[labels], own_a), np.where(use_shared, shared_b[labels], own_b), labels
 
 
 def _warned(result) -> bool:
     """Whether kpass warns about this column's interval (a fallback bound, a degenerate column, few clusters)."""
     details = result.details
     return bool(any(details.get("degenerate_tail", ())) or "degenerate" in details or details.get("sparse_differences")
+                or details.get("near_end")
                 or "score (few clusters)" in (details.get("scale"), *details.get("model_scales", ())))
 
 
@@ -479,6 +570,7 @@ class RegimeCell:
     warned_share_of_misses: float = float("nan")  # of the default's misses, the share kpass warned about
     warned_share: float = 0.0  # of all the default's intervals
     n_sims: int = 0
+    n_clusters: int | None = None
 
     @property
     def default(self) -> str:
@@ -499,25 +591,26 @@ class RegimeCell:
 def run_regime_cell(regime: str, comparison: str, metric: str, n_problems: int, n_samples: int, *,
                     n_sims: int, n_resamples: int, seed: int, methods: Sequence[str] | None = None) -> RegimeCell:
     """Simulate ``n_sims`` benchmarks of one regime cell and interval them with every method (seeded)."""
-    k, m = REGIME_METRICS[metric]
     truth = regime_value(regime, metric) - (regime_value(regime, metric, "b") if comparison == "paired" else 0.0)
     cell = RegimeCell(regime, comparison, metric, n_problems, n_samples, truth)
-    rng = np.random.default_rng(np.random.SeedSequence([seed, list(REGIMES).index(regime), n_problems, n_samples]))
-    p_a, p_b = regime_probabilities(rng, regime, (n_problems, n_sims))
-    counts = np.arange(n_samples + 1)
-    table = (pass_at_k(np.full(n_samples + 1, n_samples), counts, k) if m == 1 else
-             g_pass_at_k(np.full(n_samples + 1, n_samples), counts, k, tau=m / k))
+    regime_index = list(REGIMES).index(regime) if regime in REGIMES else len(REGIMES) + list(CLUSTERED_REGIMES).index(regime)
+    rng = np.random.default_rng(np.random.SeedSequence([seed, regime_index, n_problems, n_samples]))
+    p_a, p_b, labels = regime_probabilities(rng, regime, (n_problems, n_sims))
+    table = regime_table(metric, n_samples)
     v_a, v_b = table[rng.binomial(n_samples, p_a)], table[rng.binomial(n_samples, p_b)]
-    methods = tuple(methods or REGIME_METHODS[comparison])
+    cell.n_clusters = None if labels is None else int(labels.max() + 1)
+    methods = tuple(methods or (REGIME_METHODS if labels is None else CLUSTERED_REGIME_METHODS)[comparison])
     for index, method in enumerate(methods):
         generator = np.random.default_rng(np.random.SeedSequence([seed, 99, index, n_problems, n_samples]))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateIntervalWarning)
             warnings.simplefilter("ignore", IntervalMethodWarning)
+            warnings.simplefilter("ignore", MeaninglessMetricWarning)
             if comparison == "single":
-                results = mean_ci_columns(v_a, method=method, n_resamples=n_resamples, rng=generator)
+                results = mean_ci_columns(v_a, clusters=labels, method=method, n_resamples=n_resamples, rng=generator)
             else:
-                results = paired_difference_columns(v_a, v_b, method=method, n_resamples=n_resamples, rng=generator)
+                results = paired_difference_columns(v_a, v_b, clusters=labels, method=method, n_resamples=n_resamples,
+                                                    rng=generator)
         low = np.array([r.low for r in results])
         high = np.array([r.high for r in results])
         cell.coverage[method] = float(((low <= truth) & (truth <= high)).mean())
@@ -534,21 +627,23 @@ def run_regime_cell(regime: str, comparison: str, metric: str, n_problems: int, 
 
 
 def run_regimes(*, n_sims: int, n_resamples: int, seed: int, n_problems=REGIME_N_PROBLEMS,
-                n_samples=REGIME_N_SAMPLES, regimes=tuple(REGIMES), metrics=tuple(REGIME_METRICS),
+                n_samples=REGIME_N_SAMPLES, regimes=(*REGIMES, *CLUSTERED_REGIMES), metrics=tuple(REGIME_METRICS),
                 comparisons=("single", "paired"), progress=None) -> list[RegimeCell]:
-    """Every cell of the regime grid (cells with k > n are left out)."""
+    """Every cell of the regime grid (cells with k > n are left out; the biggest get fewer simulations)."""
     cells = []
     for regime in regimes:
         for comparison in comparisons:
             if regime == "sparse paired gains" and comparison == "single":
                 continue  # its single-model cells are the point-mass regime's
+            if regime == "bell-shaped near 0.98" and comparison == "paired":
+                continue  # a single-model regime
             for metric in metrics:
                 k, _ = REGIME_METRICS[metric]
                 for n in n_samples:
                     if k > n:
                         continue
                     for big_n in n_problems:
-                        cell = run_regime_cell(regime, comparison, metric, big_n, n, n_sims=n_sims,
+                        cell = run_regime_cell(regime, comparison, metric, big_n, n, n_sims=regime_sims(n_sims, big_n, n),
                                                n_resamples=n_resamples, seed=seed)
                         cells.append(cell)
                         if progress:
@@ -557,28 +652,36 @@ def run_regimes(*, n_sims: int, n_resamples: int, seed: int, n_problems=REGIME_N
 
 
 def format_regime_table(cells: list[RegimeCell]) -> str:
-    """Markdown: the default's coverage, one-sided misses, width, the width rule and the warned share."""
-    header = ("| regime | comparison | metric | N | n | truth | default | coverage % | misses below / above % | "
-              "width | narrowest >= 94% (method) | width rule | warned % of misses | other methods: coverage % |")
-    lines = ["**Edge regimes (issue #16)**", "", header, "|" + "---|" * 14]
+    """Markdown: the default's coverage, one-sided misses, width, the width rule and the warned shares."""
+    header = ("| regime | comparison | metric | N (clusters) | n | sims | truth | default | coverage % | "
+              "misses below / above % | width | narrowest >= 94% (method) | width rule | warned % of misses | "
+              "warned % of all | other methods: coverage % |")
+    lines = ["**Edge regimes (issue #16)**", "", header, "|" + "---|" * 16]
     for c in cells:
         d = c.default
         covering = [(c.width[m], m) for m in c.coverage if c.coverage[m] >= 0.94]
         narrowest = f"{min(covering)[0]:.3f} ({min(covering)[1]})" if covering else "none"
         rule = "ok" if c.within_width_rule() else f"{c.width[d] / min(covering)[0]:.2f}x"
-        band = "" if c.in_band() or c.n_problems < 30 else " (out of band)"
+        band = "" if c.in_band() or c.n_problems < 30 else (" (over)" if c.coverage[d] > 0.98 else " (under)")
         warned = "-" if math.isnan(c.warned_share_of_misses) else f"{100 * c.warned_share_of_misses:.0f}"
         others = ", ".join(f"{m} {100 * v:.1f}" for m, v in c.coverage.items() if m != d)
-        lines.append(f"| {c.regime} | {c.comparison} | {c.metric} | {c.n_problems} | {c.n_samples} | {c.truth:.4f} | {d} | "
-                     f"**{100 * c.coverage[d]:.1f}**{band} | {100 * c.miss_low[d]:.1f} / {100 * c.miss_high[d]:.1f} | "
-                     f"{c.width[d]:.3f} | {narrowest} | {rule} | {warned} | {others} |")
+        size = f"{c.n_problems}" + ("" if c.n_clusters is None else f" ({c.n_clusters})")
+        lines.append(f"| {c.regime} | {c.comparison} | {c.metric} | {size} | {c.n_samples} | {c.n_sims} | {c.truth:.4f} | "
+                     f"{d} | **{100 * c.coverage[d]:.1f}**{band} | {100 * c.miss_low[d]:.1f} / {100 * c.miss_high[d]:.1f} | "
+                     f"{c.width[d]:.3f} | {narrowest} | {rule} | {warned} | {100 * c.warned_share:.0f} | {others} |")
     return "\n".join(lines)
 
 
+def out_of_band(cells: list[RegimeCell], comparison: str | None = None) -> list[RegimeCell]:
+    """Cells with N >= 30 whose default is outside 93-98% (of one comparison, or of both)."""
+    return [c for c in cells if c.n_problems >= 30 and not c.in_band() and comparison in (None, c.comparison)]
+
+
 def regime_summary(cells: list[RegimeCell]) -> str:
-    """One line per regime and comparison: the range of the default's coverage at N >= 30, the cells out of band."""
+    """One line per regime and comparison: the range of the default's coverage at N >= 30, the cells out
+    of band, the width rule, and the warned share of the misses and of all intervals at N >= 30."""
     lines = []
-    for regime in REGIMES:
+    for regime in (*REGIMES, *CLUSTERED_REGIMES):
         for comparison in ("single", "paired"):
             chosen = [c for c in cells if c.regime == regime and c.comparison == comparison and c.n_problems >= 30]
             if not chosen:
@@ -587,10 +690,25 @@ def regime_summary(cells: list[RegimeCell]) -> str:
             out = [f"{c.metric} N={c.n_problems} n={c.n_samples} {100 * c.coverage[c.default]:.1f}%"
                    for c in chosen if not c.in_band()]
             wide = [f"{c.metric} N={c.n_problems} n={c.n_samples}" for c in chosen if not c.within_width_rule()]
+            sims = sum(c.n_sims for c in chosen)
+            misses = sum(c.n_sims * (1 - c.coverage[c.default]) for c in chosen)
+            warned_misses = sum(c.n_sims * (1 - c.coverage[c.default]) * c.warned_share_of_misses
+                                for c in chosen if not math.isnan(c.warned_share_of_misses))
+            warned_all = sum(c.n_sims * c.warned_share for c in chosen)
             lines.append(f"- {regime}, {comparison}: default {min(values):.1f}-{max(values):.1f}% at N >= 30; "
                          f"outside 93-98%: {', '.join(out) or 'none'}; wider than {WIDTH_RULE}x the narrowest "
-                         f"method covering >= 94%: {', '.join(wide) or 'none'}.")
+                         f"method covering >= 94%: {', '.join(wide) or 'none'}; warned: "
+                         f"{100 * warned_misses / max(misses, 1):.0f}% of the misses, {100 * warned_all / sims:.0f}% "
+                         "of all intervals.")
     return "\n".join(lines)
+
+
+#: Size of the full edge-regime run (``make coverage``): simulations per cell (halved for the biggest
+#: cells, :func:`regime_sims`) and bootstrap resamples per interval.
+REGIME_SIMS = 600
+REGIME_RESAMPLES = 499
+#: The quick profile (CI and ``--regimes-only`` without ``--full``): the cells at N = 30 and 100, n = 16.
+QUICK_REGIME_GRID = {"n_problems": (30, 100), "n_samples": (16,)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -600,8 +718,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resamples", type=int, help="bootstrap resamples per interval")
     parser.add_argument("--no-clustered", action="store_true", help="skip the clustered table")
     parser.add_argument("--output", help="also write the markdown tables to this file")
+    parser.add_argument("--edges-output", help="write the edge-regime table to this file (else it joins --output)")
     parser.add_argument("--regimes-only", action="store_true", help="only the edge-regime table (issue #16)")
     parser.add_argument("--no-regimes", action="store_true", help="skip the edge-regime table")
+    parser.add_argument("--comparisons", default="single,paired", help="edge regimes: single, paired or both (comma-separated)")
+    parser.add_argument("--regime-sims", type=int, help=f"edge regimes: simulations per cell (full: {REGIME_SIMS})")
+    parser.add_argument("--paired-only", action="store_true", help="edge regimes: only the paired cells (--comparisons paired)")
     args = parser.parse_args(argv)
     full = args.full or os.environ.get("KPASS_COVERAGE_FULL") == "1"
     config = StudyConfig() if full else SMALL
@@ -626,39 +748,54 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
 
-    if args.regimes_only:
-        return _write_regimes(args, config, full, started)
-    cells = run_independent(config, progress=progress)
-    parts = [
-        f"Coverage (%) of nominal 95% intervals; {config.n_sims} simulated benchmarks per cell, "
-        f"{config.n_resamples} bootstrap resamples per interval, seed {config.seed}.",
-        "",
-        format_table(cells, config.methods, title="Independent problems", paired_methods=config.paired_methods),
-    ]
-    if config.clustered:
-        clustered = run_clustered(config, progress=progress)
-        parts += ["", format_table(clustered, config.cluster_methods, title="Clustered problems (C clusters of 1-9 problems)",
-                                   paired_methods=config.paired_methods)]
-    failures = acceptance(cells)
-    regime_parts: list[str] = []
+    failures: list[str] = []
+    if not args.regimes_only:
+        cells = run_independent(config, progress=progress)
+        parts = [
+            f"Coverage (%) of nominal 95% intervals; {config.n_sims} simulated benchmarks per cell, "
+            f"{config.n_resamples} bootstrap resamples per interval, seed {config.seed}.",
+            "",
+            format_table(cells, config.methods, title="Independent problems", paired_methods=config.paired_methods),
+        ]
+        if config.clustered:
+            clustered = run_clustered(config, progress=progress)
+            parts += ["", format_table(clustered, config.cluster_methods, title="Clustered problems (C clusters of 1-9 problems)",
+                                       paired_methods=config.paired_methods)]
+        failures = acceptance(cells)
+        parts += [
+            "",
+            f"Default methods: {DEFAULT_INTERVAL_METHOD} (single), {DEFAULT_PAIRED_METHOD} (paired). "
+            "Cells with N >= 30 and k <= n outside 93-98%: " + (", ".join(failures) if failures else "none") + ".",
+            f"Run time: {time.perf_counter() - started:.0f} s.",
+        ]
+        _emit("\n".join(parts), args.output)
     if not args.no_regimes:
-        regime_cells = run_regimes(n_sims=config.n_sims, n_resamples=config.n_resamples, seed=config.seed,
-                                   **({} if full else {"n_problems": (30, 100), "n_samples": (16,)}),
-                                   progress=_regime_progress(started))
-        regime_parts = ["", format_regime_table(regime_cells), "", regime_summary(regime_cells)]
-    parts += regime_parts + [
-        "",
-        f"Default methods: {DEFAULT_INTERVAL_METHOD} (single), {DEFAULT_PAIRED_METHOD} (paired). "
-        "Cells with N >= 30 and k <= n outside 93-98%: "
-        + (", ".join(failures) if failures else "none") + ".",
-        f"Run time: {time.perf_counter() - started:.0f} s.",
-    ]
-    text = "\n".join(parts)
-    print(text)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
+        regime_started = time.perf_counter()
+        comparisons = ("paired",) if args.paired_only else tuple(c.strip() for c in args.comparisons.split(",") if c.strip())
+        n_sims = args.regime_sims or (REGIME_SIMS if full else config.n_sims)
+        n_resamples = args.resamples or (REGIME_RESAMPLES if full else config.n_resamples)
+        regime_cells = run_regimes(n_sims=n_sims, n_resamples=n_resamples, seed=config.seed, comparisons=comparisons,
+                                   **({} if full else QUICK_REGIME_GRID), progress=_regime_progress(started))
+        text = "\n".join([
+            f"Edge regimes: {n_sims} simulated benchmarks per cell ({n_sims // 2} at N >= {BIG_CELL_PROBLEMS} or "
+            f"n >= {BIG_CELL_SAMPLES}, {n_sims // 4} at both), {n_resamples} resamples, seed {config.seed}; "
+            f"comparisons: {', '.join(comparisons)}. Written by `scripts/coverage_study.py` "
+            f"({'full' if full else 'quick'} profile).", "",
+            format_regime_table(regime_cells), "", regime_summary(regime_cells),
+            f"Run time: {time.perf_counter() - regime_started:.0f} s."])
+        target = args.edges_output or args.output
+        if args.output and not args.edges_output and not args.regimes_only:
+            with open(args.output, encoding="utf-8") as handle:  # one file: the main tables, then the regimes
+                text = handle.read() + "\n" + text
+        _emit(text, target)
     return 1 if (failures and full) else 0
+
+
+def _emit(text: str, path: str | None) -> None:
+    print(text)
+    if path:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
 
 
 def _regime_progress(started: float):
@@ -667,21 +804,6 @@ def _regime_progress(started: float):
               f"n={cell.n_samples}: " + " ".join(f"{m}={100 * v:.1f}" for m, v in cell.coverage.items())
               + f" width {cell.width[cell.default]:.3f}", file=sys.stderr, flush=True)
     return progress
-
-
-def _write_regimes(args, config: StudyConfig, full: bool, started: float) -> int:
-    """``--regimes-only``: the regime table alone (to stdout and ``--output``)."""
-    cells = run_regimes(n_sims=config.n_sims, n_resamples=config.n_resamples, seed=config.seed,
-                        **({} if full else {"n_problems": (30, 100), "n_samples": (16,)}),
-                        progress=_regime_progress(started))
-    text = "\n".join([f"Edge regimes: {config.n_sims} simulated benchmarks per cell, {config.n_resamples} resamples, "
-                      f"seed {config.seed}.", "", format_regime_table(cells), "", regime_summary(cells),
-                      f"Run time: {time.perf_counter() - started:.0f} s."])
-    print(text)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
-    return 0
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import argparse
 import dataclasses
 import os
 from collections.abc import Sequence
+from typing import overload
 
 from kpass.cli.argtypes import nonnegative_int, positive_int, probability
 from kpass.cli.progress import ProgressBar
@@ -20,7 +21,7 @@ from kpass.render.formatting import FORMATS
 from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
 
 __all__ = [
-    "add_engine_arguments", "add_input_arguments", "add_intersect_argument", "add_metric_arguments",
+    "add_bootstrap_arguments", "add_engine_arguments", "add_input_arguments", "add_intersect_argument", "add_metric_arguments",
     "add_output_arguments", "add_selected_argument", "check_interval_method", "check_plot_path", "metric_specs",
     "read_tables",
 ]
@@ -67,6 +68,12 @@ def add_metric_arguments(parser: argparse.ArgumentParser, default: str = "pass@1
     parser.add_argument("--cluster-by", metavar="FIELD", help="cluster field of each problem (e.g. cluster, subject)")
     parser.add_argument("--method", metavar="M",
                         help=f"interval method ({', '.join(methods)}; default: {default_method})")
+    add_bootstrap_arguments(parser)
+
+
+def add_bootstrap_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--confidence``, ``--seed`` (the ``rng`` of the Python API) and ``--n-resamples``, with
+    the host's defaults."""
     parser.add_argument("--confidence", type=probability, default=0.95, metavar="LEVEL",
                         help="confidence level (default: 0.95)")
     parser.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED, metavar="S",
@@ -94,6 +101,21 @@ def add_selected_argument(parser: argparse.ArgumentParser) -> None:
 def add_intersect_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
     """``--intersect`` (also spelt ``--intersection``), shared by ``compare`` and ``decompose``."""
     parser.add_argument("--intersect", "--intersection", dest="intersect", action="store_true", help=help_text)
+
+
+@overload
+def read_tables(args: argparse.Namespace, specs: None = None, *, by: Sequence[str] = (),
+                cluster_by: str | None = None, files: Sequence[str] | None = None) -> SampleTable: ...
+
+
+@overload
+def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec], *, by: Sequence[str] = (),
+                cluster_by: str | None = None, files: Sequence[str] | None = None,
+                tokens: bool = False) -> SampleTable | ProblemStatistics: ...
+
+
+@overload
+def read_tables(args: argparse.Namespace, specs: None = None, *, needs: Needs) -> SampleTable | ProblemStatistics: ...
 
 
 def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = None, *, by: Sequence[str] = (),
@@ -145,6 +167,10 @@ def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = N
                                progress=lambda path, done: bar.update(done, label=f"reading {os.path.basename(path)} (lines)"))
     finally:
         bar.close()
+    if not isinstance(samples, SampleTable):
+        if needs is None:  # load_samples' contract: without needs, the samples themselves
+            raise TypeError(f"kpass {args.command}: the reader returned {type(samples).__name__}, not the samples")
+        return samples
     return samples if extractor is None else apply_answer_extractor(samples, extractor)
 
 

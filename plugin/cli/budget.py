@@ -38,10 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from kpass.cli.argtypes import (budget_list, fraction, k_list, nonnegative_int, positive_int, probability,
-                                regular_expression)
-from kpass.cli.arguments import (add_engine_arguments, add_intersect_argument, check_interval_method,
-                                 check_plot_path, read_tables)
+from kpass.cli.argtypes import budget_list, fraction, k_list, regular_expression
+from kpass.cli.arguments import (add_bootstrap_arguments, add_engine_arguments, add_intersect_argument,
+                                 check_interval_method, check_plot_path, read_tables)
 from kpass.cli.output import emit, save_figure
 from kpass.errors import DataError, UsageError
 from kpass.host import lookups
@@ -57,11 +56,9 @@ from kpass.render.formatting import exclusion_lines, format_tail
 from kpass.render.numbers import format_interval, format_level, format_number
 from kpass.render.plot import plot_budget_curves, plot_decomposition
 from kpass.render.tables import render_table
-from kpass.data.reduction import Needs
+from kpass.data.reduction import Needs, ProblemStatistics
 from kpass.reports.budget import BudgetSamples, StatisticsBudgetSamples
 from kpass.reports.report import (
-    DEFAULT_N_RESAMPLES,
-    DEFAULT_SEED,
     Exclusion,
     check_one_model_per_group,
     interval_options,
@@ -82,11 +79,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     add_engine_arguments(parser)
     parser.add_argument("--cluster-by", metavar="FIELD",
                         help="column holding each problem's cluster (the bootstrap then resamples clusters)")
-    parser.add_argument("--confidence", type=probability, default=0.95, help="confidence level (default 0.95)")
-    parser.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED,
-                        help=f"bootstrap seed (default {DEFAULT_SEED}: reproducible)")
-    parser.add_argument("--n-resamples", type=positive_int, default=DEFAULT_N_RESAMPLES,
-                        help=f"bootstrap resamples (default {DEFAULT_N_RESAMPLES}, as kpass report)")
+    add_bootstrap_arguments(parser)
     parser.add_argument("--tokenizer", metavar="SPEC",
                         help="find answer positions in the output text: hf:PATH/tokenizer.json, "
                              "tiktoken:cl100k_base, or a plugin's NAME:ARG")
@@ -178,7 +171,9 @@ def _samples(args: argparse.Namespace) -> BudgetSamples:
                   as_run=None in args.budgets)
     statistics = read_tables(args, needs=needs)
     lookups.use_recorded_cluster(args, statistics)
-    return StatisticsBudgetSamples(statistics, cluster_by=args.cluster_by)
+    if isinstance(statistics, ProblemStatistics):
+        return StatisticsBudgetSamples(statistics, cluster_by=args.cluster_by)
+    return BudgetSamples(statistics, cluster_by=args.cluster_by)  # a format only the numpy readers read
 
 
 def _write(text: str, output: str | None) -> None:
@@ -240,7 +235,7 @@ def _task_group_rows(samples: BudgetSamples, by: Sequence[str], args: argparse.N
     if not items:
         return []
     try:
-        options = interval_options(method=args.method, confidence_level=args.confidence, seed=args.seed,
+        options = interval_options(method=args.method, confidence_level=args.confidence, rng=args.seed,
                                    n_resamples=args.n_resamples, clustered=True)
     except UsageError as exc:
         notes.append(f"no group rows: {exc}")
@@ -261,7 +256,7 @@ def _budget(args: argparse.Namespace) -> None:
         raise UsageError(f"--by takes model and/or task; got {args.by!r}")
     # the same interval options as kpass report, so that pass@k(as-run) here is report's pass@k
     check_interval_method(args.method, paired=False, clustered=bool(args.cluster_by))
-    options = interval_options(method=args.method, confidence_level=args.confidence, seed=args.seed,
+    options = interval_options(method=args.method, confidence_level=args.confidence, rng=args.seed,
                                n_resamples=args.n_resamples, clustered=bool(args.cluster_by))
     samples = _samples(args)
     index = samples.index
@@ -283,9 +278,10 @@ def _budget(args: argparse.Namespace) -> None:
     exclusions: list[Exclusion] = []
     notes = list(samples.table.notes)
     skipped: list[str] = []
-    plans = [(samples.models[key // len(samples.tasks)] if "model" in by else "*",
-              samples.tasks[key % len(samples.tasks)] if "task" in by else "*",
-              np.flatnonzero(group_of_problem == g), None, options) for g, key in enumerate(keys.tolist())]
+    plans: list[tuple[str, str, np.ndarray, np.ndarray | None, dict[str, Any]]] = [
+        (samples.models[key // len(samples.tasks)] if "model" in by else "*",
+         samples.tasks[key % len(samples.tasks)] if "task" in by else "*",
+         np.flatnonzero(group_of_problem == g), None, options) for g, key in enumerate(keys.tolist())]
     plans += _task_group_rows(samples, by, args, notes)
     for model, task, problems, subtasks, row_options in plans:
         where = f"model {model!r}, task {task!r}"

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from kpass.cli.arguments import add_input_arguments, add_output_arguments, check_plot_path, read_tables
-from kpass.cli.argtypes import fraction, nonnegative_int, positive_int, probability
+from kpass.cli.arguments import (add_bootstrap_arguments, add_input_arguments, add_output_arguments, check_plot_path,
+                                 read_tables)
+from kpass.cli.argtypes import fraction
 from kpass.cli.output import emit, save_figure
 from kpass.host.lookups import parse_metric_specs
 from kpass.render.analysis_plots import plot_crossover
 from kpass.reports.crossover import compute_crossover, format_crossover
-from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -23,12 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base", "-b", required=True, metavar="MODEL", help="the base model")
     parser.add_argument("--model", required=True, metavar="MODEL", help="the model compared with the base")
     parser.add_argument("--cluster-by", metavar="FIELD", help="cluster field of each problem (resampled whole)")
-    parser.add_argument("--confidence", type=probability, default=0.95, metavar="LEVEL",
-                        help="confidence level (default: 0.95)")
-    parser.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED, metavar="S",
-                        help=f"bootstrap seed (default: {DEFAULT_SEED})")
-    parser.add_argument("--n-resamples", type=positive_int, default=DEFAULT_N_RESAMPLES, metavar="B",
-                        help=f"bootstrap resamples (default: {DEFAULT_N_RESAMPLES})")
+    add_bootstrap_arguments(parser)
     parser.add_argument("--robust-fraction", type=fraction, default=fraction("1/2"), metavar="F",
                         help="a lone win is robust when the winner is correct in >= F of its samples (default: 1/2)")
     add_output_arguments(parser)
@@ -39,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     # pass@k curves are functions of per-problem (n, c): any engine reduces to them
     table = read_tables(args, parse_metric_specs("pass@1"), by=("model",), cluster_by=args.cluster_by)
     report = compute_crossover(table, base=args.base, model=args.model, cluster_by=args.cluster_by,
-                               confidence_level=args.confidence, seed=args.seed, n_resamples=args.n_resamples,
+                               confidence_level=args.confidence, rng=args.seed, n_resamples=args.n_resamples,
                                robust_fraction=args.robust_fraction)
     text = format_crossover(report, args.format)
     if args.plot:

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     prices = None if args.price is None else {m: v / 1e6 for m, v in args.price.items()}
     report = compute_frontier(table, args.metrics, unit=args.unit, active_parameters=args.active_params,
                               prices=prices, cluster_by=args.cluster_by, method=args.method,
-                              confidence_level=args.confidence, seed=args.seed, n_resamples=args.n_resamples)
+                              confidence_level=args.confidence, rng=args.seed, n_resamples=args.n_resamples)
     text = format_frontier(report, args.format)
     if args.plot:
         save_figure(plot_frontier(report), args.plot)

@@ -16,6 +16,8 @@ from kpass.cli.arguments import (
 )
 from kpass.cli.output import write_outputs, write_stdout
 from kpass.data.leaderboard_tables import read_leaderboard_table
+from kpass.data.reduction import ProblemStatistics
+from kpass.data.table import SampleTable
 from kpass.errors import UsageError
 from kpass.reports.leaderboard import PAIRS, build_leaderboard
 
@@ -105,6 +107,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
     # values: any engine reduces to them; the budget curves need the samples (numpy), so
     # without an --engine they keep the numpy path
     budget_curves = not (args.no_curves or args.no_budget_curves)
+    table: SampleTable | ProblemStatistics
     if budget_curves and getattr(args, "engine", None) is None:
         table = read_tables(args)
     else:
@@ -113,7 +116,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
     leaderboard = build_leaderboard(
         table, specs, sort=args.sort, baseline=args.baseline, pairs=args.pairs,
         cluster_by=args.cluster_by, method=args.method, confidence_level=args.confidence,
-        seed=args.seed, n_resamples=args.n_resamples, curves=not args.no_curves,
+        rng=args.seed, n_resamples=args.n_resamples, curves=not args.no_curves,
         budgets=args.budgets, selected_on_this_set=args.selected_on_this_set, budget_curves=budget_curves)
     extended = None
     if existing is not None:

@@ -65,7 +65,7 @@ SUBCOMMANDS: dict[str, Command] = {
 PARAMETER_FLAGS = {
     "confidence_level": "--confidence",
     "n_resamples": "--n-resamples",
-    "seed": "--seed",
+    "rng": "--seed",
     "method": "--method",
     "cluster_by": "--cluster-by",
     "by": "--by",

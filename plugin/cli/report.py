@@ -22,7 +22,7 @@ from kpass.data.table import SampleTable
 from kpass.errors import UsageError
 from kpass.host import lookups
 from kpass.render.formatting import format_comparison, format_report
-from kpass.render.plot import plot_result
+from kpass.render.plot import plot_comparison, plot_report
 from kpass.reports.report import Comparison, Report, compute_comparison, compute_report
 from kpass.reports.selection import selection_bias_of_report
 
@@ -31,7 +31,8 @@ __all__ = ["add_compare_arguments", "add_report_arguments", "run_compare", "run_
 
 def _plot(args: argparse.Namespace, result: Report | Comparison) -> None:
     if getattr(args, "plot", None):
-        save_figure(plot_result(result), args.plot)
+        figure = plot_comparison(result) if isinstance(result, Comparison) else plot_report(result)
+        save_figure(figure, args.plot)
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,9 +53,9 @@ def run_report(args: argparse.Namespace) -> int:
     lookups.use_recorded_cluster(args, table)
     with ProgressBar("computing", enabled=False if args.no_progress else None) as bar:
         report = compute_report(table, specs, by=args.by, cluster_by=args.cluster_by, method=args.method,
-                                confidence_level=args.confidence, seed=args.seed, n_resamples=args.n_resamples,
+                                confidence_level=args.confidence, rng=args.seed, n_resamples=args.n_resamples,
                                 progress=bar.update)
-    entries, notes = selection_bias_of_report(table, report, selected=args.selected_on_this_set, seed=args.seed)
+    entries, notes = selection_bias_of_report(table, report, selected=args.selected_on_this_set, rng=args.seed)
     report.selection_bias = entries
     report.notes.extend(notes)
     text = format_report(report, args.format)
@@ -98,7 +99,9 @@ def run_compare(args: argparse.Namespace) -> int:
             raise UsageError(f"with two files and no --baseline each file must hold one model, and they must differ; "
                              f"got {first_models} and {second_models}. Give --baseline MODEL")
         baseline = first_models[0]
-        table = SampleTable.concat(tables) if isinstance(tables[0], SampleTable) else read_tables(args, specs, **read)
+        sample_tables = [table for table in tables if isinstance(table, SampleTable)]
+        table = (SampleTable.concat(sample_tables) if len(sample_tables) == len(tables)
+                 else read_tables(args, specs, **read))
     else:
         table = read_tables(args, specs, by=(*args.by, "model"), cluster_by=args.cluster_by)
     lookups.use_recorded_cluster(args, table)
@@ -108,7 +111,7 @@ def run_compare(args: argparse.Namespace) -> int:
     with ProgressBar("comparing", enabled=False if args.no_progress else None) as bar:
         comparison = compute_comparison(table, specs, baseline=baseline, models=args.models, by=args.by,
                                         cluster_by=args.cluster_by, method=args.method,
-                                        confidence_level=args.confidence, seed=args.seed,
+                                        confidence_level=args.confidence, rng=args.seed,
                                         n_resamples=args.n_resamples, intersect=args.intersect,
                                         progress=bar.update)
     text = format_comparison(comparison, args.format)

@@ -13,7 +13,6 @@ import csv
 import json
 import os
 import tempfile
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +20,8 @@ import numpy as np
 
 from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
 from .sources import EngineOptions, InputFile
+from .duckdb_jsonl import reduce_regular_jsonl
+from .duckdb_queries import FILE_SHIFT, fetch_columns, run_with_progress, sql_literal
 from .reduction import (DEEP_JSON_BRACKETS, DUCKDB, Needs, NumpyFallback, RawColumns, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
                         statistics_from_rows, typed_sql)
 
@@ -32,12 +33,8 @@ _OPTIONAL = tuple(name for name in SCHEMA_COLUMNS if name not in REQUIRED_COLUMN
 _DEFAULT_MEMORY_LIMIT = "2GB"
 
 
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def _list_literal(items: Sequence[str]) -> str:
-    return "[" + ", ".join(_literal(item) for item in items) + "]"
+    return "[" + ", ".join(sql_literal(item) for item in items) + "]"
 
 
 def connect(options: EngineOptions):
@@ -45,7 +42,7 @@ def connect(options: EngineOptions):
     ``threads``, and no insertion order to preserve (lets scans stream)."""
     import duckdb
 
-    config = {
+    config: dict[str, str | bool | int | float | list[str]] = {
         "memory_limit": options.memory_limit or os.environ.get("KPASS_MEMORY_LIMIT") or _DEFAULT_MEMORY_LIMIT,
         "temp_directory": options.temp_directory or os.environ.get("KPASS_TEMP_DIRECTORY")
         or os.path.join(tempfile.gettempdir(), f"kpass-duckdb-{os.getpid()}"),
@@ -87,7 +84,6 @@ def _verdicts_from_text(text: str) -> tuple[str, str]:
 
 
 _Raw = RawColumns
-_FILE_SHIFT = 1 << 40  # order key of a row: file number * 2**40 + its ordinal in the file
 
 
 def _with_partition(text: str, kind: str, item: InputFile, column: str) -> tuple[str, str]:
@@ -95,16 +91,16 @@ def _with_partition(text: str, kind: str, item: InputFile, column: str) -> tuple
     value = dict(item.partitions).get(column)
     if value is None:
         return text, kind
-    return _literal(value), "'string'"
+    return sql_literal(value), "'string'"
 
 
 def _jsonl_raw(item: InputFile, number: int, raw: _Raw) -> str:
     structure = json.dumps({name: "JSON" for name in [*raw.columns, "cot_verdicts"]})
     partitions = dict(item.partitions)
     known = [*SCHEMA_COLUMNS, *raw.columns, *partitions]
-    select = [f"{number * _FILE_SHIFT} + ordinality AS kpass_order"]
+    select = [f"{number * FILE_SHIFT} + ordinality AS kpass_order"]
     for column in raw.columns:
-        value = f"struct_extract(s, {_literal(column)})"
+        value = f"struct_extract(s, {sql_literal(column)})"
         text, kind = _with_partition(f"({value} ->> '$')", _json_kind(value), item, column)
         select += [f"{text} AS {DUCKDB.ident(column)}", f"{kind} AS {DUCKDB.ident(column + '__kind')}"]
     verdicts = "struct_extract(s, 'cot_verdicts')"
@@ -114,16 +110,16 @@ def _jsonl_raw(item: InputFile, number: int, raw: _Raw) -> str:
     select.append(f"CASE WHEN {verdicts} IS NULL OR json_type({verdicts}) = 'NULL' THEN 'null' "
                   f"WHEN json_type({verdicts}) = 'ARRAY' THEN 'list' WHEN json_type({verdicts}) = 'VARCHAR' "
                   f"THEN {text_kind} ELSE 'other' END AS cot_verdicts__kind")
-    select += [f"{'TRUE' if c in partitions else f'list_contains(k, {_literal(c)})'} AS has__{n}"
+    select += [f"{'TRUE' if c in partitions else f'list_contains(k, {sql_literal(c)})'} AS has__{n}"
                for n, c in enumerate(raw.presence)]
     select.append(f"len(list_filter(k, lambda key: NOT list_contains({_list_literal(known)}, key))) > 0 "
                   "AS unknown_keys")
     select.append("fallback AS numpy_fallback")
-    return (f"SELECT {', '.join(select)} FROM (SELECT ordinality, from_json(json, {_literal(structure)}) AS s, "
+    return (f"SELECT {', '.join(select)} FROM (SELECT ordinality, from_json(json, {sql_literal(structure)}) AS s, "
             f"CASE WHEN json_type(json) = 'OBJECT' THEN json_keys(json) ELSE [] END AS k, "
             f"(len(json_keys(json)) <> len(list_distinct(json_keys(json))) OR length(CAST(json AS VARCHAR)) - "
             f"length(replace(replace(CAST(json AS VARCHAR), '[', ''), '{{', '')) > {DEEP_JSON_BRACKETS}) AS fallback "
-            f"FROM read_json_objects({_literal(item.path)}, format = 'newline_delimited') WITH ORDINALITY)")
+            f"FROM read_json_objects({sql_literal(item.path)}, format = 'newline_delimited') WITH ORDINALITY)")
 
 
 def csv_header(path: str) -> list[str] | None:
@@ -142,8 +138,8 @@ def csv_header(path: str) -> list[str] | None:
 
 
 def _csv_raw(item: InputFile, number: int, header: list[str], raw: _Raw) -> str:
-    columns = "{" + ", ".join(f"{_literal(name)}: 'VARCHAR'" for name in header) + "}"
-    select = [f"{number * _FILE_SHIFT} + ordinality AS kpass_order"]
+    columns = "{" + ", ".join(f"{sql_literal(name)}: 'VARCHAR'" for name in header) + "}"
+    select = [f"{number * FILE_SHIFT} + ordinality AS kpass_order"]
     for column in raw.columns:
         if column in header:
             cell = DUCKDB.ident(column)
@@ -159,7 +155,7 @@ def _csv_raw(item: InputFile, number: int, header: list[str], raw: _Raw) -> str:
     select += raw.has([*header, *(key for key, _ in item.partitions)])
     select.append("FALSE AS unknown_keys")
     select.append("FALSE AS numpy_fallback")
-    return (f"SELECT {', '.join(select)} FROM read_csv({_literal(item.path)}, header = true, auto_detect = false, "
+    return (f"SELECT {', '.join(select)} FROM read_csv({sql_literal(item.path)}, header = true, auto_detect = false, "
             f"delim = ',', quote = '\"', escape = '\"', columns = {columns}, "
             "strict_mode = true, null_padding = false) WITH ORDINALITY")
 
@@ -185,10 +181,10 @@ def _parquet_kind(column: str, kind: str) -> tuple[str, str]:
 
 def _parquet_raw(con: Any, item: InputFile, number: int, raw: _Raw) -> tuple[str, list[str]]:
     """The raw relation of one Parquet file and its column names."""
-    source = f"read_parquet({_literal(item.path)}, file_row_number = true)"
+    source = f"read_parquet({sql_literal(item.path)}, file_row_number = true)"
     types = {row[0]: row[1] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
              if row[0] != "file_row_number"}
-    select = [f"{number * _FILE_SHIFT} + file_row_number AS kpass_order"]
+    select = [f"{number * FILE_SHIFT} + file_row_number AS kpass_order"]
     for column in raw.columns:
         if column in types:
             text, kind = _parquet_kind(column, types[column])
@@ -217,47 +213,6 @@ def _parquet_raw(con: Any, item: InputFile, number: int, raw: _Raw) -> tuple[str
 # the reduction
 
 
-def _run(con: Any, sql: str, options: EngineOptions) -> None:
-    """Execute ``sql``, reporting DuckDB's progress (percent) while it runs."""
-    if options.progress is None:
-        con.execute(sql)
-        return
-    failure: list[BaseException] = []
-
-    def work() -> None:
-        try:
-            con.execute(sql)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-            failure.append(exc)
-
-    worker = threading.Thread(target=work, daemon=True)
-    worker.start()
-    while worker.is_alive():
-        worker.join(0.2)
-        try:
-            percent = con.query_progress()
-        except Exception:  # noqa: BLE001 - progress is best effort
-            percent = -1
-        if percent is not None and percent >= 0:
-            options.progress(float(percent))
-    if failure:
-        raise failure[0]
-    options.progress(100.0)
-
-
-def _fetch(con: Any, sql: str) -> dict[str, np.ndarray]:
-    result = con.execute(sql).fetchnumpy()
-    out = {}
-    for name, values in result.items():
-        if isinstance(values, np.ma.MaskedArray):
-            mask = np.ma.getmaskarray(values)
-            data = np.asarray(values.data, dtype=object)
-            data[mask] = None
-            values = data
-        out[name] = values
-    return out
-
-
 def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: EngineOptions = EngineOptions(),
                        ) -> ProblemStatistics:
     """Per-problem statistics of sample files, reduced by DuckDB.
@@ -277,8 +232,6 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
     extras: list[str] = []
     con = connect(options)
     try:
-        from .duckdb_jsonl import reduce_regular_jsonl  # it imports this module's helpers
-
         regular = reduce_regular_jsonl(con, files, needs, options)
         if regular is not None:
             return regular
@@ -305,11 +258,11 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
                           pass_through=["kpass_order", *raw.flags])
         reduced = reduction_sql(typed, needs, flags=raw.flags, first_seen="kpass_order")
         try:
-            _run(con, f"CREATE TEMP TABLE kpass_reduced AS {reduced}", options)
+            run_with_progress(con, f"CREATE TEMP TABLE kpass_reduced AS {reduced}", options)
         except duckdb.Error as exc:  # malformed JSON, ragged CSV, ...: the numpy readers say where
             raise Violation([], f"DuckDB cannot read the input: {exc}") from exc
         con.execute(f"CREATE TEMP TABLE kpass_problems AS {problems_sql('kpass_reduced')}")
-        problems = _fetch(con, "SELECT * FROM kpass_problems ORDER BY pid")
+        problems = fetch_columns(con, "SELECT * FROM kpass_problems ORDER BY pid")
         if len(problems["n_samples"]) == 0:
             raise Violation([], "no samples")
         if int(np.asarray(problems["any_numpy_fallback"], dtype=np.int64).sum()):
@@ -317,7 +270,7 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
         if int(np.asarray(problems["any_unknown_keys"], dtype=np.int64).sum()):
             known = [*SCHEMA_COLUMNS, *raw.columns]
             scans = " UNION ALL ".join(
-                f"SELECT {number * _FILE_SHIFT} + ordinality AS o, json FROM read_json_objects({_literal(item.path)}, "
+                f"SELECT {number * FILE_SHIFT} + ordinality AS o, json FROM read_json_objects({sql_literal(item.path)}, "
                 "format = 'newline_delimited') WITH ORDINALITY" for number, item in enumerate(files)
                 if item.format == "jsonl")
             extras += [row[0] for row in con.execute(
@@ -329,7 +282,7 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
         if any(_close_schema_name(name) for name in extras):
             raise Violation([], "a misspelt column")
         present = [*REQUIRED_COLUMNS, *(c for c in seen if c in SCHEMA_COLUMNS), *extras]
-        classes = _fetch(con, classes_sql("kpass_reduced", "kpass_problems")) if needs.answer_classes else None
+        classes = fetch_columns(con, classes_sql("kpass_reduced", "kpass_problems")) if needs.answer_classes else None
     finally:
         con.close()
     return statistics_from_rows(problems, classes, needs, sources=[item.path for item in files],

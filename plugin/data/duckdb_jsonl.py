@@ -38,7 +38,7 @@ from kpass.data.columns import MAX_INTEGER, REQUIRED_COLUMNS, SCHEMA_COLUMNS, _c
 
 from .reduction import (DEEP_JSON_BRACKETS, DUCKDB, Needs, ProblemStatistics, Violation, classes_sql, problems_sql,
                         reduction_sql, statistics_from_rows)
-from .duckdb_engine import _FILE_SHIFT, _fetch, _literal, _run
+from .duckdb_queries import FILE_SHIFT, fetch_columns, run_with_progress, sql_literal
 from .sources import EngineOptions, InputFile, locate_rows
 
 __all__ = ["reduce_regular_jsonl"]
@@ -75,7 +75,7 @@ def _values_sql(item: InputFile, number: int, fields: Sequence[str]) -> str:
     not in its regular form, or a correct sample that did not finish (docs/spec.md section 6)."""
     wanted = dict.fromkeys([*_CATEGORIES, "sample_index", "correct", "finished", "answer", "output_tokens",
                             "answer_token", "cot_verdicts", *fields])
-    schema = "{" + ", ".join(f"{_literal(name)}: 'JSON'" for name in wanted) + "}"
+    schema = "{" + ", ".join(f"{sql_literal(name)}: 'JSON'" for name in wanted) + "}"
     sample_index, bad_index = _integer("sample_index", True)
     output_tokens, bad_output = _integer("output_tokens", False)
     answer_token, bad_answer = _integer("answer_token", False)
@@ -84,7 +84,7 @@ def _values_sql(item: InputFile, number: int, fields: Sequence[str]) -> str:
     def occurrences(word: str) -> str:
         return f"COALESCE((strlen({verdicts}) - strlen(replace({verdicts}, '{word}', ''))) // {len(word)}, 0)"
 
-    select = [f"{number * _FILE_SHIFT} + ordinality AS kpass_order", *_CATEGORIES, "answer",
+    select = [f"{number * FILE_SHIFT} + ordinality AS kpass_order", *_CATEGORIES, "answer",
               "correct = 'true' AS correct", "CASE WHEN finished IS NULL THEN NULL ELSE finished = 'true' END AS finished",
               f"{sample_index} AS sample_index", f"{output_tokens} AS output_tokens", f"{answer_token} AS answer_token",
               f"{occurrences('true')} AS cot_yes", f"{occurrences('false')} AS cot_no",
@@ -95,12 +95,12 @@ def _values_sql(item: InputFile, number: int, fields: Sequence[str]) -> str:
                  bad_index, bad_output, bad_answer, f"NOT regexp_full_match({verdicts}, {_VERDICTS})",
                  "(correct = 'true' AND finished = 'false')"]
     select.append(f"({' OR '.join(f'COALESCE({rule}, FALSE)' for rule in irregular)}) AS row_bad")
-    return (f"SELECT {', '.join(select)} FROM read_json({_literal(item.path)}, format = 'newline_delimited', "
+    return (f"SELECT {', '.join(select)} FROM read_json({sql_literal(item.path)}, format = 'newline_delimited', "
             f"columns = {schema}) WITH ORDINALITY")
 
 
 def _objects(item: InputFile) -> str:
-    return f"read_json_objects({_literal(item.path)}, format = 'newline_delimited') WITH ORDINALITY"
+    return f"read_json_objects({sql_literal(item.path)}, format = 'newline_delimited') WITH ORDINALITY"
 
 
 def _keys_sql(item: InputFile, number: int) -> str:
@@ -123,7 +123,7 @@ def _key_lists(con: Any, files: Sequence[InputFile], rows: list[tuple]) -> list[
             return None
         keys = con.execute(f"SELECT json_keys(json) FROM {_objects(files[number])} WHERE ordinality = {int(first)} "
                            "LIMIT 1").fetchone()[0]
-        out.append((number * _FILE_SHIFT + int(first), list(keys)))
+        out.append((number * FILE_SHIFT + int(first), list(keys)))
     return out
 
 
@@ -171,7 +171,7 @@ def reduce_regular_jsonl(con: Any, files: Sequence[InputFile], needs: Needs,
     fields = list(needs.fields)
     known = list(dict.fromkeys([*SCHEMA_COLUMNS, *fields]))
     try:
-        _run(con, "CREATE TEMP TABLE kpass_regular_keys AS "
+        run_with_progress(con, "CREATE TEMP TABLE kpass_regular_keys AS "
             + " UNION ALL ".join(_keys_sql(item, n) for n, item in enumerate(files)), options)
         lists = _key_lists(con, files, con.execute("SELECT * FROM kpass_regular_keys ORDER BY file, first").fetchall())
         if lists is None:
@@ -182,7 +182,7 @@ def reduce_regular_jsonl(con: Any, files: Sequence[InputFile], needs: Needs,
         union = " UNION ALL ".join(_values_sql(item, n, fields) for n, item in enumerate(files))
         reduced = reduction_sql(union, needs, flags=["wide_index"], first_seen="kpass_order",
                                 distinct_indices=_distinct_indices())
-        _run(con, f"CREATE TEMP TABLE kpass_regular AS {reduced}", options)
+        run_with_progress(con, f"CREATE TEMP TABLE kpass_regular AS {reduced}", options)
         checks = ["n_bad > 0", "any_wide_index > 0", *(_not_string(name, False) for name in _CATEGORIES)]
         if needs.answer_classes:
             checks.append(f"(is_problem = 0 AND {_not_string('answer', True)})")
@@ -195,8 +195,8 @@ def reduce_regular_jsonl(con: Any, files: Sequence[InputFile], needs: Needs,
             decoded.append(f"{_decode('answer')} AS answer")
         con.execute(f"CREATE TEMP TABLE kpass_regular_decoded AS SELECT * REPLACE ({', '.join(decoded)}) FROM kpass_regular")
         con.execute(f"CREATE TEMP TABLE kpass_regular_problems AS {problems_sql('kpass_regular_decoded')}")
-        problems = _fetch(con, "SELECT * FROM kpass_regular_problems ORDER BY pid")
-        classes = (_fetch(con, classes_sql("kpass_regular_decoded", "kpass_regular_problems"))
+        problems = fetch_columns(con, "SELECT * FROM kpass_regular_problems ORDER BY pid")
+        classes = (fetch_columns(con, classes_sql("kpass_regular_decoded", "kpass_regular_problems"))
                    if needs.answer_classes else None)
     except duckdb.Error:  # malformed JSON, a duplicate key, a non-object line, bytes that are not UTF-8, ...
         return None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 
@@ -66,11 +67,14 @@ def reduce_samples(inputs: Sequence[InputFile] | Sequence[str | os.PathLike], ne
         Invalid data, with the numpy readers' text (file, line, field).
     """
     engine = check_engine(engine)
-    files = list(inputs)
-    if files and not isinstance(files[0], InputFile):
-        expanded = expand_inputs(files)
+    files = [item for item in inputs if isinstance(item, InputFile)]
+    paths = [item for item in inputs if not isinstance(item, InputFile)]
+    if paths:
+        if files:
+            raise TypeError("`inputs` of reduce_samples: give paths or InputFile items, not both")
+        expanded = expand_inputs(paths)
         if expanded is None:
-            raise UsageError(f"the {engine} engine reads JSONL, CSV and Parquet files; got {', '.join(map(str, files))}")
+            raise UsageError(f"the {engine} engine reads JSONL, CSV and Parquet files; got {', '.join(map(str, paths))}")
         files = expanded
     if engine == "numpy":
         return statistics_from_table(locate_rows(files, None), needs)
@@ -85,9 +89,7 @@ def reduce_samples(inputs: Sequence[InputFile] | Sequence[str | os.PathLike], ne
     except NumpyFallback:  # JSON only Python's strict parser can judge: the numpy readers reduce it
         return statistics_from_table(locate_rows(files, None), needs)
     except Violation as violation:  # a per-row or key rule: the numpy readers name file and line
-        stand_in = ProblemStatistics(keys={"model": [], "task": [], "problem_id": []}, n_samples=[], n_correct=[],
-                                     sources=[f.path for f in files], engine=engine,
-                                     locate=lambda keys: locate_rows(files, keys))
+        stand_in = ProblemStatistics.stand_in([f.path for f in files], engine, partial(locate_rows, files))
         raise_violation(violation, stand_in, lambda table: statistics_from_table(table, needs))
         raise  # pragma: no cover - raise_violation always raises
 

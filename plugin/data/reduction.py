@@ -67,6 +67,9 @@ _MAX_INTEGER = 2**53 - 1
 #: A JSON line with more opening brackets than this may nest more deeply than Python's parser
 #: goes; the engines hand such input to the numpy readers, which say exactly what is wrong.
 DEEP_JSON_BRACKETS = 500
+#: None as a 0-d object array, for ``np.equal`` and ``np.where`` (their typed signatures take
+#: arrays; it broadcasts exactly as a bare None).
+_NULL = np.array(None, dtype=object)
 
 
 class NumpyFallback(Exception):
@@ -125,6 +128,7 @@ class Needs:
                   if field not in ("model", "task", "problem_id")]
         wanted: set[str] = set()
         budgets = set()
+        finished = False
         for spec in specs:
             declared = getattr(spec.implementation, "statistics", None)
             if declared is None:
@@ -135,7 +139,8 @@ class Needs:
             wanted.update(declared)
             if spec.budget is not None:
                 budgets.add(int(spec.budget))
-        finished = any(spec.budget is None and "finished" in spec.implementation.statistics for spec in specs)
+            elif "finished" in declared:
+                finished = True
         return cls(fields=tuple(dict.fromkeys(fields)), finished=finished,
                    answer_classes="answer_classes" in wanted, cot="cot" in wanted,
                    budgets=tuple(sorted(budgets)))
@@ -369,8 +374,8 @@ def reduction_sql(typed: str, needs: Needs, *, flags: Sequence[str] = (), first_
         select += [f"{_count(done)} AS fin_asrun", f"{_count(f'correct AND {done}')} AS cor_asrun",
                    f"{_count(as_run_rule_sql())} AS bad_asrun"]
     if needs.tokens:
-        select += ["SUM(output_tokens) AS tokens_sum", f"{_count('output_tokens IS NULL')} AS tokens_null"]
-        select += [f"SUM(LEAST(output_tokens, {int(budget)})) AS tokens_b{number}"
+        select += ["COALESCE(SUM(output_tokens), 0) AS tokens_sum", f"{_count('output_tokens IS NULL')} AS tokens_null"]
+        select += [f"COALESCE(SUM(LEAST(output_tokens, {int(budget)})), 0) AS tokens_b{number}"
                    for number, budget in enumerate(needs.budgets)]
     for number, _ in enumerate(needs.fields):
         select += [f"MIN(f{number}) AS f{number}_min", f"MAX(f{number}) AS f{number}_max",
@@ -417,7 +422,7 @@ def _codes_by_first_appearance(values: NDArray[np.object_], first_seen: NDArray[
                                 ) -> tuple[NDArray[np.int64], list[str]]:
     """Codes (``-1`` null) and categories of per-problem values, categories ordered by the first
     row that has them (``first_seen`` of each problem), as :class:`~kpass.SampleTable` orders them."""
-    null = np.equal(values, None) if values.size else np.zeros(0, dtype=bool)
+    null = np.equal(values, _NULL) if values.size else np.zeros(0, dtype=bool)
     text = np.where(null, "", values).astype(str)
     uniques, inverse = np.unique(text[~null], return_inverse=True)
     inverse = inverse.reshape(-1)
@@ -513,6 +518,15 @@ class ProblemStatistics:
 
         self.problem_index = _ProblemIndex(arange, arange, self.n_samples, self.n_correct, self._codes["model"],
                                               self._codes["task"], self._codes["problem_id"])
+
+    @classmethod
+    def stand_in(cls, sources: Sequence[str], engine: str,
+                 locate: Callable[[list[tuple[str, str]] | None], "SampleTable"]) -> "ProblemStatistics":
+        """No problems, only the way back to the rows: what :func:`raise_violation` needs of an
+        engine that found a rule broken before it had any statistics."""
+        empty = np.zeros(0, dtype=object)
+        return cls(keys={"model": empty, "task": empty, "problem_id": empty}, n_samples=np.zeros(0, np.int64),
+                   n_correct=np.zeros(0, np.int64), sources=sources, engine=engine, locate=locate)
 
     def put(self, values: Any, *, dtype: Any = np.int64) -> NDArray:
         """A per-problem array given in the order of the constructor's ``keys``, in this order."""
@@ -626,8 +640,8 @@ class ProblemStatistics:
                 out.append(name)
                 continue
             theirs = other.category_values(name)[other._codes[name]] if len(other) else np.zeros(0, object)
-            mine = np.where(self._codes[name] < 0, None, mine)
-            theirs = np.where(other._codes[name] < 0, None, theirs)
+            mine = np.where(self._codes[name] < 0, _NULL, mine)
+            theirs = np.where(other._codes[name] < 0, _NULL, theirs)
             if mine.tolist() != theirs.tolist():
                 out.append(name)
         for name in ("n_samples", "n_correct", "n_finished", "class_counts", "n_invalid", "tokens_null"):
@@ -676,7 +690,7 @@ def statistics_from_rows(problems: Mapping[str, NDArray], classes: Mapping[str, 
         flags[f"varies:{field}"] = ((nulls > 0) & (nulls < n)) | np.array(
             [a != b for a, b in zip(low_f.tolist(), high_f.tolist())], dtype=bool)
         flags[f"null:{field}"] = nulls == n
-        fields[field] = np.where(nulls == n, None, low_f)
+        fields[field] = np.where(nulls == n, _NULL, low_f)
     stats = ProblemStatistics(keys=keys, n_samples=n, n_correct=problems["n_correct"], fields=fields, sources=sources,
                               columns_present=columns_present, extra_columns=extra_columns, engine=engine,
                               locate=locate, first_seen=problems.get("first_seen"))
@@ -700,8 +714,7 @@ def statistics_from_rows(problems: Mapping[str, NDArray], classes: Mapping[str, 
     if needs.tokens:
         stats.tokens_null = stats.put(problems["tokens_null"])
         for key, column in ((None, "tokens_sum"), *((b, f"tokens_b{i}") for i, b in enumerate(needs.budgets))):
-            spent = np.asarray(problems[column], dtype=object)  # SUM of no value is NULL
-            stats.tokens_spent[key] = stats.put(np.where(np.equal(spent, None), 0, spent))
+            stats.tokens_spent[key] = stats.put(problems[column])
     if needs.answer_classes:
         _put_classes(stats, problems, classes or {})
     return stats

@@ -78,7 +78,7 @@ def format_of(path: str) -> str | None:
 
 def _partitions(path: pathlib.Path, root: pathlib.Path) -> tuple[tuple[str, str], ...]:
     parts = path.relative_to(root).parts[:-1]
-    return tuple(tuple(part.split("=", 1)) for part in parts if "=" in part)  # type: ignore[misc]
+    return tuple((key, value) for key, _, value in (part.partition("=") for part in parts if "=" in part))
 
 
 def expand_inputs(paths: Sequence[str | os.PathLike]) -> list[InputFile] | None:
@@ -95,11 +95,11 @@ def expand_inputs(paths: Sequence[str | os.PathLike]) -> list[InputFile] | None:
         text = os.fspath(given)
         if os.path.isdir(text):
             root = pathlib.Path(text)
-            found = sorted(p for p in root.rglob("*") if p.is_file() and format_of(p.name)
+            found = sorted((p, kind) for p in root.rglob("*") if p.is_file() and (kind := format_of(p.name))
                            and not any(part.startswith((".", "_")) for part in p.relative_to(root).parts))
             if not found:
                 return None  # e.g. an lm-eval output directory: a plugin reader's
-            files += [InputFile(str(p), format_of(p.name), _partitions(p, root)) for p in found]
+            files += [InputFile(str(p), kind, _partitions(p, root)) for p, kind in found]
         elif os.path.exists(text):
             kind = format_of(text)
             if kind is None:
@@ -134,8 +134,7 @@ def locate_rows(files: Sequence[InputFile], keys: list[tuple[str, str]] | None) 
     tables = []
     for item in files:
         parts = [part for part in _converted_chunks(item) if len(part)]
-        kept = [_keep(part, wanted) for part in parts] if wanted is not None else parts
-        kept = [part for part in kept if part is not None]
+        kept = parts if wanted is None else [rows for part in parts if (rows := _keep(part, wanted)) is not None]
         if kept:
             tables.append(SampleTable._concat(kept))
     if not tables:
@@ -170,7 +169,7 @@ def _subset(table: "SampleTable", rows: np.ndarray) -> "SampleTable":
     out.extra_columns = table.extra_columns
     for name, values in table._columns.items():
         if name == "cot_verdicts":
-            offsets = table._verdict_offsets
+            _, offsets = table.verdicts()
             lengths = offsets[rows + 1] - offsets[rows]
             starts = offsets[rows]
             new_offsets = np.zeros(len(rows) + 1, dtype=np.int64)

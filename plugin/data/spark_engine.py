@@ -298,8 +298,7 @@ def reduce_dataframe(frame: Any, needs: Needs = Needs(), *, source: str = "<Spar
         return _reduce(spark, [_typed_columns(frame, None, 0, raw)], raw, needs, extras=extras, sources=[source],
                        locate=locate, known=list(SCHEMA_COLUMNS), jsonl_views=[])
     except Violation as violation:
-        stand_in = ProblemStatistics(keys={"model": [], "task": [], "problem_id": []}, n_samples=[], n_correct=[],
-                                     sources=[source], engine="spark", locate=locate)
+        stand_in = ProblemStatistics.stand_in([source], "spark", locate)
         raise_violation(violation, stand_in, lambda table: statistics_from_table(table, needs))
         raise  # pragma: no cover
 

@@ -16,7 +16,8 @@ suffix (``.png`` or ``.svg``). Every function returns the figure; the command wr
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from kpass.errors import UsageError
 if TYPE_CHECKING:  # pragma: no cover
     from kpass.reports.report import Comparison, Report
 
-__all__ = ["plot_budget_curves", "plot_comparison", "plot_decomposition", "plot_report", "plot_result"]
+__all__ = ["plot_budget_curves", "plot_comparison", "plot_decomposition", "plot_report"]
 
 
 def _figure(n_rows: int, n_cols: int, size: tuple[float, float] = (5.0, 3.6), sharex: bool = False):
@@ -44,26 +45,39 @@ def _label(group, skip: str) -> str:
     return ", ".join(value for name, value in group if name != skip) or "all"
 
 
+class _Estimate(NamedTuple):
+    """A row's estimate and interval as drawn: a missing bound sits at the estimate."""
+
+    estimate: float
+    low: float
+    high: float
+
+    @classmethod
+    def of(cls, estimate: float, low: float | None, high: float | None) -> _Estimate:
+        return cls(estimate, estimate if low is None else low, estimate if high is None else high)
+
+
 def plot_report(report: Report) -> Any:
     """A report drawn as the module docstring says (a matplotlib ``Figure``)."""
-    curves: dict[str, dict[str, list[tuple[int, Any]]]] = defaultdict(lambda: defaultdict(list))
-    taus: dict[str, dict[str, list[tuple[float, Any]]]] = defaultdict(lambda: defaultdict(list))
-    points: dict[str, list[tuple[str, str, Any]]] = defaultdict(list)
+    curves: dict[str, dict[str, list[tuple[int, _Estimate]]]] = defaultdict(lambda: defaultdict(list))
+    taus: dict[str, dict[str, list[tuple[float, _Estimate]]]] = defaultdict(lambda: defaultdict(list))
+    points: dict[str, list[tuple[str, str, _Estimate]]] = defaultdict(list)
     specs = {spec.name: spec for spec in report.metrics}
     for row in report.rows:
         if row.estimate is None:
             continue
+        drawn = _Estimate.of(row.estimate, row.low, row.high)
         spec = specs[row.metric]
         task = row.task if row.task is not None else "all"
         series = _label(row.group, "task")
         if spec.family == "pass@k" and spec.budget is None:
             # model-based values are never drawn as if measured: their own dashed series
             extrapolated = " (extrapolated)" if spec.params.get("extrapolate") else ""
-            curves[task][series + extrapolated].append((spec.k, row))
+            curves[task][series + extrapolated].append((spec.k, drawn))
         elif spec.family == "G-Pass@k" and spec.budget is None:
-            taus[task][f"{series}, k={spec.k}"].append((float(spec.parameter), row))
+            taus[task][f"{series}, k={spec.k}"].append((float(spec.parameter), drawn))
         else:
-            points[task].append((row.metric, series, row))
+            points[task].append((row.metric, series, drawn))
     tasks = list(dict.fromkeys([*curves, *taus, *points]))
     kinds = [name for name, data in (("pass", curves), ("gpass", taus), ("points", points)) if data]
     if not tasks:
@@ -74,44 +88,16 @@ def plot_report(report: Report) -> Any:
         for c, kind in enumerate(kinds):
             ax = axes[r][c]
             if kind == "pass":
-                for series, entries in curves.get(task, {}).items():
-                    entries.sort(key=lambda item: item[0])
-                    ks = [k for k, _ in entries]
-                    line, = ax.plot(ks, [row.estimate for _, row in entries], marker="o", label=series,
-                                    linestyle="--" if series.endswith("(extrapolated)") else "-")
-                    low = [row.low if row.low is not None else row.estimate for _, row in entries]
-                    high = [row.high if row.high is not None else row.estimate for _, row in entries]
-                    ax.fill_between(ks, low, high, alpha=0.2, color=line.get_color())
+                _draw_bands(ax, curves.get(task, {}))
                 ax.set_xscale("log", base=2)
                 ax.set_xlabel("k")
                 ax.set_ylabel(f"pass@k ({level} interval)")
             elif kind == "gpass":
-                for series, entries in taus.get(task, {}).items():
-                    entries.sort(key=lambda item: item[0])
-                    xs = [tau for tau, _ in entries]
-                    line, = ax.plot(xs, [row.estimate for _, row in entries], marker="o", label=series)
-                    low = [row.low if row.low is not None else row.estimate for _, row in entries]
-                    high = [row.high if row.high is not None else row.estimate for _, row in entries]
-                    ax.fill_between(xs, low, high, alpha=0.2, color=line.get_color())
+                _draw_bands(ax, taus.get(task, {}))
                 ax.set_xlabel("tau")
                 ax.set_ylabel(f"G-Pass@k_tau ({level} interval)")
             else:
-                entries = points.get(task, [])
-                metrics = list(dict.fromkeys(metric for metric, _, _ in entries))
-                series_names = list(dict.fromkeys(series for _, series, _ in entries))
-                width = 0.8 / max(len(series_names), 1)
-                for s, series in enumerate(series_names):
-                    xs, ys, errors = [], [], [[], []]
-                    for metric, name, row in entries:
-                        if name != series:
-                            continue
-                        xs.append(metrics.index(metric) + (s - (len(series_names) - 1) / 2) * width)
-                        ys.append(row.estimate)
-                        errors[0].append(row.estimate - (row.low if row.low is not None else row.estimate))
-                        errors[1].append((row.high if row.high is not None else row.estimate) - row.estimate)
-                    ax.errorbar(xs, ys, yerr=errors, fmt="o", capsize=3, label=series)
-                ax.set_xticks(range(len(metrics)), metrics, rotation=30, ha="right")
-                ax.set_xlim(-0.6, len(metrics) - 0.4)
+                _draw_points(ax, points.get(task, []))
                 ax.set_ylabel(f"estimate ({level} interval)")
             ax.set_ylim(-0.02, 1.02)
             ax.set_title(task)
@@ -121,33 +107,56 @@ def plot_report(report: Report) -> Any:
     return figure
 
 
+def _draw_bands(ax: Any, series_entries: Mapping[str, Sequence[tuple[float, _Estimate]]]) -> None:
+    """One line with its interval band per series, over x (k, or tau); a series named
+    "... (extrapolated)" dashed."""
+    for series, entries in series_entries.items():
+        ordered = sorted(entries, key=lambda item: item[0])
+        xs = [x for x, _ in ordered]
+        line, = ax.plot(xs, [drawn.estimate for _, drawn in ordered], marker="o", label=series,
+                        linestyle="--" if series.endswith("(extrapolated)") else "-")
+        ax.fill_between(xs, [drawn.low for _, drawn in ordered], [drawn.high for _, drawn in ordered],
+                        alpha=0.2, color=line.get_color())
+
+
+def _draw_points(ax: Any, entries: Sequence[tuple[str, str, _Estimate]]) -> None:
+    """Every metric as a point with its interval, the series side by side at each metric."""
+    metrics = list(dict.fromkeys(metric for metric, _, _ in entries))
+    series_names = list(dict.fromkeys(series for _, series, _ in entries))
+    width = 0.8 / max(len(series_names), 1)
+    for s, series in enumerate(series_names):
+        chosen = [(metric, drawn) for metric, name, drawn in entries if name == series]
+        xs = [metrics.index(metric) + (s - (len(series_names) - 1) / 2) * width for metric, _ in chosen]
+        ys = [drawn.estimate for _, drawn in chosen]
+        errors = [[drawn.estimate - drawn.low for _, drawn in chosen], [drawn.high - drawn.estimate for _, drawn in chosen]]
+        ax.errorbar(xs, ys, yerr=errors, fmt="o", capsize=3, label=series)
+    ax.set_xticks(range(len(metrics)), metrics, rotation=30, ha="right")
+    ax.set_xlim(-0.6, len(metrics) - 0.4)
+
+
 def plot_comparison(comparison: Comparison) -> Any:
     """Each model's paired difference from the baseline per metric, one panel per task (a ``Figure``)."""
-    by_task: dict[str, list[Any]] = defaultdict(list)
+    by_task: dict[str, list[tuple[str, _Estimate]]] = defaultdict(list)
     for row in comparison.rows:
         if row.estimate is not None:
-            by_task[row.task if row.task is not None else "all"].append(row)
+            by_task[row.task if row.task is not None else "all"].append(
+                (f"{row.metric}: {row.model}", _Estimate.of(row.estimate, row.low, row.high)))
     if not by_task:
         raise UsageError("nothing to plot: no comparison has an estimate")
     figure, axes = _figure(len(by_task), 1)
-    for r, (task, rows) in enumerate(by_task.items()):
+    for r, (task, entries) in enumerate(by_task.items()):
         ax = axes[r][0]
-        labels = [f"{row.metric}: {row.model}" for row in rows]
-        ys = list(range(len(rows)))[::-1]
-        low = [row.estimate - (row.low if row.low is not None else row.estimate) for row in rows]
-        high = [(row.high if row.high is not None else row.estimate) - row.estimate for row in rows]
-        ax.errorbar([row.estimate for row in rows], ys, xerr=[low, high], fmt="o", capsize=3)
+        labels = [label for label, _ in entries]
+        ys = list(range(len(entries)))[::-1]
+        low = [drawn.estimate - drawn.low for _, drawn in entries]
+        high = [drawn.high - drawn.estimate for _, drawn in entries]
+        ax.errorbar([drawn.estimate for _, drawn in entries], ys, xerr=[low, high], fmt="o", capsize=3)
         ax.axvline(0.0, color="grey", linewidth=1)
         ax.set_yticks(ys, labels)
         ax.set_xlabel(f"difference from {comparison.baseline} ({comparison.confidence_level:.0%} interval, paired)")
         ax.set_title(task)
         ax.grid(alpha=0.3)
     return figure
-
-
-def plot_result(result: Report | Comparison) -> Any:
-    """:func:`plot_report` or :func:`plot_comparison`, whichever fits ``result``."""
-    return plot_comparison(result) if hasattr(result, "baseline") else plot_report(result)
 
 
 def _budget_label(budget: int | None) -> str:

@@ -77,7 +77,7 @@ def _f(value: Any) -> float | None:
 
 @replaying_violations
 def compute_crossover(table: SampleTable, *, base: str, model: str, cluster_by: str | None = None,
-                      confidence_level: float = 0.95, seed: Any = DEFAULT_SEED,
+                      confidence_level: float = 0.95, rng: int | np.random.Generator | None = DEFAULT_SEED,
                       n_resamples: int = DEFAULT_N_RESAMPLES, robust_fraction: Any = "1/2") -> CrossoverReport:
     """The crossover of ``model`` against ``base`` per task, over the problems both answered.
 
@@ -90,7 +90,7 @@ def compute_crossover(table: SampleTable, *, base: str, model: str, cluster_by: 
         The base model and the model compared with it.
     cluster_by : str, optional
         Field holding each problem's cluster; the bootstrap then resamples whole clusters.
-    confidence_level, seed, n_resamples
+    confidence_level, rng, n_resamples
         Of the bootstrap (defaults as ``kpass report``).
     robust_fraction : number or str, default: "1/2"
         The robust-reach rule for lone wins.
@@ -115,7 +115,7 @@ def compute_crossover(table: SampleTable, *, base: str, model: str, cluster_by: 
             results[pairs.task] = core.pass_at_k_crossover(
                 pairs.n_base, pairs.c_base, pairs.n_model, pairs.c_model,
                 clusters=None if clusters is None else clusters[pairs.base_rows],
-                confidence_level=confidence_level, n_resamples=n_resamples, rng=seed,
+                confidence_level=confidence_level, n_resamples=n_resamples, rng=rng,
                 robust_fraction=robust_fraction)
         except ValueError as exc:
             raise DataError(f"task {pairs.task!r}: {exc}", **table.error_location()) from exc

@@ -130,7 +130,8 @@ def _mean_tokens(table: SampleTable, budgets: Sequence[int | None]) -> dict[tupl
 def compute_frontier(table: SampleTable, metrics: str | Sequence[str] | None = None, *, unit: str = "tokens",
                      active_parameters: Mapping[str, float] | None = None,
                      prices: Mapping[str, float] | None = None, cluster_by: str | None = None,
-                     method: str | None = None, confidence_level: float = 0.95, seed: Any = DEFAULT_SEED,
+                     method: str | None = None, confidence_level: float = 0.95,
+                     rng: int | np.random.Generator | None = DEFAULT_SEED,
                      n_resamples: int = DEFAULT_N_RESAMPLES) -> FrontierReport:
     """Scores against compute per problem, the leader at each compute level, the Pareto frontier.
 
@@ -147,7 +148,7 @@ def compute_frontier(table: SampleTable, metrics: str | Sequence[str] | None = N
         Active parameters per token (``flops``).
     prices : mapping model -> float
         Price per output token (``dollars``).
-    cluster_by, method, confidence_level, seed, n_resamples
+    cluster_by, method, confidence_level, rng, n_resamples
         As in :func:`kpass.compute_report` (the paired differences use the paired defaults).
 
     Returns
@@ -169,10 +170,10 @@ def compute_frontier(table: SampleTable, metrics: str | Sequence[str] | None = N
     if extrapolated:
         raise UsageError(f"{', '.join(extrapolated)}: extrapolated metrics have no per-problem values to compare "
                          "at equal compute; use measured k")
-    paired = interval_options(method=None, confidence_level=confidence_level, seed=seed, n_resamples=n_resamples,
+    paired = interval_options(method=None, confidence_level=confidence_level, rng=rng, n_resamples=n_resamples,
                               paired=True, clustered=cluster_by is not None)
     report = compute_report(table, specs, by=("model", "task"), cluster_by=cluster_by, method=method,
-                            confidence_level=confidence_level, seed=seed, n_resamples=n_resamples)
+                            confidence_level=confidence_level, rng=rng, n_resamples=n_resamples)
     spec_of = {s.name: s for s in specs}
     tokens = _mean_tokens(table, sorted({s.budget for s in specs}, key=lambda b: (b is not None, b or 0)))
     tasks = table.categories("task")

@@ -188,7 +188,7 @@ def _pair_note(result: Any) -> str:
 
 def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], matrix: NDArray[np.float64],
                    clusters: Any, *, column: str, method: str | None, confidence_level: float,
-                   n_resamples: int | None, seed: Any) -> tuple[list[dict[str, Any]], list[str]]:
+                   n_resamples: int | None, rng: int | np.random.Generator | None) -> tuple[list[dict[str, Any]], list[str]]:
     """Paired differences ``a - b`` of the given pairs, Holm-adjusted over the whole family.
 
     Calls :func:`kpass.metrics.paired_difference` on blocks of pairs at once (its 2-D form, one
@@ -196,7 +196,7 @@ def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], mat
     """
     position = {model: i for i, model in enumerate(present)}
     # the options of kpass compare, built by the same function
-    options = interval_options(method=method, confidence_level=confidence_level, seed=seed, n_resamples=n_resamples,
+    options = interval_options(method=method, confidence_level=confidence_level, rng=rng, n_resamples=n_resamples,
                                paired=True, clustered=clusters is not None)
     options["clusters"] = clusters
     comparisons = []
@@ -361,7 +361,7 @@ def _budget_curves(table: Any, models: Sequence[str], tasks: Sequence[str], clus
             for name, attribute in (("pass@1", "pass_at_k"), ("fin@1", "fin_at_k")):
                 key = name if len(tasks) == 1 else f"{task}: {name}"
                 curves.setdefault(key, {})[model] = [
-                    {"budget": int(p.budget), "estimate": _none_if_nan(getattr(p, attribute).estimate),
+                    {"budget": None if p.budget is None else int(p.budget), "estimate": _none_if_nan(getattr(p, attribute).estimate),
                      "low": _none_if_nan(getattr(p, attribute).low),
                      "high": _none_if_nan(getattr(p, attribute).high), "n_problems": int(p.n_problems)}
                     for p in points]
@@ -372,7 +372,7 @@ def _budget_curves(table: Any, models: Sequence[str], tasks: Sequence[str], clus
 def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] = "pass@1", *,
                       sort: str | None = None, baseline: str | None = None, pairs: str = "all",
                       cluster_by: str | None = None, method: str | None = None,
-                      confidence_level: float = 0.95, seed: int | np.random.Generator | None = DEFAULT_SEED,
+                      confidence_level: float = 0.95, rng: int | np.random.Generator | None = DEFAULT_SEED,
                       n_resamples: int = DEFAULT_N_RESAMPLES, curves: bool = True,
                       budgets: Sequence[int] | None = None, plugin_manager: Any = None,
                       selected_on_this_set: Sequence[str] = (), budget_curves: bool = True) -> Leaderboard:
@@ -412,8 +412,9 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
         Interval method of :func:`kpass.mean_ci` (default: the core's).
     confidence_level : float, default: 0.95
         Of the intervals, the rank intervals and the comparison intervals.
-    seed : int or Generator, default: 0
-        Seed of every bootstrap (reproducible leaderboards).
+    rng : int, numpy.random.Generator or None, default: 0
+        Seed or generator of every bootstrap (SciPy SPEC 7; ``kpass leaderboard --seed``;
+        reproducible leaderboards). The output records it as ``"seed"``.
     n_resamples : int, default: 10_000
         Bootstrap resamples of the intervals, ranks, comparisons and curves
         (:data:`kpass.reports.report.DEFAULT_N_RESAMPLES`, as ``kpass report``).
@@ -459,7 +460,7 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
     if baseline is not None and baseline not in models:
         raise ValueError(f"baseline model {baseline!r} is not in the table; models: {', '.join(models)}.")
     options = {"cluster_by": cluster_by, "method": method, "confidence_level": confidence_level,
-               "seed": seed, "n_resamples": n_resamples}
+               "rng": rng, "n_resamples": n_resamples}
     report = compute_report(table, metrics, by=("model", "task"), plugin_manager=plugin_manager, **options)
     from kpass.reports.task_groups import task_group_clusters
 
@@ -498,7 +499,7 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
             continue
         ranks[column["key"]] = rank_intervals(
             matrix, models=present, clusters=clusters, confidence_level=confidence_level,
-            n_resamples=n_resamples or DEFAULT_N_RESAMPLES, rng=seed,
+            n_resamples=n_resamples or DEFAULT_N_RESAMPLES, rng=rng,
             higher_is_better=column["higher_is_better"])
         matrices[column["key"]] = (present, matrix, clusters)
 
@@ -510,7 +511,7 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
          for present, matrix, clusters in [matrices[key]]],
         selected=check_selected(selected_on_this_set, models),
         estimates={key: row.estimate for key, row in rows.items() if row.estimate is not None},
-        seed=seed if isinstance(seed, int) else 0)
+        rng=rng)
     notes += selection_notes
 
     sort_column = next(c for c in columns if c["key"] == sort_key)
@@ -538,7 +539,7 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
             pair_list = [(a, b) for i, a in enumerate(in_order) for b in in_order[i + 1:]]
         comparisons, comparison_notes = _compare_pairs(
             pair_list, present, matrix, clusters, column=sort_key, method=method,
-            confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
+            confidence_level=confidence_level, n_resamples=n_resamples, rng=rng)
         notes += comparison_notes
         if sort_key in ranks:
             # ranks must not order two models that the paired comparison shown cannot tell apart
@@ -556,7 +557,8 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
     entries = []
     for model in ordered:
         code = models.index(model)
-        metrics_of_model, ranks_of_model = {}, {}
+        metrics_of_model: dict[str, Any] = {}
+        ranks_of_model: dict[str, dict[str, float] | None] = {}
         for column in columns:
             row = rows.get((model, column["task"], column["metric"]))
             metrics_of_model[column["key"]] = None if row is None else _cell_of(row)
@@ -586,7 +588,7 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
     budget_data: dict[str, Any] = {}
     if curves:
         curve_data, curve_notes = _pass_at_k_curves(table, models, tasks, options, plugin_manager)
-        budget_options = interval_options(method=method, confidence_level=confidence_level, seed=seed,
+        budget_options = interval_options(method=method, confidence_level=confidence_level, rng=rng,
                                           n_resamples=n_resamples, clustered=cluster_map is not None)
         if budget_curves:
             budget_data, budget_notes = _budget_curves(table, models, tasks, cluster_map, budgets, budget_options)
@@ -598,7 +600,7 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
         "kpass_version": __version__,
         "confidence_level": confidence_level,
         "n_resamples": int(n_resamples or DEFAULT_N_RESAMPLES),
-        "seed": seed if isinstance(seed, (int, type(None))) else str(seed),
+        "seed": rng if isinstance(rng, (int, type(None))) else str(rng),
         "method": method,
         "cluster_by": cluster_by,
         "sort": sort_key,

@@ -46,8 +46,26 @@ def _group_value(group: Group, field: str) -> str | None:
     return None
 
 
+class _TaskOfGroup:
+    """The ``task`` of a row's ``group`` (None when the group has no task)."""
+
+    group: Group
+
+    @property
+    def task(self) -> str | None:
+        return _group_value(self.group, "task")
+
+
+class _ModelAndTaskOfGroup(_TaskOfGroup):
+    """The ``model`` and ``task`` of a row's ``group`` (None when the group lacks one)."""
+
+    @property
+    def model(self) -> str | None:
+        return _group_value(self.group, "model")
+
+
 @dataclasses.dataclass(frozen=True)
-class Exclusion:
+class Exclusion(_ModelAndTaskOfGroup):
     """Problems left out of one metric in one group, and why.
 
     Attributes
@@ -67,21 +85,13 @@ class Exclusion:
     problem_ids: tuple[str, ...]
     reason: str
 
-    @property
-    def model(self) -> str | None:
-        return _group_value(self.group, "model")
-
-    @property
-    def task(self) -> str | None:
-        return _group_value(self.group, "task")
-
     def as_dict(self) -> dict[str, Any]:
         return {**dict(self.group), "metric": self.metric, "problem_ids": list(self.problem_ids),
                 "n_problems": len(self.problem_ids), "reason": self.reason}
 
 
 @dataclasses.dataclass(frozen=True)
-class ReportRow:
+class ReportRow(_ModelAndTaskOfGroup):
     """One metric in one group: the estimate, its interval and what it rests on.
 
     Attributes
@@ -120,14 +130,6 @@ class ReportRow:
     n_excluded: int = 0
     note: str = ""
     interval: Any = dataclasses.field(default=None, compare=False, repr=False)
-
-    @property
-    def model(self) -> str | None:
-        return _group_value(self.group, "model")
-
-    @property
-    def task(self) -> str | None:
-        return _group_value(self.group, "task")
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.group)
@@ -193,7 +195,7 @@ class Report:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ComparisonRow:
+class ComparisonRow(_TaskOfGroup):
     """``model - baseline`` on one metric in one group, paired over the common problems.
 
     Built with keyword arguments only; a statistic the data cannot give stays ``None`` (and
@@ -234,10 +236,6 @@ class ComparisonRow:
     n_excluded: int = 0
     note: str = ""
     result: Any = dataclasses.field(default=None, compare=False, repr=False)
-
-    @property
-    def task(self) -> str | None:
-        return _group_value(self.group, "task")
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.group)
@@ -284,11 +282,12 @@ DEFAULT_SEED = 0
 DEFAULT_N_RESAMPLES = 10_000
 
 
-#: The host's names of the core's interval parameters (the host takes an int ``seed``).
-_HOST_PARAMETERS = {"`rng`": "`seed`", "`clusters`": "`cluster_by`", "clusters=None": "cluster_by=None"}
+#: The host's names of the core's interval parameters (``rng`` is ``rng`` on both sides).
+_HOST_PARAMETERS = {"`clusters`": "`cluster_by`", "clusters=None": "cluster_by=None"}
 
 
-def interval_options(*, method: str | None = None, confidence_level: float = 0.95, seed: Any = DEFAULT_SEED,
+def interval_options(*, method: str | None = None, confidence_level: float = 0.95,
+                     rng: int | np.random.Generator | None = DEFAULT_SEED,
                      n_resamples: int | None = DEFAULT_N_RESAMPLES, paired: bool = False,
                      clustered: bool = False) -> dict[str, Any]:
     """Checked keyword arguments of :func:`kpass.mean_ci` (or, with ``paired``, of
@@ -297,19 +296,19 @@ def interval_options(*, method: str | None = None, confidence_level: float = 0.9
     Every host path (report, compare, budget, leaderboard) builds its interval options here, so
     one option gives one number everywhere. The checks are the core's
     (:func:`kpass.metrics.check_interval_options`), made before any data is used; ``None`` for
-    ``method`` or ``n_resamples`` means the default, ``seed=None`` draws fresh entropy (the core
-    records it in ``details["seed"]``).
+    ``method`` or ``n_resamples`` means the default, ``rng=None`` draws fresh entropy (the core
+    records the seed used in ``details["seed"]``).
 
     Raises
     ------
     UsageError
-        A bad method, confidence level, number of resamples or seed, naming the parameter
-        (``confidence_level``, ``seed``, ...); a ``kpass`` command names its flag instead.
+        A bad method, confidence level, number of resamples or ``rng``, naming the parameter
+        (``confidence_level``, ``rng``, ...); a ``kpass`` command names its flag instead.
     TypeError
         An option of the wrong type.
     """
     try:
-        return core.check_interval_options(method=method, confidence_level=confidence_level, rng=seed,
+        return core.check_interval_options(method=method, confidence_level=confidence_level, rng=rng,
                                            n_resamples=n_resamples, paired=paired, clustered=clustered)
     except ValueError as exc:
         message = str(exc)
@@ -539,7 +538,8 @@ def replaying_violations(function: Callable[..., Any]) -> Callable[..., Any]:
 @replaying_violations
 def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[MetricSpec], *,
                    by: Sequence[str] = ("model", "task"), cluster_by: str | None = None,
-                   method: str | None = None, confidence_level: float = 0.95, seed: Any = DEFAULT_SEED,
+                   method: str | None = None, confidence_level: float = 0.95,
+                   rng: int | np.random.Generator | None = DEFAULT_SEED,
                    n_resamples: int = DEFAULT_N_RESAMPLES, plugin_manager: "pluggy.PluginManager | None" = None,
                    progress: Callable[[int, int], None] | None = None) -> Report:
     """Estimate every metric per group with an interval, listing every excluded problem.
@@ -560,9 +560,9 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
         Interval method of :func:`kpass.mean_ci`, one of :data:`kpass.metrics.INTERVAL_METHODS`;
         default: ``kpass.metrics.DEFAULT_INTERVAL_METHOD``.
     confidence_level : float, default: 0.95
-    seed : int, numpy.random.Generator or None, default: 0
-        Seed of the bootstrap; the default gives the numbers ``kpass report`` prints. ``None``
-        draws fresh entropy.
+    rng : int, numpy.random.Generator or None, default: 0
+        Seed or generator of the bootstrap (SciPy SPEC 7; ``kpass report --seed``); the default
+        gives the numbers ``kpass report`` prints. ``None`` draws fresh entropy.
     n_resamples : int, default: 10_000
         Bootstrap resamples (:data:`DEFAULT_N_RESAMPLES`).
     plugin_manager : pluggy.PluginManager, optional
@@ -580,7 +580,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
     MetricSpecError
         Bad specs (listing the valid ones).
     UsageError
-        A bad interval option (method, confidence level, resamples, seed), or a ``by`` under
+        A bad interval option (method, confidence level, resamples, ``rng``), or a ``by`` under
         which one group holds several models.
     DataError
         A metric needs a column the table lacks, ``by``/``cluster_by`` fields that vary within a
@@ -591,7 +591,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
         raise TypeError(f"`table` must be a kpass.SampleTable or kpass.ProblemStatistics; got {type(table).__name__}.")
     specs = _resolve_specs(metrics, plugin_manager)
     by = tuple(by)
-    options = interval_options(method=method, confidence_level=confidence_level, seed=seed,
+    options = interval_options(method=method, confidence_level=confidence_level, rng=rng,
                                n_resamples=n_resamples, clustered=cluster_by is not None)
     _check_requirements(table, specs)
     index = table.problem_index
@@ -674,7 +674,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
                  None if clusters is None else clusters[problems], options)
     if task_groups and cluster_by is None:  # lm-eval groups: the subtasks' problems pooled, each subtask one cluster
         try:
-            group_options = interval_options(method=method, confidence_level=confidence_level, seed=seed,
+            group_options = interval_options(method=method, confidence_level=confidence_level, rng=rng,
                                              n_resamples=n_resamples, clustered=True)
         except UsageError as exc:  # a method that takes no clusters
             group_notes.append(f"no group rows: {exc}")
@@ -691,7 +691,8 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
 def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequence[MetricSpec], *,
                        baseline: str, models: Sequence[str] | None = None, by: Sequence[str] = ("task",),
                        cluster_by: str | None = None, method: str | None = None, confidence_level: float = 0.95,
-                       seed: Any = DEFAULT_SEED, n_resamples: int = DEFAULT_N_RESAMPLES, intersect: bool = False,
+                       rng: int | np.random.Generator | None = DEFAULT_SEED, n_resamples: int = DEFAULT_N_RESAMPLES,
+                       intersect: bool = False,
                        plugin_manager: "pluggy.PluginManager | None" = None,
                        progress: Callable[[int, int], None] | None = None) -> Comparison:
     """Paired differences ``model - baseline`` per metric and group, over the same problems.
@@ -712,8 +713,8 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
     method : str, optional
         Interval method of :func:`kpass.paired_difference` (``PAIRED_INTERVAL_METHODS``);
         default: ``DEFAULT_PAIRED_METHOD``.
-    cluster_by, confidence_level, seed, n_resamples, plugin_manager, progress
-        As in :func:`compute_report` (``seed`` 0 and 10,000 resamples by default).
+    cluster_by, confidence_level, rng, n_resamples, plugin_manager, progress
+        As in :func:`compute_report` (``rng`` 0 and 10,000 resamples by default).
     intersect : bool, default: False
         When a problem is present for one model only: ``False`` raises :class:`~kpass.DataError`
         naming such problems; ``True`` compares the common problems and lists the others.
@@ -738,7 +739,7 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
         raise UsageError(f"{', '.join(extrapolated)}: an extrapolated (model-based) metric has no paired "
                          "per-problem values to compare; use `kpass report` for each model")
     by = tuple(field for field in by if field != "model")
-    options = interval_options(method=method, confidence_level=confidence_level, seed=seed,
+    options = interval_options(method=method, confidence_level=confidence_level, rng=rng,
                                n_resamples=n_resamples, paired=True, clustered=cluster_by is not None)
     all_models = table.categories("model")
     if baseline not in all_models:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from kpass import metrics as core
 
 from kpass.errors import UsageError
@@ -38,7 +40,7 @@ def check_selected(selected: Sequence[str], models: Sequence[str]) -> list[str]:
 
 def selection_bias(columns: Sequence[tuple[str, str, str, Sequence[str], Any, Any]], *,
                    selected: Sequence[str] = (), estimates: dict[tuple[str, str, str], float] | None = None,
-                   seed: Any = 0) -> tuple[list[dict[str, Any]], list[str]]:
+                   rng: int | np.random.Generator | None = 0) -> tuple[list[dict[str, Any]], list[str]]:
     """Entries and notes for each column ``(key, task, metric, models, values (M, N), clusters)``.
 
     ``estimates[(model, task, metric)]`` is the score shown for a model (default: the mean of
@@ -49,17 +51,17 @@ def selection_bias(columns: Sequence[tuple[str, str, str, Sequence[str], Any, An
         if len(models) < (2 if selected else AUTOMATIC_FROM) or matrix.shape[1] < 2:
             continue
         try:
-            result = core.selection_inflation(matrix.T, clusters=clusters, rng=seed)
+            result = core.selection_inflation(matrix.T, clusters=clusters, rng=rng)
         except ValueError as exc:
             notes.append(f"{key}: no selection-bias estimate ({exc})")
             continue
         best = models[result.best]
-        entry = {"column": key, "task": task, "metric": metric, "models": list(models),
-                 "n_models": result.n_models, "n_problems": result.n_problems, "best": best,
-                 "inflation": result.inflation, "sigma": result.sigma,
-                 "inflation_in_sigma": _finite(result.inflation_in_sigma),
-                 "independent_in_sigma": result.independent_in_sigma,
-                 "mean_correlation": _finite(result.mean_correlation), "selected": []}
+        entry: dict[str, Any] = {"column": key, "task": task, "metric": metric, "models": list(models),
+                                 "n_models": result.n_models, "n_problems": result.n_problems, "best": best,
+                                 "inflation": result.inflation, "sigma": result.sigma,
+                                 "inflation_in_sigma": _finite(result.inflation_in_sigma),
+                                 "independent_in_sigma": result.independent_in_sigma,
+                                 "mean_correlation": _finite(result.mean_correlation), "selected": []}
         shown = (estimates or {}).get((best, task, metric), result.best_estimate)
         in_sigma = (f"{result.inflation_in_sigma:.2f} sigma; {result.independent_in_sigma:.2f} for {result.n_models} "
                     f"independent models, correlation {result.mean_correlation:.2f}" if result.sigma > 0 else
@@ -84,7 +86,7 @@ def _finite(value: float) -> float | None:
 
 
 def selection_bias_of_report(table: Any, report: Any, *, selected: Sequence[str] = (),
-                             seed: Any = 0) -> tuple[list[dict[str, Any]], list[str]]:
+                             rng: int | np.random.Generator | None = 0) -> tuple[list[dict[str, Any]], list[str]]:
     """:func:`selection_bias` of every (task, metric) of a report grouped by model and task, on
     the problems every model has (clustered when the report is)."""
     if "model" not in report.by or "task" not in report.by or len(report.by) != 2:
@@ -109,4 +111,4 @@ def selection_bias_of_report(table: Any, report: Any, *, selected: Sequence[str]
                 continue
             key = f"{task}/{spec.name}" if len(tasks) > 1 else spec.name
             columns.append((key, task, spec.name, present, matrix, _clusters_for(cluster_map, task, common)))
-    return selection_bias(columns, selected=selected, estimates=estimates, seed=seed)
+    return selection_bias(columns, selected=selected, estimates=estimates, rng=rng)

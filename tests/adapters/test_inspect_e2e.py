@@ -237,7 +237,7 @@ def test_reader_and_report_on_logs_of_several_models_and_tasks(run, tmp_path):
     assert table.categories("model") == ["mockllm/model", "mockllm/model-b"]
     assert sorted(table.categories("task")) == ["fixture_full", "fixture_plain"]
     assert len(table) == 3 * 12 * 4
-    report = kpass.compute_report(table, "pass@1,2 cons@2", seed=0)
+    report = kpass.compute_report(table, "pass@1,2 cons@2", rng=0)
     e_a, e_b = _expected(fx.DRAWS_A), _expected(fx.DRAWS_B)
     for model, task, e in [("mockllm/model", "fixture_full", e_a), ("mockllm/model-b", "fixture_full", e_b),
                            ("mockllm/model", "fixture_plain", e_a)]:
@@ -262,7 +262,7 @@ def test_reader_and_report_on_logs_of_several_models_and_tasks(run, tmp_path):
     assert not plain_table.has_column("cot_verdicts") and plain_table.has_column("subject")
     assert plain_table.has_column("output_tokens")
     # stop reasons: T (cut off, wrong) unfinished; A (cut off, correct) and X (stopped) finished
-    plain_fin = kpass.compute_report(plain_table, "fin@1", seed=0).row("fin@1").estimate
+    plain_fin = kpass.compute_report(plain_table, "fin@1", rng=0).row("fin@1").estimate
     assert plain_fin == pytest.approx(1 - 7 / 48, abs=1e-12)
 
 

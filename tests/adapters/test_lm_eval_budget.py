@@ -145,7 +145,7 @@ def test_budget_curve_with_a_tokenizer_equals_the_hand_count(output, capsys):
     assert rows[8]["fin"] == 0.0 and 0 < rows[9]["fin"] < rows[13]["fin"] < rows[19]["fin"] < 1
     assert rows[19]["fin"] == rows[32]["fin"]          # 5 steps at most: every answer by token 19
     # at the limit, pass@1 is the run's pass@1
-    report = kpass.compute_report(kpass.read_samples([output]), "pass@1", seed=0)
+    report = kpass.compute_report(kpass.read_samples([output]), "pass@1", rng=0)
     assert rows[32]["pass"] == pytest.approx(report.row("pass@1").estimate, abs=1e-12)
 
 

@@ -330,7 +330,7 @@ def test_group_rows_pool_subtasks_with_the_subtask_as_cluster():
         tables.append(kpass.SampleTable.from_columns(columns, source=name))
     table = kpass.SampleTable.concat(tables)
     table.task_groups = cli._group_map({"group_map": {"grp": ["a", "b", "c"], "other": ["zzz"]}})
-    report = kpass.compute_report(table, "pass@1", seed=0)
+    report = kpass.compute_report(table, "pass@1", rng=0)
     row = report.row("pass@1", task="grp")
     assert row.n_problems == 5 and row.n_clusters == 3
     assert row.estimate == pytest.approx((0.5 + 1 + 0 + 0.5 + 1) / 5)

@@ -174,15 +174,15 @@ def test_flag_reader_and_core_give_identical_numbers(kpass_run):
 
     # the post-hoc reader on the --log_samples output (doc.topic is the cluster field there)
     table = read_lm_eval_output(kpass_run.output)
-    _same_rows(flag, kpass.compute_report(table, SPECS, cluster_by="doc.topic", seed=0))
+    _same_rows(flag, kpass.compute_report(table, SPECS, cluster_by="doc.topic", rng=0))
     # the reader found through the kpass plugin host, on the samples file alone
     (samples_file,) = kpass_run.model_dir.glob("samples_arith_gen_*.jsonl")
     assert kpass.choose_reader(samples_file)[0] == "lm_eval"
     _same_rows({key: row for key, row in flag.items() if key[0].startswith("arith_gen/")},
-               kpass.compute_report(kpass.read_samples(samples_file), SPECS, cluster_by="doc.topic", seed=0))
+               kpass.compute_report(kpass.read_samples(samples_file), SPECS, cluster_by="doc.topic", rng=0))
     # the sample table the flag wrote next to lm-eval's files
     (own_samples,) = kpass_run.model_dir.glob("kpass_samples_*.jsonl")
-    _same_rows(flag, kpass.compute_report(kpass.read_samples(own_samples), SPECS, cluster_by="cluster", seed=0))
+    _same_rows(flag, kpass.compute_report(kpass.read_samples(own_samples), SPECS, cluster_by="cluster", rng=0))
 
     # the core on counts read straight from the raw generations
     core = _core_estimates(kpass_run.samples("arith_gen"))
@@ -245,7 +245,7 @@ def test_yaml_kpass_metrics_have_a_numeric_stderr_in_lm_eval_output(plain_run, k
     metrics = kpass_run.results()["results"]["arith_kpass_metrics"]
     table = read_lm_eval_output(kpass_run.model_dir / next(kpass_run.model_dir.glob(
         "samples_arith_kpass_metrics_*.jsonl")).name)
-    report = kpass.compute_report(table, SPECS, cluster_by="cluster", seed=0, n_resamples=100_000)
+    report = kpass.compute_report(table, SPECS, cluster_by="cluster", rng=0, n_resamples=100_000)
     for row in report.rows:
         assert metrics[f"{row.metric},all"] == row.estimate
         assert metrics[f"{row.metric}_stderr,all"] == row.standard_error

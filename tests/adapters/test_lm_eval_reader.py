@@ -83,7 +83,7 @@ def test_reads_every_generation_of_every_pipeline(tmp_path):
     assert [r["answer"] for r in records[:4]] == ["33", "32", None, "33"]
     assert {r["model"] for r in records} == {"fake"} and records[0]["doc.topic"] == "add"
     assert [r["problem_id"] for r in records[::4]] == ["0", "1", "2"]
-    report = kpass.compute_report(table, "pass@1,4 cons@4", seed=0)
+    report = kpass.compute_report(table, "pass@1,4 cons@4", rng=0)
     n, c = np.array([4, 4, 4]), np.array([2, 4, 1])
     assert report.row("pass@4", task="arith/strict-match").estimate == pytest.approx(
         np.mean(kpass.pass_at_k(n, c, 4)))
@@ -191,7 +191,7 @@ def test_two_models_in_one_directory(tmp_path):
     write_run(tmp_path, model="b", date="2026-11-30T00-00-00.000001")
     table = read_lm_eval_output(tmp_path)
     assert table.categories("model") == ["a", "b"]
-    comparison = kpass.compute_comparison(table, "pass@1", baseline="a", seed=0)
+    comparison = kpass.compute_comparison(table, "pass@1", baseline="a", rng=0)
     assert all(row.estimate == 0 for row in comparison.rows)
 
 
@@ -204,7 +204,7 @@ def test_non_generation_tasks_are_skipped_with_a_warning(tmp_path):
     # the skip is a note of the table, so every report on it says so (text and JSON)
     (note,) = table.notes
     assert "results_" in note and "skipping lm-eval task 'mc' (multiple_choice)" in note
-    report = kpass.compute_report(table, "pass@1", seed=0)
+    report = kpass.compute_report(table, "pass@1", rng=0)
     assert note in report.notes and note in report.as_dict()["notes"]
     write_run(tmp_path / "only_mc", {"mc": (mc, [({"id": 0}, "0", ["x"])])})
     with warnings.catch_warnings():
@@ -361,7 +361,7 @@ def test_fewer_documents_than_the_results_file_counts_get_a_note(tmp_path):
     table = read_lm_eval_output(tmp_path)
     (note,) = [note for note in table.notes if "n-samples" in note]
     assert "holds 3 of the 100 documents" in note and "task 'arith'" in note
-    assert note in kpass.compute_report(table, "pass@1", seed=0).notes
+    assert note in kpass.compute_report(table, "pass@1", rng=0).notes
 
 
 def test_identical_pipelines_are_one_task_and_pooled_rows_count_documents_once(tmp_path):
@@ -375,12 +375,12 @@ def test_identical_pipelines_are_one_task_and_pooled_rows_count_documents_once(t
     table = read_lm_eval_output(tmp_path)
     assert table.categories("task") == ["sc/score-first", "arith/strict-match", "arith/maj@4"]
     assert any("pipelines maj@64, maj@8 score every sample as 'score-first'" in note for note in table.notes)
-    pooled = kpass.compute_report(table, "pass@1", by=("model",), seed=0)
+    pooled = kpass.compute_report(table, "pass@1", by=("model",), rng=0)
     (row,) = pooled.rows
     assert row.n_problems == 6  # 3 documents of sc + 3 of arith, not 9
     assert any("count each document of arith once, scored through arith/strict-match (left out of them: "
                "arith/maj@4)" in note for note in pooled.notes)
-    per_task = kpass.compute_report(table, "pass@1", seed=0)
+    per_task = kpass.compute_report(table, "pass@1", rng=0)
     assert [r.n_problems for r in per_task.rows] == [3, 3, 3]
 
 
@@ -390,15 +390,15 @@ def test_cons_at_k_is_refused_where_no_answer_extractor_is_known(tmp_path):
     docs = [({"id": "q0"}, "33", ["33", "so 32", "32", "33"])]
     write_run(tmp_path, {"plain": (config, docs)})
     table = read_lm_eval_output(tmp_path)
-    assert kpass.compute_report(table, "pass@1", seed=0).rows[0].estimate == 0.5
+    assert kpass.compute_report(table, "pass@1", rng=0).rows[0].estimate == 0.5
     with pytest.raises(kpass.DataError, match=r"no answer extractor is known for task 'plain'.*--answer-extractor"):
-        kpass.compute_report(table, "cons@4", seed=0)
+        kpass.compute_report(table, "cons@4", rng=0)
     from kpass import apply_answer_extractor
 
     extracted = apply_answer_extractor(table, r"regex:(-?[0-9]+)")
     assert [r["answer"] for r in extracted.to_records()] == ["33", "32", "32", "33"]
     # "so 32" and "32" are one vote: a 2-2 tie with the gold answer (a raw-text vote would give 1.0)
-    assert kpass.compute_report(extracted, "cons@4", seed=0).rows[0].estimate == pytest.approx(0.5)
+    assert kpass.compute_report(extracted, "cons@4", rng=0).rows[0].estimate == pytest.approx(0.5)
 
 
 AIME_DOCS = [  # (doc, target, generations): the same value worded three ways, and a $...$-only answer
@@ -437,7 +437,7 @@ def test_process_results_tasks_are_rescored_with_installed_code(tmp_path, monkey
     # answer classes: aime's own normalisation, so "\boxed{ 32 }", "$x = \boxed{32}$" and "$32$" are one vote
     assert [r["answer"] for r in records] == ["33", "32", "32", "32", "7", "7", None, "8"]
     assert {r["answer_extractor"] for r in records} == {"lm_eval_aime"}
-    report = kpass.compute_report(table, "cons@4", seed=0)
+    report = kpass.compute_report(table, "cons@4", rng=0)
     assert report.row("cons@4", task="aime24").estimate == pytest.approx(0.5)  # p0: 32 wins 3-1; p1: 7 wins
     assert any("re-scored sample by sample with its own process_results (lm_eval.tasks.aime.utils" in note
                for note in table.notes)
@@ -487,7 +487,7 @@ def _grouped_run(directory: Path, layout: str) -> Path:
 @pytest.mark.parametrize("layout", list(GROUP_LAYOUTS))
 def test_group_rows_pool_subtasks_once_each_subtask_a_cluster(tmp_path, layout):
     _grouped_run(tmp_path, layout)
-    report = kpass.compute_report(read_lm_eval_output(tmp_path), "pass@1", seed=0)
+    report = kpass.compute_report(read_lm_eval_output(tmp_path), "pass@1", rng=0)
     subtask = {name: report.row("pass@1", task=f"{name}/strict-match") for name in GROUP_DOCS}
     inner = report.row("pass@1", task="inner")
     # each document once, through the first pipeline (strict-match), the subtask as the cluster
@@ -508,7 +508,7 @@ def test_group_rows_pool_subtasks_once_each_subtask_a_cluster(tmp_path, layout):
     assert any(note.startswith("group outer: a group of groups (inner); its row pools their leaf subtasks, each "
                                "document once") for note in report.notes)
     # pooled over tasks there is no group row, and each document counts once
-    (pooled,) = kpass.compute_report(read_lm_eval_output(tmp_path), "pass@1", by=("model",), seed=0).rows
+    (pooled,) = kpass.compute_report(read_lm_eval_output(tmp_path), "pass@1", by=("model",), rng=0).rows
     assert pooled.n_problems == 7
 
 
@@ -517,17 +517,17 @@ def test_group_rows_in_leaderboard_and_budget_and_not_for_one_samples_file(tmp_p
     from kpass.reports.leaderboard import build_leaderboard
 
     model_dir = _grouped_run(tmp_path, "0.4.13")
-    board = build_leaderboard(read_lm_eval_output(tmp_path), "pass@1", seed=0, n_resamples=200)
+    board = build_leaderboard(read_lm_eval_output(tmp_path), "pass@1", rng=0, n_resamples=200)
     columns = [column["key"] for column in board.data["columns"]]
     assert columns[-2:] == ["outer/pass@1", "inner/pass@1"]  # in the order the results file lists the groups
     cell = board.data["models"][0]["metrics"]["inner/pass@1"]
-    assert cell["estimate"] == pytest.approx(kpass.compute_report(read_lm_eval_output(tmp_path), "pass@1", seed=0)
+    assert cell["estimate"] == pytest.approx(kpass.compute_report(read_lm_eval_output(tmp_path), "pass@1", rng=0)
                                              .row("pass@1", task="inner").estimate)
     assert main(["budget", str(tmp_path), "--budgets", "8", "-k", "1", "--tokenizer", "tiktoken:cl100k_base",
                  "--format", "json", "--n-resamples", "200"]) == 0
     rows = {row["task"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
     assert rows["inner"]["n_problems"] == 5 and rows["outer"]["n_problems"] == 7
-    single = kpass.compute_report(read_lm_eval_output(model_dir / f"samples_arith_a_{DATE}.jsonl"), "pass@1", seed=0)
+    single = kpass.compute_report(read_lm_eval_output(model_dir / f"samples_arith_a_{DATE}.jsonl"), "pass@1", rng=0)
     assert {row.task for row in single.rows} == {"arith_a/strict-match", "arith_a/maj@4"}
 
 

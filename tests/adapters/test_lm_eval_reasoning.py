@@ -225,7 +225,7 @@ def test_post_hoc_on_plain_runs_equals_lm_eval_own_exact_match(runs):
     plain = runs["plain"]
     results = plain.results()["results"]
     table = read_lm_eval_output(plain.output)
-    report = kpass.compute_report(table, "pass@1", seed=0)
+    report = kpass.compute_report(table, "pass@1", rng=0)
     rows = _rows(report)
     assert rows[("aime24", "pass@1")] == results["aime24"]["exact_match,none"]
     assert rows[("minerva_math_algebra", "pass@1")] == results["minerva_math_algebra"]["exact_match,none"]
@@ -253,7 +253,7 @@ def test_seed_trap_and_pipelines_post_hoc(runs):
     assert {task for task in tasks if task.startswith("gsm8k")} == {"gsm8k_cot_self_consistency/score-first"}
     assert any("pipelines maj@64, maj@8 score every sample as 'score-first'" in note for note in notes)
     # pooled over tasks, every document counts once: 8 + 8 + 6 problems
-    pooled = kpass.compute_report(read_lm_eval_output(plain.output), "pass@1", by=("model",), seed=0)
+    pooled = kpass.compute_report(read_lm_eval_output(plain.output), "pass@1", by=("model",), rng=0)
     assert pooled.rows[0].n_problems == len(PROBLEMS) * 2 + len(GSM8K_PROBLEMS)
 
 
@@ -263,7 +263,7 @@ def test_seed_trap_and_pipelines_post_hoc(runs):
 def test_live_numbers_equal_the_hand_count_and_the_post_hoc_reader(runs):
     live = runs["live"]
     flag = {(row["task"], row["metric"]): row for row in live.results()["kpass"]["report"]["rows"]}
-    post_hoc = _rows(kpass.compute_report(read_lm_eval_output(live.output), SPECS, seed=0))
+    post_hoc = _rows(kpass.compute_report(read_lm_eval_output(live.output), SPECS, rng=0))
     raw_votes_differ = []
     for task in TASKS:
         samples = live.samples(task)
@@ -342,7 +342,7 @@ def test_group_row_post_hoc_equals_lm_eval_own_group_row(runs):
     plain = runs["plain"]
     results = plain.results()
     assert results["group_subtasks"][GROUP] == list(GROUP_TASKS)  # what lm-eval 0.4.13 records
-    row = kpass.compute_report(read_lm_eval_output(plain.output), "pass@1", seed=0).row("pass@1", task=GROUP)
+    row = kpass.compute_report(read_lm_eval_output(plain.output), "pass@1", rng=0).row("pass@1", task=GROUP)
     assert row.estimate == pytest.approx(results["groups"][GROUP]["exact_match,none"], abs=1e-12)
     assert (row.n_problems, row.n_clusters) == (len(PROBLEMS) * len(GROUP_TASKS), len(GROUP_TASKS))
 

@@ -174,6 +174,8 @@ REGIME_SIMS = 600  # 3 Monte Carlo standard errors of a 95% coverage: 2.7 points
     ("ceiling (rare hard problems)", "single", "pass@8", 30),
     ("floor (rare easy problems)", "single", "pass^4", 100),
     ("point masses at 0 and 1", "paired", "pass@1", 100),
+    # MOVER of the two models' limits alone covered 88.5% here (#16): the gain lives on 10% of the problems
+    ("sparse paired gains", "paired", "pass^4", 100),
 ])
 def test_edge_regimes_cover_within_the_band_and_the_width_rule(regime, comparison, metric, n_problems):
     cell = study.run_regime_cell(regime, comparison, metric, n_problems, 16, n_sims=REGIME_SIMS, n_resamples=499, seed=7)
@@ -184,6 +186,9 @@ def test_edge_regimes_cover_within_the_band_and_the_width_rule(regime, compariso
     if comparison == "single":
         # the t interval misses the rare problems: it covers far less here (24% and 67%)
         assert cell.coverage["t"] < 0.8
+    if regime == "sparse paired gains":
+        # the t interval of the differences is too short on the side of the rarer sign (86% here)
+        assert cell.coverage["t"] < 0.9 and cell.miss_low["t"] > 2 * cell.miss_low[cell.default]
 
 
 def test_sparse_paired_gains_are_flagged_on_the_intervals_that_miss():
@@ -204,3 +209,46 @@ def test_regime_population_values_are_exact():
         0.35 + 0.30 * study._component_value("pass^4", (3.0, 2.0)))
     weighted, _ = integrate.quad(lambda p: stats.binom.sf(0, 8, p) * stats.beta.pdf(p, 1.0, 1.5), 0, 1)
     assert study._component_value("pass@8", (1.0, 1.5)) == pytest.approx(weighted, abs=1e-9)
+
+
+NEAR_END_SIMS = 1000  # one Monte Carlo standard error of a 95% coverage: 0.69 points
+
+
+@pytest.mark.parametrize("regime, n_samples, before", [
+    ("ceiling (rare hard problems)", 16, 0.912),      # before the near-end rule: 91.2% (docs/coverage-edges.md of #16)
+    ("floor (rare easy problems)", 64, 0.882),        # 88.2%
+    ("clustered ceiling (10+ clusters)", 16, 0.710),  # 71.0% (33 clusters of 3)
+])
+def test_near_end_pass1_cells_cover_within_the_band(regime, n_samples, before):
+    # pass@1 carried by 3% rare problems at N = 100: the bootstrap-t alone sat below 93%; the
+    # default's near-end score bound brings it into 93-98% (within 2.2 Monte Carlo standard errors)
+    cell = study.run_regime_cell(regime, "single", "pass@1", 100, n_samples, n_sims=NEAR_END_SIMS, n_resamples=499,
+                                 seed=11, methods=(DEFAULT_INTERVAL_METHOD,))
+    default = cell.coverage[DEFAULT_INTERVAL_METHOD]
+    assert 0.915 <= default <= 0.995, (default, before)
+    assert cell.warned_share > 0.5  # these benchmarks sit within 3 problems' worth of an end: all flagged
+
+
+def test_regime_tables_of_kpass_estimators():
+    # mG-Pass@8 (published) and cons@5 with one wrong class come from kpass's own estimators
+    table = study.regime_table("mG-Pass@8", 16)
+    assert table[16] == pytest.approx(1.0) and table[0] == 0.0
+    assert table[8] == pytest.approx(sum(stats.hypergeom.sf(i - 1, 16, 8, 8) for i in range(5, 9)) / 4)
+    assert study.regime_table("cons@5", 16)[9] == pytest.approx(stats.hypergeom.sf(2, 16, 9, 5))
+    # population values: closed forms against numerical integration over the Beta
+    for metric, g in (("mG-Pass@8", lambda p: sum(stats.binom.sf(i - 1, 8, p) for i in range(5, 9)) / 4),
+                      ("cons@5", lambda p: stats.binom.sf(2, 5, p))):
+        weighted, _ = integrate.quad(lambda p, g=g: g(p) * stats.beta.pdf(p, 3.5, 2.5), 0, 1)
+        assert study.regime_value("bell-shaped near 0.98", metric) == pytest.approx(weighted, abs=1e-9)
+
+
+def test_clustered_regime_keeps_the_population_value_and_has_ten_clusters_at_30():
+    rng = np.random.default_rng(3)
+    p_a, _, labels = study.regime_probabilities(rng, "clustered ceiling (10+ clusters)", (30, 4000))
+    assert labels.max() + 1 == 10
+    # every problem's marginal is the regime's mixture: the mean probability is its pass@1
+    assert p_a.mean() == pytest.approx(study.regime_value("clustered ceiling (10+ clusters)", "pass@1"), abs=0.004)
+    # and problems of one cluster are correlated (the design effect the clustered interval must see)
+    same = np.corrcoef(p_a[0], p_a[10])[0, 1]
+    other = np.corrcoef(p_a[0], p_a[1])[0, 1]
+    assert same > 0.3 and abs(other) < 0.05

@@ -244,11 +244,15 @@ def test_cluster_studentized_matches_literal_loop():
     rng = np.random.default_rng(10)
     clusters = np.repeat(np.arange(15), rng.integers(1, 6, size=15))
     values = rng.beta(2, 0.5, size=clusters.size)
-    ours = mean_ci(values, clusters=clusters, n_resamples=20_000, rng=3)
+    with pytest.warns(IntervalMethodWarning, match="end of its range"):
+        ours = mean_ci(values, clusters=clusters, n_resamples=20_000, rng=3)
     low, high = _literal_studentized(values, 3000, seed=4, clusters=clusters)
     assert ours.details["resampling"] == "clusters"
-    assert ours.low == pytest.approx(low, abs=0.012)
-    assert ours.high == pytest.approx(high, abs=0.012)
+    # mean 0.80 over 15 clusters (Kish size 12.4): within 3 problems' worth of 1, so the shown lower
+    # bound is the wider near-end score bound; the bootstrap-t bounds are kept in the details
+    assert ours.details["near_end"] and ours.low < ours.details["studentized_bounds"][0]
+    assert ours.details["studentized_bounds"][0] == pytest.approx(low, abs=0.012)
+    assert ours.high == ours.details["studentized_bounds"][1] == pytest.approx(high, abs=0.012)
 
 
 def test_grouped_and_gather_paths_agree(monkeypatch):
@@ -362,6 +366,48 @@ def _no_interval_method_warning(values, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("error", IntervalMethodWarning)
         return mean_ci(values, **kwargs)
+
+
+def _wilson_lower_by_hand(mean, se, n_cap, df, level=0.95):
+    # Wilson (1927) with n* = min(p(1-p)/SE^2, n_cap) (z/t_df)^2 trials, written out term by term
+    z = stats.norm.ppf(1 - (1 - level) / 2)
+    t = stats.t.ppf(1 - (1 - level) / 2, df)
+    n_star = min(mean * (1 - mean) / se**2, n_cap) * (z / t) ** 2
+    center = (mean + z * z / (2 * n_star)) / (1 + z * z / n_star)
+    half = z / (1 + z * z / n_star) * math.sqrt(mean * (1 - mean) / n_star + z * z / (4 * n_star**2))
+    return center - half
+
+
+def test_near_the_ceiling_the_lower_bound_is_the_wilson_bound_with_twice_n_trials():
+    # 30 pass@1 values c/16: 26 problems solved 16/16, four 14/16 (mean 0.9833, half a failure's worth);
+    # the bootstrap-t lower bound alone is 0.964 (a sample without a hard problem looks certain)
+    values = np.r_[np.ones(26), np.full(4, 14 / 16)]
+    with pytest.warns(IntervalMethodWarning, match="within 3 problems' worth of an end"):
+        result = mean_ci(values, rng=0)
+    se = values.std(ddof=1) / math.sqrt(30)
+    assert result.details["near_end"] and result.details["bound_methods"][0] == "score (near end)"
+    assert result.low == pytest.approx(_wilson_lower_by_hand(values.mean(), se, 2 * 30, 29), abs=1e-12)
+    assert result.low < result.details["studentized_bounds"][0]
+    assert result.high == result.details["studentized_bounds"][1]  # the side at the end is untouched
+    # the floor mirrors it: 1 - values gives 1 - the bounds
+    with pytest.warns(IntervalMethodWarning, match="end of its range"):
+        mirrored = mean_ci(1 - values, rng=0)
+    assert mirrored.high == pytest.approx(1 - result.low, abs=1e-12)
+    assert mirrored.details["bound_methods"][1] == "score (near end)"
+
+
+def test_the_near_end_rule_leaves_mid_range_and_binary_columns_alone():
+    rng = np.random.default_rng(5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IntervalMethodWarning)
+        middle = mean_ci(rng.beta(2, 2, size=40), rng=0)           # 40 x 0.5 = 20 problems from either end
+        binary = mean_ci(np.r_[np.ones(39), 0.0], rng=0)           # 0/1 values: Wilson with N trials already
+    assert "near_end" not in middle.details and "near_end" not in binary.details
+    # 3.5 failures' worth out of 100 problems: not near the end (the threshold is 3)
+    values = np.r_[np.ones(93), np.full(7, 0.5)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IntervalMethodWarning)
+        assert "near_end" not in mean_ci(values, rng=0).details
 
 
 def test_39_of_40_binary_values_give_the_wilson_interval():

@@ -210,11 +210,51 @@ def test_default_is_mover_of_the_two_studentized_intervals():
     d = ma - mb
     low = d - math.sqrt((ma - la) ** 2 + (ub - mb) ** 2 - 2 * r * (ma - la) * (ub - mb))
     high = d + math.sqrt((ua - ma) ** 2 + (mb - lb) ** 2 - 2 * r * (ua - ma) * (mb - lb))
-    assert (result.low, result.high) == pytest.approx((low, high), abs=1e-12)
+    assert result.details["mover_of_models"] == pytest.approx((low, high), abs=1e-12)
+    # each bound is the wider of MOVER's and the split score interval's (#16)
+    split_low, split_high = result.details["split_score_interval"]
+    assert (result.low, result.high) == pytest.approx((min(low, split_low), max(high, split_high)), abs=1e-12)
+    assert result.details["paired_bound_methods"] == ("split-score" if split_low < low else "mover",
+                                                       "split-score" if split_high > high else "mover")
     assert result.standard_error == pytest.approx(paired_difference(a, b, method="t").standard_error, abs=1e-15)
     # near the estimate the MOVER is about as wide as the paired t interval, far narrower than unpaired
     t_width = paired_difference(a, b, method="t").width
     assert 0.8 * t_width < result.width < 1.3 * t_width
+
+
+def _wilson(p, n, z):
+    # Wilson (1927), written out: (p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)
+    center = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(center - half, 0.0), min(center + half, 1.0)
+
+
+def test_split_score_interval_of_gains_and_losses_by_hand():
+    # 40 problems: 34 ties, gains of 0.5 and 0.25 on 2, losses of 1, 0.5, 0.5, 0.25 on 4
+    from scipy import stats
+
+    d = np.array([0.0] * 34 + [0.5, 0.25, -1.0, -0.5, -0.5, -0.25])
+    b = np.full(40, 0.5) - np.minimum(d, 0) * 0.5
+    a = b + d
+    result = paired_difference(a, b, rng=0, n_resamples=999)
+    n, z, t = 40, stats.norm.ppf(0.975), stats.t.ppf(0.975, 39)
+    gains, losses = np.maximum(d, 0) / 1.0, np.maximum(-d, 0) / 1.0  # M = max |d| = 1
+    parts = []
+    for part in (gains, losses):
+        p, se = part.mean(), part.std(ddof=1) / math.sqrt(n)
+        n_star = p * (1 - p) / se**2 * (z / t) ** 2  # design-effect size, reduced for 39 df
+        low, high = _wilson(p, n_star, z)
+        parts.append((p, se, min(low, p), max(high, p)))
+    (pg, sg, lg, ug), (pl, sl, ll, ul) = parts
+    sd = d.std(ddof=1) / math.sqrt(n)
+    r = (sg**2 + sl**2 - sd**2) / (2 * sg * sl)
+    low = (pg - pl) - math.sqrt((pg - lg) ** 2 + (ul - pl) ** 2 - 2 * r * (pg - lg) * (ul - pl))
+    high = (pg - pl) + math.sqrt((ug - pg) ** 2 + (pl - ll) ** 2 - 2 * r * (ug - pg) * (pl - ll))
+    assert result.details["split_score_interval"] == pytest.approx((low, high), abs=1e-12)
+    assert result.low <= low and result.high >= high
+    # losses on 4 problems, gains on 2: the t interval is shorter on the side of the losses
+    t_low, _ = paired_difference(a, b, method="t").interval
+    assert low < t_low
 
 
 def test_mover_with_clusters_uses_clustered_standard_errors():
@@ -405,3 +445,26 @@ def test_model_with_itself_stays_zero_when_the_same_array_is_passed():
     with pytest.warns(DegenerateIntervalWarning, match="identical"):
         itself = paired_difference(a, a, rng=0)
     assert (itself.low, itself.high, itself.standard_error, itself.p_value) == (0.0, 0.0, 0.0, 1.0)
+
+
+def test_tiny_differences_everywhere_are_flagged():
+    # pass@8 from 16 samples of two strong models: 1 - C(16 - c, 8) / C(16, 8) differs by 8 / 12870 between
+    # c = 7 and c = 8 (and by 1 / 12870 between 8 and 9); the rare outright failure is not in the sample
+    from math import comb
+
+    value = {c: 1 - comb(16 - c, 8) / comb(16, 8) for c in range(17)}
+    a = np.array([value[16]] * 30 + [value[8]] * 6 + [value[7]] * 4)
+    b = np.array([value[16]] * 30 + [value[9]] * 6 + [value[8]] * 4)
+    with pytest.warns(IntervalMethodWarning, match="differ by at most 0.000622"):
+        result = paired_difference(a, b, rng=0, n_resamples=999)
+    # 10 of 40 problems differ: not fewer than a quarter, so only the tiny-difference flag applies
+    assert result.details["tiny_differences"] and result.details["sparse_differences"]
+    assert result.details["n_differing"] == 10 and result.details["largest_difference"] == pytest.approx(8 / 12870)
+    # differences of 0.25 on 40 of 60 problems: neither flag
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 5, 60) / 4
+    b = np.clip(a - rng.choice([0.0, 0.25, -0.25], 60, p=[1 / 3, 1 / 2, 1 / 6]), 0, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IntervalMethodWarning)
+        plain = paired_difference(a, b, rng=0, n_resamples=999)
+    assert "sparse_differences" not in plain.details and "tiny_differences" not in plain.details

@@ -48,7 +48,7 @@ def test_cli_numbers_equal_compute_report(run_cli):
     assert code == 0
     pm = kpass.make_plugin_manager(load_entry_points=False)
     table = kpass.read_samples(EXAMPLE, plugin_manager=pm)
-    report = kpass.compute_report(table, "pass@1,8 cons@4", seed=7, plugin_manager=pm)
+    report = kpass.compute_report(table, "pass@1,8 cons@4", rng=7, plugin_manager=pm)
     assert json.loads(text)["rows"] == [row.as_dict() for row in report.rows]
 
 

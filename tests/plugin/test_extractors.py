@@ -63,7 +63,7 @@ def test_apply_answer_extractor_votes_over_answer_classes():
     assert [r["answer"] for r in records] == ["7", "8", "8", None]
     assert {r[EXTRACTOR_COLUMN] for r in records} == {"boxed"}
     # 8 has two votes against the gold answer's one: cons@4 is 0 (a raw-text vote would give 1)
-    assert kpass.compute_report(extracted, "cons@4", seed=0).rows[0].estimate == 0
+    assert kpass.compute_report(extracted, "cons@4", rng=0).rows[0].estimate == 0
     with pytest.raises(kpass.DataError, match=r"the samples keep no generation text"):
         apply_answer_extractor(kpass.SampleTable.from_records(
             [{"model": "m", "task": "t", "problem_id": "0", "sample_index": 0, "correct": True}], source="x"), "boxed")
@@ -82,7 +82,7 @@ def test_identical_samples_get_a_note_in_every_report(key):
     trap = _table([["same"] * 4, ["same"] * 4, ["a", "b", "a", "a"]], key=key)
     (note,) = identical_samples_notes(trap)
     assert note.startswith("m / t: 2 of 3 problems have 4 identical samples")
-    report = kpass.compute_report(trap, "pass@1", seed=0)
+    report = kpass.compute_report(trap, "pass@1", rng=0)
     assert note in report.notes and note in report.as_dict()["notes"]
     assert identical_samples_notes(_table([["same"] * 4, ["a", "b", "a", "a"]], key=key)) == []  # half is not most
     assert identical_samples_notes(_table([["x"], ["y"]], key=key)) == []  # one sample says nothing

@@ -88,7 +88,7 @@ def test_inspect_metrics_give_the_same_interval_stderr_and_note(caplog):
               for j, c in enumerate(CORRECT) for s in range(N_SAMPLES)]
     im._LOGGED_NOTES.clear()
     with caplog.at_level(logging.WARNING, logger=im.__name__):
-        value = im.kpass_metrics("pass@8", cluster="topic", seed=SEED)(scores)
+        value = im.kpass_metrics("pass@8", cluster="topic", rng=SEED)(scores)
     result, _ = _api()
     assert (value["pass@8"], value["pass@8_lower"], value["pass@8_upper"], value["pass@8_stderr"]) == pytest.approx(
         (result.estimate, result.low, result.high, result.standard_error), abs=1e-12)

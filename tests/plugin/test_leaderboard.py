@@ -295,7 +295,7 @@ def test_cells_equal_compute_report(four_models):
     from kpass import compute_report
 
     board = build_leaderboard(four_models, "pass@1,4", n_resamples=400, curves=False)
-    report = compute_report(four_models, "pass@1,4", seed=0, n_resamples=400)
+    report = compute_report(four_models, "pass@1,4", rng=0, n_resamples=400)
     for entry in board.data["models"]:
         for metric in ("pass@1", "pass@4"):
             row = report.row(metric, model=entry["model"])
@@ -321,7 +321,7 @@ def leaderboard_matrix(board, column, task="math"):
 @pytest.mark.parametrize("cluster_by", [None, "cluster"])
 def test_leaderboard_rank_intervals_equal_literal_loop(four_models, cluster_by):
     board = build_leaderboard(four_models, "pass@1", cluster_by=cluster_by, n_resamples=200,
-                              seed=3, curves=False)
+                              rng=3, curves=False)
     result = board.ranks["pass@1"]
     clusters = None if cluster_by is None else [f"c{j % 4}" for j in range(24)]
     counts, lows, highs = ranks_by_loop(leaderboard_matrix(board, "pass@1"), clusters=clusters,
@@ -377,7 +377,7 @@ def test_leaderboard_model_better_everywhere_ranks_strictly_first():
 @pytest.mark.parametrize("baseline, pairs", [(None, "all"), (None, "adjacent"), ("gamma", "all")])
 def test_comparisons_equal_paired_difference_with_holm(four_models, baseline, pairs):
     board = build_leaderboard(four_models, "pass@1", baseline=baseline, pairs=pairs,
-                              n_resamples=300, seed=9, curves=False)
+                              n_resamples=300, rng=9, curves=False)
     order = [e["model"] for e in board.data["models"]]
     if baseline:
         expected_pairs = [(m, baseline) for m in order if m != baseline]
@@ -438,7 +438,7 @@ def test_curves_and_budget_curves():
     assert [p["k"] for p in curves["alpha"]] == [1, 2, 4, 8]
     from kpass import compute_report
 
-    report = compute_report(sample_table(records), "pass@8", seed=0, n_resamples=200)
+    report = compute_report(sample_table(records), "pass@8", rng=0, n_resamples=200)
     assert curves["beta"][-1]["estimate"] == report.row("pass@8", model="beta").estimate
     budget = board.data["budget_curves"]
     assert set(budget) == {"pass@1", "fin@1"}
@@ -771,7 +771,7 @@ def test_models_a_paired_interval_cannot_tell_apart_never_get_disjoint_ranks(fou
     # the case: 4 clusters, where the cluster bootstrap of ranks orders alpha first alone
     # (ranks [1, 1] and [2, 3]) next to a paired comparison of alpha and its neighbour holding 0
     board = build_leaderboard(four_models, "pass@1", cluster_by="cluster", pairs=pairs, n_resamples=400,
-                              seed=0, curves=False)
+                              rng=0, curves=False)
     raw = board.ranks["pass@1"]
     ranks = {e["model"]: e["ranks"]["pass@1"] for e in board.data["models"]}
     held = [c for c in board.data["comparisons"] if c["low"] <= 0.0 <= c["high"]]

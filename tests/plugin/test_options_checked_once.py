@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
+
+import numpy as np
 import pytest
 
 import kpass
@@ -18,7 +22,7 @@ def table():
 @pytest.mark.parametrize("options, parameter", [
     ({"confidence_level": 2}, "`confidence_level`"),
     ({"n_resamples": 1}, "`n_resamples`"),
-    ({"seed": -1}, "`seed`"),
+    ({"rng": -1}, "`rng`"),
     ({"method": "magic"}, "`method`"),
     ({"method": "clustered-t"}, "`cluster_by`"),
 ])
@@ -37,7 +41,50 @@ def test_the_host_raises_what_the_core_raises(table):
     assert str(host.value) == str(core.value)
 
 
+def test_the_host_and_the_core_say_rng_alike(table):
+    with pytest.raises(ValueError) as host:
+        kpass.compute_report(table, "pass@1", rng=-1)
+    with pytest.raises(ValueError) as core:
+        kpass.mean_ci([0.1, 0.5, 0.9], rng=-1)
+    assert str(host.value) == str(core.value) and "`rng`" in str(host.value)
+
+
+def test_a_generator_is_an_rng_of_the_host_too():
+    table = kpass.SampleTable.from_records(make_records(n_problems=12, correct=lambda j, s: s < j % 5),
+                                           source="t.jsonl")
+    first, again = (kpass.compute_report(table, "pass@1", method="bootstrap", rng=np.random.default_rng(5),
+                                         n_resamples=200).rows[0] for _ in range(2))
+    assert (first.low, first.high) == (again.low, again.high) and first.low < first.estimate < first.high
+
+
+#: The public modules whose functions take the bootstrap's seed or generator.
+PUBLIC_MODULES = ("kpass", "kpass.metrics", "kpass.reports.report", "kpass.reports.leaderboard",
+                  "kpass.reports.frontier", "kpass.reports.crossover", "kpass.reports.selection",
+                  "kpass.adapters.inspect_metrics", "kpass.adapters.inspect_tasks")
+
+
+def test_one_name_for_the_bootstrap_seed_across_the_python_api():
+    """SciPy SPEC 7: ``rng`` everywhere (int, Generator or None); ``seed`` is only what a result
+    records (``details["seed"]``, ``.seed``), and ``--seed`` the flag."""
+    takes_rng, takes_seed = [], []
+    for name in PUBLIC_MODULES:
+        module = importlib.import_module(name)
+        for attribute in getattr(module, "__all__", ()):
+            function = getattr(module, attribute)
+            if not inspect.isfunction(function):
+                continue  # result classes record the seed used: a field, not a parameter
+            parameters = inspect.signature(function).parameters
+            (takes_rng if "rng" in parameters else takes_seed if "seed" in parameters else []).append(
+                f"{name}.{attribute}")
+    assert takes_seed == [], takes_seed
+    for expected in ("kpass.compute_report", "kpass.compute_comparison", "kpass.mean_ci",
+                     "kpass.reports.leaderboard.build_leaderboard", "kpass.reports.report.interval_options",
+                     "kpass.adapters.inspect_metrics.kpass_metrics"):
+        assert expected in takes_rng, takes_rng
+
+
 def test_the_cli_says_the_flag():
+    assert flag_names("`rng` must be an int >= 0; got -1.") == "--seed must be an int >= 0; got -1."
     assert flag_names("`confidence_level` must be in the open interval (0, 1); got 2.") == \
         "--confidence must be in the open interval (0, 1); got 2."
     assert flag_names("`method` 'clustered-t' needs `cluster_by`; got cluster_by=None.") == \

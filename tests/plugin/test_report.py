@@ -102,7 +102,7 @@ def test_report_equals_the_core_on_the_same_counts(pm):
     records = random_records(0)
     table = kpass.SampleTable.from_records(records, source="mem")
     specs = kpass.parse_metric_specs(SPECS, plugin_manager=pm)
-    report = kpass.compute_report(table, specs, plugin_manager=pm, seed=1, n_resamples=500)
+    report = kpass.compute_report(table, specs, plugin_manager=pm, rng=1, n_resamples=500)
     assert len(report.rows) == 2 * 2 * len(specs)
     for model in ("a", "b"):
         for task in ("t1", "t2"):
@@ -212,7 +212,7 @@ def test_budget_specs_use_the_core_budget_counts(pm):
 def test_comparison_equals_paired_difference(pm):
     records = random_records(4, n_range=(8, 9))
     table = kpass.SampleTable.from_records(records, source="mem")
-    comparison = kpass.compute_comparison(table, "pass@1,4 cons@3", baseline="a", plugin_manager=pm, seed=3,
+    comparison = kpass.compute_comparison(table, "pass@1,4 cons@3", baseline="a", plugin_manager=pm, rng=3,
                                           n_resamples=400)
     assert len(comparison.rows) == 2 * 3
     specs = {s.name: s for s in kpass.parse_metric_specs("pass@1,4 cons@3", plugin_manager=pm)}

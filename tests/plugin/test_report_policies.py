@@ -105,7 +105,7 @@ def test_every_interval_option_is_built_and_checked_in_one_place():
                          ({"method": "clustered-t"}, "needs `cluster_by`"),
                          ({"method": "t", "clustered": True}, "ignores `cluster_by`"),
                          ({"confidence_level": 1.5}, "`confidence_level`"), ({"n_resamples": 1}, "`n_resamples`"),
-                         ({"seed": -1}, "`seed`")]:
+                         ({"rng": -1}, "`rng`")]:
         with pytest.raises(kpass.UsageError, match=message):
             interval_options(**bad)
 
