@@ -40,8 +40,12 @@ bench: bench-scale
 	$(PY) scripts/benchmarks/run_benchmarks.py --skip bench_scale
 
 KPASS_BENCH_DIR ?= /tmp/kpass-bench
+BENCH_SCALE_ARGS ?=
 bench-scale: $(STAMP)
-	$(PY) scripts/benchmarks/bench_scale.py --max-rows 1e8 --data-dir $(KPASS_BENCH_DIR) --write-doc docs/scale.md
+	$(PY) scripts/benchmarks/bench_scale.py --max-rows 1e8 --engines duckdb --data-dir $(KPASS_BENCH_DIR) \
+		--write-doc docs/scale.md $(BENCH_SCALE_ARGS)
+	$(PY) scripts/benchmarks/bench_scale.py --max-rows 1e7 --engines spark --scaling-only --data-dir $(KPASS_BENCH_DIR) \
+		--write-doc docs/scale.md --doc-block bench_scale_spark
 
 coverage: $(STAMP)
 	KPASS_COVERAGE_FULL=1 $(PY) scripts/coverage_study.py --full --output docs/coverage.md

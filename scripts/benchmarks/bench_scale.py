@@ -40,13 +40,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 import numpy as np
 
 GIB = 1024**3
 SAMPLES = 32
 PROBLEMS_PER_CHECKPOINT = 15_625  # x 32 samples = 500,000 rows per checkpoint
-DOC_BEGIN, DOC_END = "<!-- bench_scale:begin -->", "<!-- bench_scale:end -->"
 
 _MEASURE = r"""
 import json, resource, sys, time
@@ -260,42 +260,46 @@ def jsonl_target(data_dir: pathlib.Path) -> list[str]:
 
 
 def scaling(data_dir: pathlib.Path, sizes: list[int], *, jsonl_max: int, spark_max: int,
+            on_line: Callable[[list[str]], None] = lambda lines: None, engines: tuple[str, ...] = ("duckdb", "spark"),
             ) -> tuple[list[str], dict[tuple[int, str, str], dict]]:
-    """The scaling table (markdown lines, printed row by row as it is measured) and its results
-    by ``(rows, format, engine)``."""
-    results = {}
+    """The scaling table (markdown lines) and its results by ``(rows, format, engine)``.
+
+    The DuckDB engine runs over every size first, then the Spark engine (minutes per case on a
+    loaded machine); each line is printed, and ``on_line`` gets the table so far, as measured.
+    """
+    results: dict[tuple[int, str, str], dict] = {}
+    references: dict[tuple[int, str], dict] = {}
     lines = ["| rows | data | engine | kpass report | kpass wall | kpass peak | DuckDB GROUP BY | GROUP BY peak | ratio | load |",
              "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     print("\n".join(lines), flush=True)
-    for rows in sizes:
+    plan = [(rows, "parquet", "duckdb") for rows in sizes]
+    plan += [(rows, "jsonl", "duckdb") for rows in sizes if rows <= jsonl_max]
+    plan += [(rows, "parquet", "spark") for rows in sizes if rows <= spark_max]
+    plan = [case for case in plan if case[2] in engines]
+    for rows, fmt, engine in plan:
         parquet = make_parquet(data_dir / f"ckpt-parquet-{rows}", rows)
-        inputs = [("parquet", parquet)]
-        if rows <= jsonl_max:
-            inputs.append(("jsonl", make_jsonl(data_dir / f"ckpt-{rows}.jsonl", parquet)))
-        for fmt, path in inputs:
-            reference = run_case(group_by_code(_source(fmt, path)))
-            engines = ["duckdb"] + (["spark"] if fmt == "parquet" and rows <= spark_max else [])
-            checkpoints, problems = _checkpoints(rows)
-            label = f"{fmt}, {checkpoints} x {problems:,} x {SAMPLES}, {_du(path) / 1024**2:,.0f} MB"
-            for engine in engines:
-                name = "spark local[2]" if engine == "spark" else engine
-                try:
-                    result = run_case(kpass_code(str(path), engine))
-                except CaseFailed as failed:
-                    results[rows, fmt, engine] = {"failed": failed.summary, "peak": failed.peak, "wall": failed.wall}
-                    line = (f"| {rows:,} | {label} | {name} | failed after {failed.wall:.0f} s: {failed.summary} | | "
-                            f"{_gib(failed.peak)} | {reference['seconds']:.2f} s | {_gib(reference['peak'])} | | "
-                            f"{_load():.1f} |")
-                    lines.append(line)
-                    print(line, flush=True)
-                    continue
-                results[rows, fmt, engine] = result
-                peak = _gib(result["peak"]) + (f" (JVM {_gib(result['children_peak'])})" if engine == "spark" else "")
-                line = (f"| {rows:,} | {label} | {name} | {result['seconds']:.2f} s | {result['wall']:.2f} s | {peak} | "
-                        f"{reference['seconds']:.2f} s | {_gib(reference['peak'])} | "
-                        f"{result['seconds'] / reference['seconds']:.1f}x | {result['load']:.1f} |")
-                lines.append(line)
-                print(line, flush=True)
+        path = parquet if fmt == "parquet" else make_jsonl(data_dir / f"ckpt-{rows}.jsonl", parquet)
+        if (rows, fmt) not in references:
+            references[rows, fmt] = run_case(group_by_code(_source(fmt, path)))
+        reference = references[rows, fmt]
+        checkpoints, problems = _checkpoints(rows)
+        label = f"{fmt}, {checkpoints} x {problems:,} x {SAMPLES}, {_du(path) / 1024**2:,.1f} MB"
+        name = "spark local[2]" if engine == "spark" else engine
+        try:
+            result = run_case(kpass_code(str(path), engine))
+        except CaseFailed as failed:
+            results[rows, fmt, engine] = {"failed": failed.summary, "peak": failed.peak, "wall": failed.wall}
+            line = (f"| {rows:,} | {label} | {name} | failed after {failed.wall:.0f} s: {failed.summary} | | "
+                    f"{_gib(failed.peak)} | {reference['seconds']:.2f} s | {_gib(reference['peak'])} | | {_load():.1f} |")
+        else:
+            results[rows, fmt, engine] = result
+            peak = _gib(result["peak"]) + (f" (JVM {_gib(result['children_peak'])})" if engine == "spark" else "")
+            line = (f"| {rows:,} | {label} | {name} | {result['seconds']:.2f} s | {result['wall']:.2f} s | {peak} | "
+                    f"{reference['seconds']:.2f} s | {_gib(reference['peak'])} | "
+                    f"{result['seconds'] / reference['seconds']:.1f}x | {result['load']:.1f} |")
+        lines.append(line)
+        print(line, flush=True)
+        on_line(lines)
     return lines, results
 
 
@@ -311,8 +315,10 @@ def verdict(results: dict[tuple[int, str, str], dict]) -> str:
             f"reported in {result['seconds']:.1f} s (wall {result['wall']:.1f} s), peak {_gib(result['peak'])}.")
 
 
-def write_doc(path: pathlib.Path, text: str) -> None:
-    """Replace the measured block of ``path`` (between the bench_scale markers) with ``text``."""
+def write_doc(path: pathlib.Path, text: str, block: str = "bench_scale") -> None:
+    """Replace the measured block of ``path`` (between ``<!-- BLOCK:begin -->`` and
+    ``<!-- BLOCK:end -->``) with ``text``."""
+    DOC_BEGIN, DOC_END = f"<!-- {block}:begin -->", f"<!-- {block}:end -->"
     doc = path.read_text()
     if DOC_BEGIN not in doc or DOC_END not in doc:
         raise SystemExit(f"{path}: no {DOC_BEGIN} ... {DOC_END} block to write the tables into")
@@ -340,6 +346,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scaling-only", action="store_true", help="skip the 2M-row JSONL case")
     parser.add_argument("--generate-only", action="store_true", help="write the datasets and exit")
     parser.add_argument("--write-doc", type=pathlib.Path, metavar="MD", help="write the tables into this page's bench_scale block")
+    parser.add_argument("--engines", default="duckdb,spark", help="engines to measure (default duckdb,spark)")
+    parser.add_argument("--doc-block", default="bench_scale",
+                        help="the marked block of --write-doc to write (default bench_scale)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     sizes = []
     rows = args.min_rows
@@ -360,16 +369,19 @@ def main(argv: list[str] | None = None) -> None:
     parts = [header, ""]
     if not args.scaling_only:
         parts += ["2M-row JSONL (`kpass report FILE -m pass@1 --method t`):", "", *jsonl_target(args.data_dir), ""]
-    lines, results = scaling(args.data_dir, sizes, jsonl_max=args.jsonl_max_rows, spark_max=args.spark_max_rows)
-    parts += [f"Scaling (hive-partitioned Parquet, checkpoints x problems x samples; the same rows as one JSONL file "
-              f"up to {args.jsonl_max_rows:,}; Spark up to {args.spark_max_rows:,}):", "", *lines, "", verdict(results)]
-    print(parts[-1], flush=True)
-    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    parts += ["", f"`uptime` at the end: `{uptime}`"]
-    print(parts[-1], flush=True)
-    if args.write_doc:
-        write_doc(args.write_doc, "\n".join(parts))
+    parts.append(f"Scaling (hive-partitioned Parquet, checkpoints x problems x samples; the same rows as one JSONL "
+                 f"file up to {args.jsonl_max_rows:,}; Spark up to {args.spark_max_rows:,}):")
 
+    def write(lines: list[str], tail: str = "(run in progress: the rows measured so far)") -> None:
+        if args.write_doc:
+            write_doc(args.write_doc, "\n".join([*parts, "", *lines, "", tail]), args.doc_block)
+
+    lines, results = scaling(args.data_dir, sizes, jsonl_max=args.jsonl_max_rows, spark_max=args.spark_max_rows,
+                             on_line=write, engines=tuple(args.engines.split(",")))
+    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    tail = f"{verdict(results)}\n\n`uptime` at the end: `{uptime}`" if "duckdb" in args.engines else f"`uptime` at the end: `{uptime}`"
+    print(tail, flush=True)
+    write(lines, tail)
 
 if __name__ == "__main__":
     main()
