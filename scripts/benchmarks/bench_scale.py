@@ -20,8 +20,8 @@ problem_id, count(*), sum(correct) ... GROUP BY`` of the same data in DuckDB:
 Data goes to ``--data-dir`` (default ``$KPASS_BENCH_DIR`` or ``/tmp/kpass-bench``), never to the
 repository; it is generated once (streamed one checkpoint at a time with pyarrow, so generation
 stays in bounded memory) and reused. Disk: 38 MB for the 10^8 Parquet rows (their columns
-compress well), 0.9 GB for
-the 10^7 JSONL rows. ``--generate-only`` writes the data and exits (start it early, in the background).
+compress well), 0.9 GB for the 10^7 JSONL rows. ``--generate-only`` writes the data and exits
+(start it early, in the background).
 
 ``--write-doc docs/scale.md`` replaces the text between ``<!-- bench_scale:begin -->`` and
 ``<!-- bench_scale:end -->`` with the tables of this run (``make bench-scale`` does this), so the
