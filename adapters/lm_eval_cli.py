@@ -249,7 +249,7 @@ class _RunState:
     error: str | None = None
     warnings: list[str] = dataclasses.field(default_factory=list)
     files: list[Path] = dataclasses.field(default_factory=list)
-    groups: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    groups: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     answer: Any = None  # the --kpass-answer extractor (kpass.host.extractors.AnswerExtractor)
 
 
@@ -258,18 +258,13 @@ def _warn(state: _RunState, message: str) -> None:
     logger.warning(message)
 
 
-def _leaf_groups(task_dict: Any) -> dict[str, list[str]]:
-    """Group name -> its leaf tasks (subgroups expanded), from lm-eval's ``group_map``."""
+def _group_map(task_dict: Any) -> dict[str, tuple[str, ...]]:
+    """Group name -> its children (tasks or groups), from lm-eval's ``group_map``; the reports expand
+    nested groups (:func:`kpass.reports.task_groups.leaf_task_groups`)."""
     group_map = task_dict.get("group_map") if isinstance(task_dict, Mapping) else None
     if not isinstance(group_map, Mapping):
         return {}
-
-    def leaves(name: str, seen: frozenset[str]) -> list[str]:
-        if name not in group_map or name in seen:
-            return [name]
-        return [leaf for child in group_map[name] for leaf in leaves(child, seen | {name})]
-
-    return {group: list(dict.fromkeys(leaves(group, frozenset()))) for group in group_map}
+    return {str(group): tuple(str(child) for child in children) for group, children in group_map.items()}
 
 
 def _filter_choices(options: KpassOptions, tasks: Mapping[str, Any]) -> dict[str, set[str] | None]:
@@ -437,7 +432,7 @@ def _prepare(state: _RunState, lm: Any, task_dict: Any, samples: Any) -> None:
         state.tasks.append(run)
     state.lm = lm
     state.samples = samples
-    state.groups = _leaf_groups(task_dict)
+    state.groups = _group_map(task_dict)
     _vary_api_seeds(lm.lm if isinstance(lm, CachingLM) else lm)
 
 
@@ -664,11 +659,11 @@ def _compute(state: _RunState, model: Any, model_args: Any) -> dict[str, Any] | 
     if not tables:
         raise ValueError("no filter pipeline left to score (see --kpass-filter)")
     table = tables[0] if len(tables) == 1 else kpass.SampleTable.concat(tables)
+    table.task_groups = dict(state.groups)  # lm-eval groups: compute_report adds their rows (kpass.reports.task_groups)
     clustered = state.options.cluster_by is not None or all(t.has_column("cluster") for t in tables)
     report = kpass.compute_report(table, state.specs, cluster_by="cluster" if clustered else None,
                                   method=state.options.method, confidence_level=state.options.confidence_level,
                                   seed=state.options.seed)
-    report = _with_group_rows(state, report, tables)
     for exclusion in report.exclusions:  # also in the printed table and in report.as_dict(); never silent
         shown = ", ".join(exclusion.problem_ids[:20]) + (", ..." if len(exclusion.problem_ids) > 20 else "")
         _warn(state, f"kpass: {exclusion.task} / {exclusion.metric}: {len(exclusion.problem_ids)} problem(s) left "
@@ -686,38 +681,6 @@ def _compute(state: _RunState, model: Any, model_args: Any) -> dict[str, Any] | 
         "report": report.as_dict(),
         "warnings": list(state.warnings),
     }
-
-
-def _with_group_rows(state: _RunState, report: Any, tables: Sequence[Any]) -> Any:
-    """Add a row per lm-eval group, as lm-eval's own group rows: problems pooled over the group's
-    subtasks (each through its first pipeline), with the subtask as the cluster of its problems."""
-    import kpass
-
-    first_table = {}
-    for table in tables:
-        owner = table.column("pipeline_of")[0]
-        first_table.setdefault(owner, table)
-    groups = {group: [leaf for leaf in leaves if leaf in first_table] for group, leaves in state.groups.items()}
-    groups = {group: leaves for group, leaves in groups.items() if leaves}
-    if not groups:
-        return report
-    rows, exclusions, notes = list(report.rows), list(report.exclusions), list(report.notes)
-    for group, leaves in groups.items():
-        records = []
-        for leaf in leaves:
-            for record in first_table[leaf].to_records():
-                record = {key: value for key, value in record.items() if key not in ("cluster", "pipeline_of")}
-                records.append({**record, "task": group, "problem_id": f"{leaf}/{record['problem_id']}",
-                                "cluster": leaf})
-        pooled = kpass.SampleTable.from_records(records, source=f"lm-eval group {group}")
-        group_report = kpass.compute_report(pooled, state.specs, cluster_by="cluster", method=state.options.method,
-                                            confidence_level=state.options.confidence_level, seed=state.options.seed)
-        rows.extend(group_report.rows)
-        exclusions.extend(group_report.exclusions)
-        notes.append(f"group {group}: problems of {', '.join(first_table[leaf].categories('task')[0] for leaf in leaves)} "
-                     "pooled, each subtask one cluster (as lm-eval's own group rows pool them)")
-        notes.extend(note for note in group_report.notes if note not in notes)
-    return dataclasses.replace(report, rows=rows, exclusions=exclusions, notes=notes)
 
 
 # ----------------------------------------------------------------------------- patches

@@ -11,6 +11,11 @@ row per generation: ``problem_id`` = ``doc_id``, ``task`` = ``"<task>/<filter>"`
 Accepted paths: an output directory (searched recursively), a ``results_*.json`` file, or a
 ``samples_*.jsonl`` file (its ``results_*.json`` of the same run must sit beside it).
 
+Groups (``--tasks <group>``): the run's groups as the results file records them
+(:func:`task_groups_of`) go into :attr:`kpass.SampleTable.task_groups`, so reports add a row per
+group (subtasks pooled, the subtask as the cluster; :mod:`kpass.reports.task_groups`). A single
+samples file carries no groups.
+
 For every pipeline that ends in ``take_first``, the re-scored first generation must agree with the
 score lm-eval logged for it; a disagreement (multiple targets, a target mapping, a custom metric)
 is a :class:`kpass.DataError` naming the file and line, never silently different numbers.
@@ -45,7 +50,8 @@ from typing import Any
 
 from .lm_eval_samples import distinct_pipelines, sample_columns, sample_pipelines, score_samples
 
-__all__ = ["LM_EVAL_DEFAULT_MAX_GEN_TOKS", "LmEvalSamplesReader", "max_gen_toks_of", "read_lm_eval_output"]
+__all__ = ["LM_EVAL_DEFAULT_MAX_GEN_TOKS", "LmEvalSamplesReader", "max_gen_toks_of", "read_lm_eval_output",
+           "task_groups_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -372,6 +378,7 @@ def _read_run(results_path: Path, only_task: str | None, include_path: Sequence[
                 raise _IncompleteRun(error) from error
             raise
         read.append((task, config, samples_path, docs))
+    groups = task_groups_of(results) if only_task is None else {}  # one samples file: no group row
     for task, config, samples_path, docs in read:
         notes.extend(_coverage_notes(results, task, docs, samples_path))
         scoring = _task_scoring(config, task, samples_path, docs, include_path)
@@ -397,8 +404,35 @@ def _read_run(results_path: Path, only_task: str | None, include_path: Sequence[
                 max_gen_toks=limit, extractor=scoring.extractor(pipeline),
             )
             table = SampleTable.from_columns(columns, source=str(samples_path), lines=lines, notes=task_notes)
+            table.task_groups = dict(groups)
             yield (model, table.categories("task")[0]), table
         logger.debug("read %s (%d documents, judged by %s)", samples_path, len(docs), scoring.description)
+
+
+def task_groups_of(results: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """The groups of an lm-eval run (``--tasks <group>``): group name -> its children, as the results file records them.
+
+    lm-eval 0.4.2 and later write ``group_subtasks`` (group -> its subtasks and subgroups; 0.4.2
+    to 0.4.8 also list every task with no subtasks, which are dropped here). Files without it
+    (lm-eval 0.4.0 and 0.4.1) name each task's group in its config (``group``, a name or a list);
+    those count only for the groups the file reports results for (``groups``, or a ``results``
+    entry without a config), as lm-eval made rows only for them. Reports pool each group's
+    subtasks into a row (:mod:`kpass.reports.task_groups`).
+    """
+    subtasks = results.get("group_subtasks")
+    if isinstance(subtasks, Mapping):
+        return {str(group): tuple(str(child) for child in children) for group, children in subtasks.items()
+                if isinstance(children, (list, tuple)) and children}
+    found = results.get("configs")
+    configs: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    reported = {*(results.get("groups") or {}), *(name for name in results.get("results") or {} if name not in configs)}
+    groups: dict[str, list[str]] = {}
+    for task, config in configs.items():
+        declared = config.get("group") if isinstance(config, Mapping) else None
+        for group in [declared] if isinstance(declared, str) else declared if isinstance(declared, list) else []:
+            if group in reported and group != task:
+                groups.setdefault(str(group), []).append(str(task))
+    return {group: tuple(members) for group, members in groups.items()}
 
 
 def _coverage_notes(results: Mapping[str, Any], task: str, docs: Sequence[Mapping[str, Any]],

@@ -99,7 +99,14 @@ class CoverageShift:
     lost_low, lost_high, gained_low, gained_high : ndarray, shape (K,)
         Percentile bootstrap intervals of the two contributions.
     share_lost, share_gained : ndarray, shape (K,)
-        ``lost / gap`` and ``gained / gap`` (NaN where the gap is 0).
+        ``lost / gap`` and ``gained / gap``; NaN where the share is undefined (see
+        :attr:`share_undefined`).
+    share_undefined : tuple of str or None, length K
+        Why the shares at each k are undefined, or ``None`` where they are defined:
+        ``"gap is 0"``, or ``"gap indistinguishable from 0"`` where the interval of the gap
+        (``difference_low`` to ``difference_high`` of :class:`CrossoverResult`) holds 0. A share of
+        a gap that may be 0 is a ratio with a denominator near 0: a tiny gap turns any lost part
+        into a share of hundreds of percent of either sign, which says nothing about the gap.
     """
 
     n_lost: int
@@ -115,6 +122,7 @@ class CoverageShift:
     gained_high: NDArray[np.float64]
     share_lost: NDArray[np.float64]
     share_gained: NDArray[np.float64]
+    share_undefined: tuple[str | None, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -316,9 +324,12 @@ def pass_at_k_crossover(
 
     below = _crossover("model_below_base", 1, difference, _first_crossing(-gap_star, 1), int(k_max), level)
     above = _crossover("base_below_model", -1, difference, _first_crossing(-gap_star, -1), int(k_max), level)
+    undefined = tuple("gap is 0" if g == 0 else "gap indistinguishable from 0" if low <= 0 <= high else None
+                      for g, low, high in zip(gap.tolist(), diff_low.tolist(), diff_high.tolist()))
+    defined = np.array([reason is None for reason in undefined], dtype=bool)
     with np.errstate(invalid="ignore", divide="ignore"):
-        share_lost = np.where(gap != 0, lost_part / np.where(gap != 0, gap, 1.0), np.nan)
-        share_gained = np.where(gap != 0, gained_part / np.where(gap != 0, gap, 1.0), np.nan)
+        share_lost = np.where(defined, lost_part / np.where(defined, gap, 1.0), np.nan)
+        share_gained = np.where(defined, gained_part / np.where(defined, gap, 1.0), np.nan)
     robust_lost = robust_wins(cb, nb, robust) & (cb >= 1) & (cm == 0)
     robust_gained = robust_wins(cm, nm, robust) & (cm >= 1) & (cb == 0)
     coverage = CoverageShift(
@@ -326,7 +337,7 @@ def pass_at_k_crossover(
         n_robust_lost=int(robust_lost.sum()), n_robust_gained=int(robust_gained.sum()),
         lost=lost_part, gained=gained_part, shared=gap - lost_part - gained_part,
         lost_low=lost_low, lost_high=lost_high, gained_low=gained_low, gained_high=gained_high,
-        share_lost=share_lost, share_gained=share_gained)
+        share_lost=share_lost, share_gained=share_gained, share_undefined=undefined)
     return CrossoverResult(
         ks=ks, base=base_curve, model=base_curve - gap, base_low=base_low, base_high=base_high,
         model_low=model_low, model_high=model_high, difference=difference, difference_low=diff_low, difference_high=diff_high, below=below, above=above,

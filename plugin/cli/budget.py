@@ -215,6 +215,31 @@ def run_budget(args: argparse.Namespace) -> int:
     return 0
 
 
+def _task_group_rows(samples: BudgetSamples, by: Sequence[str], args: argparse.Namespace,
+                     notes: list[str]) -> list[tuple[str, str, np.ndarray, np.ndarray, dict[str, Any]]]:
+    """The rows of the data's task groups (lm-eval's ``--tasks <group>``, :mod:`kpass.reports.task_groups`):
+    ``(model, group, problems, subtask of each problem in counts order, interval options)``; notes added."""
+    from kpass.reports.task_groups import task_group_problems
+
+    items, group_notes = task_group_problems(samples.table, by)
+    notes.extend(group_notes)
+    if not items:
+        return []
+    try:
+        options = interval_options(method=args.method, confidence_level=args.confidence, seed=args.seed,
+                                   n_resamples=args.n_resamples, clustered=True)
+    except UsageError as exc:
+        notes.append(f"no group rows: {exc}")
+        return []
+    tasks = samples.table.category_values("task")
+    out = []
+    for item in items:
+        order = np.argsort(samples.labels(item.problems, True), kind="stable")
+        out.append((dict(item.group).get("model", "*"), item.name, item.problems,
+                    tasks[item.clusters[order]].astype(str), options))
+    return out
+
+
 def _budget(args: argparse.Namespace) -> None:
     by = [part.strip() for part in args.by.split(",") if part.strip()]
     unknown = [part for part in by if part not in ("model", "task")]
@@ -244,13 +269,15 @@ def _budget(args: argparse.Namespace) -> None:
     exclusions: list[Exclusion] = []
     notes = list(samples.table.notes)
     skipped: list[str] = []
-    for g, key in enumerate(keys.tolist()):
-        problems = np.flatnonzero(group_of_problem == g)
-        model = samples.models[key // len(samples.tasks)] if "model" in by else "*"
-        task = samples.tasks[key % len(samples.tasks)] if "task" in by else "*"
+    plans = [(samples.models[key // len(samples.tasks)] if "model" in by else "*",
+              samples.tasks[key % len(samples.tasks)] if "task" in by else "*",
+              np.flatnonzero(group_of_problem == g), None, options) for g, key in enumerate(keys.tolist())]
+    plans += _task_group_rows(samples, by, args, notes)
+    for model, task, problems, subtasks, row_options in plans:
         where = f"model {model!r}, task {task!r}"
-        counts = samples.counts(problems, args.budgets, with_task=with_task)
-        clusters = samples.clusters(problems, with_task=with_task)
+        pooled = with_task or subtasks is not None  # a group row's problems come from several tasks
+        counts = samples.counts(problems, args.budgets, with_task=pooled)
+        clusters = samples.clusters(problems, with_task=pooled) if subtasks is None else subtasks
         if counts.n_problems < 2:
             raise DataError(f"{where}: an interval needs at least 2 problems; got {counts.n_problems}",
                             source=samples.source)
@@ -275,7 +302,7 @@ def _budget(args: argparse.Namespace) -> None:
                 warnings.simplefilter("always")
                 try:
                     curve = budget_curve(chosen, k=ks, clusters=None if clusters is None else clusters[keep],
-                                         ratio_method=args.ratio_method, **options)
+                                         ratio_method=args.ratio_method, **row_options)
                 except ValueError as exc:  # options were checked: the data cannot give these intervals
                     raise DataError(f"{where}: {exc}", source=samples.source) from exc
             for warning in caught:

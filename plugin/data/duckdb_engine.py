@@ -281,6 +281,11 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
     extras: list[str] = []
     con = connect(options)
     try:
+        from .duckdb_jsonl import reduce_regular_jsonl  # it imports this module's helpers
+
+        regular = reduce_regular_jsonl(con, files, needs, options)
+        if regular is not None:
+            return regular
         for number, item in enumerate(files):
             if item.format == "jsonl":
                 parts.append(_jsonl_raw(item, number, raw))

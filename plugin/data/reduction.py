@@ -308,7 +308,8 @@ def budget_rule_sql(budget: int) -> str:
             f"OR (answer_token IS NULL AND finished = FALSE AND (output_tokens IS NULL OR output_tokens < {int(budget)})))")
 
 
-def reduction_sql(typed: str, needs: Needs, *, flags: Sequence[str] = (), first_seen: str | None = None) -> str:
+def reduction_sql(typed: str, needs: Needs, *, flags: Sequence[str] = (), first_seen: str | None = None,
+                  distinct_indices: str = "COUNT(DISTINCT sample_index)") -> str:
     """The GROUP BY of ``typed`` (from :func:`typed_sql`) into one row per problem and, for
     cons@k, one row per (problem, answer), in one scan (``GROUPING SETS``).
 
@@ -319,12 +320,13 @@ def reduction_sql(typed: str, needs: Needs, *, flags: Sequence[str] = (), first_
     ``needs`` asks for. Rows with ``is_problem = 0`` are answer classes: ``answer, n_gold,
     n_wrong`` (see :func:`classes_sql`). With ``first_seen`` (a column ordering the rows as
     the input has them), ``first_seen`` is its minimum per problem: categories then come in
-    order of first appearance, as in :class:`~kpass.SampleTable`.
+    order of first appearance, as in :class:`~kpass.SampleTable`. ``distinct_indices`` is how
+    the engine counts distinct indices (default ``COUNT(DISTINCT sample_index)``).
     """
     select = [
         "model", "task", "problem_id", "COUNT(*) AS n_samples", f"{_count('correct')} AS n_correct",
         "MIN(sample_index) AS min_index", "MAX(sample_index) AS max_index",
-        "COUNT(DISTINCT sample_index) AS n_indices", f"{_count('row_bad')} AS n_bad",
+        f"{distinct_indices} AS n_indices", f"{_count('row_bad')} AS n_bad",
     ]
     select += [f"{_count(flag)} AS any_{flag}" for flag in flags]
     if first_seen is not None:

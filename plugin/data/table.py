@@ -87,11 +87,18 @@ class SampleTable:
         ``notes=`` when building the table; :meth:`concat` keeps the notes of every input (each
         once), and :func:`kpass.compute_report`, :func:`kpass.compute_comparison` and ``kpass
         budget`` copy them into their notes and JSON output. A note should name its file.
+    task_groups : dict of str to tuple of str
+        Groups of tasks the data defines (lm-eval's ``--tasks <group>``: group name -> its
+        children, subtasks or groups; a subtask is a ``task`` name or a
+        :data:`~kpass.reports.sample_checks.PIPELINE_OF_COLUMN` name of the rows). Reports grouped
+        by task add one row per group, its leaf subtasks' problems pooled with the subtask as the
+        cluster (:mod:`kpass.reports.task_groups`). A reader sets it; :meth:`concat` merges the
+        inputs' groups (children of one name joined, each once).
     """
 
     __slots__ = (
         "_columns", "_categories", "_verdict_offsets", "_source_codes", "_lines", "sources",
-        "extra_columns", "notes", "_index", "_category_arrays", "recorded_cluster_by",
+        "extra_columns", "notes", "_index", "_category_arrays", "recorded_cluster_by", "task_groups",
     )
 
     def __init__(self) -> None:  # use the classmethods
@@ -107,6 +114,7 @@ class SampleTable:
         #: ``cluster=`` an Inspect log's kpass metrics recorded); reports use it when no
         #: ``--cluster-by`` is given. Kept by ``concat`` only when every input agrees.
         self.recorded_cluster_by: str | None = None
+        self.task_groups: dict[str, tuple[str, ...]] = {}
         self._index: _ProblemIndex | None = None
         self._category_arrays: dict[str, np.ndarray] = {}
 
@@ -332,6 +340,11 @@ class SampleTable:
         out.notes = notes
         recorded = {table.recorded_cluster_by for table in tables}
         out.recorded_cluster_by = recorded.pop() if len(recorded) == 1 else None
+        groups: dict[str, dict[str, None]] = {}
+        for table in tables:
+            for group, members in table.task_groups.items():
+                groups.setdefault(group, {}).update(dict.fromkeys(members))
+        out.task_groups = {group: tuple(members) for group, members in groups.items()}
         sources: list[str] = []
         source_codes = []
         for table in tables:

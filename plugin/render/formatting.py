@@ -56,7 +56,8 @@ def format_report(report: Report, fmt: str = "table") -> str:
     if fmt == "json":
         return json.dumps(report.as_dict(), indent=2, allow_nan=False, default=_json_default) + "\n"
     by = list(report.by)
-    clustered = report.cluster_by is not None
+    # group rows (lm-eval groups) are clustered by subtask even without cluster_by
+    clustered = report.cluster_by is not None or any(row.n_clusters is not None for row in report.rows)
     if fmt == "csv":
         header = by + ["metric", "estimate", "low", "high", "standard_error", "confidence_level", "n_problems",
                        "n_samples"] + (["n_clusters"] if clustered else []) + ["n_excluded", "method", "note"]

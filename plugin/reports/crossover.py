@@ -64,7 +64,7 @@ class CrossoverReport:
                     "gap_lost_high": _f(cov.lost_high[i]), "gap_gained": _f(cov.gained[i]),
                     "gap_gained_low": _f(cov.gained_low[i]), "gap_gained_high": _f(cov.gained_high[i]),
                     "gap_shared": _f(cov.shared[i]), "share_lost": _f(cov.share_lost[i]),
-                    "share_gained": _f(cov.share_gained[i])})
+                    "share_gained": _f(cov.share_gained[i]), "share_undefined": cov.share_undefined[i]})
         return {"kind": "kpass.crossover", "base": self.base, "model": self.model,
                 "confidence_level": self.confidence_level, "crossovers": self.crossovers(),
                 "coverage": coverage, "curves": curves, "notes": list(self.notes)}
@@ -138,8 +138,22 @@ def _shown_ks(result: core.CrossoverResult) -> list[int]:
     return sorted(shown)
 
 
-def _percent(value: float) -> str:
+def _percent(value: float, undefined: str | None = None) -> str:
+    if undefined is not None:
+        return "undefined"
     return format_number(None) if math.isnan(value) else f"{100 * value + 0.0:.0f}%"  # + 0.0: never "-0%"
+
+
+def _undefined_share_line(result: core.CrossoverResult, shown: list[int], level: str) -> str:
+    """Why the lost / gained shares of the shown ks are undefined (empty when every one is defined)."""
+    reasons: dict[str, list[int]] = {}
+    for k in shown:
+        reason = result.coverage.share_undefined[k - 1]
+        if reason is not None:
+            reasons.setdefault(reason, []).append(k)
+    return "; ".join(f"lost / gained share undefined at k = {', '.join(map(str, ks))}: {reason}"
+                     + (f" (its {level} interval holds 0)" if reason != "gap is 0" else "") for reason, ks in
+                     reasons.items())
 
 
 def format_crossover(report: CrossoverReport, fmt: str = "table") -> str:
@@ -175,15 +189,19 @@ def format_crossover(report: CrossoverReport, fmt: str = "table") -> str:
         header = ["k", "base", "model", "model - base", f"{level} CI", "lost", "gained", "shared", "lost share",
                   "gained share"]
         rows = []
-        for k in _shown_ks(r):
+        shown = _shown_ks(r)
+        for k in shown:
             i = k - 1
+            undefined = cov.share_undefined[i]
             rows.append([str(k), format_number(r.base[i]), format_number(r.model[i]),
                          format_number(r.difference[i], signed=True),
                          format_interval(r.difference_low[i], r.difference_high[i], signed=True),
                          format_number(cov.lost[i], signed=True), format_number(cov.gained[i] + 0.0, signed=True),
-                         format_number(cov.shared[i], signed=True), _percent(cov.share_lost[i]),
-                         _percent(cov.share_gained[i])])
-        parts.append("\n".join(lines) + "\n\n" + render_table(header, rows, fmt, right=range(len(header))))
+                         format_number(cov.shared[i], signed=True), _percent(cov.share_lost[i], undefined),
+                         _percent(cov.share_gained[i], undefined)])
+        table = render_table(header, rows, fmt, right=range(len(header)))
+        why = _undefined_share_line(r, shown, level)
+        parts.append("\n".join(lines) + "\n\n" + table + (f"\n{why}" if why else ""))
     text = "\n\n".join(parts) + "\n"
     text += ("\nlost / gained / shared: parts of the base's lead (base - model) from the problems the model lost, "
              "gained, and the rest; they add up to it exactly.\n")

@@ -269,6 +269,8 @@ def _pass_at_k_curves(table: Any, models: Sequence[str], tasks: Sequence[str], o
                             plugin_manager=plugin_manager, **options)
     curves: dict[str, Any] = {}
     for row in report.rows:
+        if row.task not in tasks:  # a group row (lm-eval groups): curves are drawn per task
+            continue
         group = models.index(row.model) * len(tasks) + tasks.index(row.task)
         if row.n_excluded or row.estimate is None or int(row.metric.split("@")[1]) > fewest[group]:
             continue
@@ -443,11 +445,15 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
     options = {"cluster_by": cluster_by, "method": method, "confidence_level": confidence_level,
                "seed": seed, "n_resamples": n_resamples}
     report = compute_report(table, metrics, by=("model", "task"), plugin_manager=plugin_manager, **options)
-    multi_task = len(tasks) > 1
+    from kpass.reports.task_groups import task_group_clusters
+
+    group_clusters = task_group_clusters(table) if isinstance(table, SampleTable) else {}  # lm-eval groups
+    column_tasks = [*tasks, *(name for name in group_clusters if any(row.task == name for row in report.rows))]
+    multi_task = len(column_tasks) > 1
     columns = [{"key": f"{task}/{spec.name}" if multi_task else spec.name, "task": task,
                 "metric": spec.name,
                 "higher_is_better": bool(getattr(spec.implementation, "higher_is_better", True))}
-               for task in tasks for spec in report.metrics]
+               for task in column_tasks for spec in report.metrics]
     sort_key = _resolve_sort(sort, columns, plugin_manager)
     cluster_map = _problem_clusters(table, cluster_by) if cluster_by is not None else None
     rows = {(row.model, row.task, row.metric): row for row in report.rows}
@@ -466,7 +472,8 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
                          f"({shown}).")
         if not present:
             continue
-        clusters = _clusters_for(cluster_map, column["task"], common)
+        clusters = _clusters_for(group_clusters if column["task"] in group_clusters else cluster_map, column["task"],
+                                 common)
         if common.size < 2:
             notes.append(f"{column['key']}: no rank intervals (fewer than 2 problems shared by the models).")
             continue

@@ -604,21 +604,23 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
     clusters = None if cluster_by is None else problem_attribute(table, cluster_by, "--cluster-by")
     with_task = "task" not in by
     from kpass.reports.sample_checks import pooled_pipeline_rows
+    from kpass.reports.task_groups import task_group_problems
 
     keep, pooled_notes = pooled_pipeline_rows(table, by)
+    task_groups, group_notes = task_group_problems(table, by) if isinstance(table, SampleTable) else ([], [])
     rows: list[ReportRow] = []
     exclusions: list[Exclusion] = []
     per_problem = {}
     order = np.argsort(group_of_problem, kind="stable")
     boundaries = np.searchsorted(group_of_problem[order], np.arange(len(groups) + 1))
-    total = len(groups) * len(specs)
+    total = (len(groups) + len(task_groups)) * len(specs)
     done = 0
     warning_notes: list[str] = []
-    for g, group in enumerate(groups):
-        problems = order[boundaries[g]:boundaries[g + 1]]
-        if keep is not None:  # pooled over tasks: each document once, through its task's first pipeline
-            problems = problems[keep[problems]]
-        labels = _problem_labels(table, problems, with_task)
+
+    def add_rows(group: Group, problems: NDArray[np.int64], labels: NDArray[np.object_],
+                 clusters_of: NDArray[np.int64] | None, options: dict[str, Any]) -> None:
+        """The rows of every metric on ``problems`` (one group), their exclusions and notes."""
+        nonlocal done
         label = " / ".join(value for _, value in group)
         for spec in specs:
             eligible, values, excluded = _evaluate(table, spec, problems)
@@ -629,7 +631,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
             chosen = problems[eligible]
             n_samples = int(index.n_samples[chosen].sum())
             per_problem[(group, spec.name)] = (tuple(labels[eligible].tolist()), values)
-            row_clusters = None if clusters is None else clusters[chosen]
+            row_clusters = None if clusters_of is None else clusters_of[eligible]
             n_clusters = None if row_clusters is None else int(np.unique(row_clusters).size)
             summary = None if chosen.size == 0 else _summarize(table, spec, chosen, row_clusters, options)
             if chosen.size == 0:
@@ -663,7 +665,25 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
             done += 1
             if progress is not None:
                 progress(done, total)
-    notes = _table_notes(table) + pooled_notes + _mixed_n_notes(table, groups, group_of_problem) + warning_notes
+
+    for g, group in enumerate(groups):
+        problems = order[boundaries[g]:boundaries[g + 1]]
+        if keep is not None:  # pooled over tasks: each document once, through its task's first pipeline
+            problems = problems[keep[problems]]
+        add_rows(group, problems, _problem_labels(table, problems, with_task),
+                 None if clusters is None else clusters[problems], options)
+    if task_groups and cluster_by is None:  # lm-eval groups: the subtasks' problems pooled, each subtask one cluster
+        try:
+            group_options = interval_options(method=method, confidence_level=confidence_level, seed=seed,
+                                             n_resamples=n_resamples, clustered=True)
+        except UsageError as exc:  # a method that takes no clusters
+            group_notes.append(f"no group rows: {exc}")
+            task_groups = []
+    for item in task_groups:
+        add_rows(item.group, item.problems, _problem_labels(table, item.problems, True), item.clusters,
+                 group_options if cluster_by is None else options)
+    notes = (_table_notes(table) + pooled_notes + group_notes + _mixed_n_notes(table, groups, group_of_problem)
+             + warning_notes)
     return Report(rows, exclusions, notes, specs, by, cluster_by, options["confidence_level"], per_problem)
 
 

@@ -33,8 +33,9 @@ PIPELINE_OF_COLUMN = "pipeline_of"
 
 
 def _output_codes(table: SampleTable) -> NDArray[np.int64] | None:
-    """One integer per row naming its generation text (-1: none), or None without texts."""
-    if not table.has_column("metadata"):
+    """One integer per row naming its generation text (-1: none), or None without texts (also for
+    an engine's per-problem statistics, which hold no generation texts)."""
+    if not table.has_column("metadata") or not hasattr(table, "raw_column"):
         return None
     texts = [entry.get("output", entry.get("completion")) if isinstance(entry, dict) else None
              for entry in table.raw_column("metadata")]

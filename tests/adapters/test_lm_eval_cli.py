@@ -328,11 +328,13 @@ def test_group_rows_pool_subtasks_with_the_subtask_as_cluster():
                                     docs=[{}] * len(verdicts), targets=["x"] * len(verdicts),
                                     answers=[["x", "y"]] * len(verdicts), verdicts=verdicts, doc_fields=False)
         tables.append(kpass.SampleTable.from_columns(columns, source=name))
-    state = _state("pass@1")
-    state.groups = {"grp": ["a", "b", "c"], "other": ["zzz"]}
-    report = cli._with_group_rows(state, kpass.compute_report(kpass.SampleTable.concat(tables), "pass@1", seed=0),
-                                  tables)
+    table = kpass.SampleTable.concat(tables)
+    table.task_groups = cli._group_map({"group_map": {"grp": ["a", "b", "c"], "other": ["zzz"]}})
+    report = kpass.compute_report(table, "pass@1", seed=0)
     row = report.row("pass@1", task="grp")
     assert row.n_problems == 5 and row.n_clusters == 3
     assert row.estimate == pytest.approx((0.5 + 1 + 0 + 0.5 + 1) / 5)
     assert any("group grp: problems of a, b, c pooled, each subtask one cluster" in note for note in report.notes)
+    assert any("group other: none of its subtasks (zzz) has samples here; no group row" in note
+               for note in report.notes)
+    assert [r.task for r in report.rows] == ["a", "b", "c", "grp"]

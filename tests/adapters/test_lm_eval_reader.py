@@ -460,3 +460,81 @@ def test_one_sample_per_problem_takes_lm_eval_logged_verdict(tmp_path):
     assert [r["correct"] for r in table.to_records()] == [True, False]
     assert any("one sample per problem: each verdict is lm-eval's own logged exact_match" in note
                for note in table.notes)
+
+
+# ------------------------------------------------------------------------------ lm-eval groups post hoc
+
+GROUP_DOCS = {"arith_a": DOCS, "arith_b": DOCS[:2], "arith_c": DOCS[1:]}
+NESTED = {"outer": ["inner", "arith_c"], "inner": ["arith_a", "arith_b"]}
+GROUP_LAYOUTS = {  # what the results file says about groups, by lm-eval version
+    "0.4.13": ({"group_subtasks": NESTED}, {}),
+    "0.4.2": ({"group_subtasks": {"arith_a": [], "arith_b": [], "arith_c": [], **NESTED}}, {}),  # tasks listed too
+    # no group_subtasks: each task config names its group; only groups with results count (not the tag)
+    "0.4.0": ({"groups": {"inner": {"alias": "inner"}}},
+              {"arith_a": {"group": ["inner", "a_tag"]}, "arith_b": {"group": "inner"}}),
+}
+
+
+def _grouped_run(directory: Path, layout: str) -> Path:
+    extra, configs = GROUP_LAYOUTS[layout]
+    model_dir = write_run(directory, {name: ({**CONFIG, "task": name, **configs.get(name, {})}, docs)
+                                      for name, docs in GROUP_DOCS.items()})
+    path = model_dir / f"results_{DATE}.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **extra}))
+    return model_dir
+
+
+@pytest.mark.parametrize("layout", list(GROUP_LAYOUTS))
+def test_group_rows_pool_subtasks_once_each_subtask_a_cluster(tmp_path, layout):
+    _grouped_run(tmp_path, layout)
+    report = kpass.compute_report(read_lm_eval_output(tmp_path), "pass@1", seed=0)
+    subtask = {name: report.row("pass@1", task=f"{name}/strict-match") for name in GROUP_DOCS}
+    inner = report.row("pass@1", task="inner")
+    # each document once, through the first pipeline (strict-match), the subtask as the cluster
+    assert (inner.n_problems, inner.n_samples, inner.n_clusters) == (5, 20, 2)
+    assert inner.estimate == pytest.approx((3 * subtask["arith_a"].estimate + 2 * subtask["arith_b"].estimate) / 5)
+    assert subtask["arith_a"].n_clusters is None
+    assert "group inner: problems of arith_a/strict-match, arith_b/strict-match pooled, each subtask one cluster " \
+           "(as lm-eval's own group rows pool them)" in report.notes
+    assert any(note.startswith("fake / inner / pass@1: only 2 clusters") for note in report.notes)
+    assert "a_tag" not in {row.task for row in report.rows}
+    if layout == "0.4.0":  # those files do not record groups of groups
+        assert "outer" not in {row.task for row in report.rows}
+        return
+    outer = report.row("pass@1", task="outer")
+    assert (outer.n_problems, outer.n_clusters) == (7, 3)
+    assert outer.estimate == pytest.approx(sum(len(GROUP_DOCS[name]) * row.estimate for name, row in subtask.items())
+                                           / 7)
+    assert any(note.startswith("group outer: a group of groups (inner); its row pools their leaf subtasks, each "
+                               "document once") for note in report.notes)
+    # pooled over tasks there is no group row, and each document counts once
+    (pooled,) = kpass.compute_report(read_lm_eval_output(tmp_path), "pass@1", by=("model",), seed=0).rows
+    assert pooled.n_problems == 7
+
+
+def test_group_rows_in_leaderboard_and_budget_and_not_for_one_samples_file(tmp_path, capsys):
+    from kpass.cli.main import main
+    from kpass.reports.leaderboard import build_leaderboard
+
+    model_dir = _grouped_run(tmp_path, "0.4.13")
+    board = build_leaderboard(read_lm_eval_output(tmp_path), "pass@1", seed=0, n_resamples=200)
+    columns = [column["key"] for column in board.data["columns"]]
+    assert columns[-2:] == ["outer/pass@1", "inner/pass@1"]  # in the order the results file lists the groups
+    cell = board.data["models"][0]["metrics"]["inner/pass@1"]
+    assert cell["estimate"] == pytest.approx(kpass.compute_report(read_lm_eval_output(tmp_path), "pass@1", seed=0)
+                                             .row("pass@1", task="inner").estimate)
+    assert main(["budget", str(tmp_path), "--budgets", "8", "-k", "1", "--tokenizer", "tiktoken:cl100k_base",
+                 "--format", "json", "--n-resamples", "200"]) == 0
+    rows = {row["task"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows["inner"]["n_problems"] == 5 and rows["outer"]["n_problems"] == 7
+    single = kpass.compute_report(read_lm_eval_output(model_dir / f"samples_arith_a_{DATE}.jsonl"), "pass@1", seed=0)
+    assert {row.task for row in single.rows} == {"arith_a/strict-match", "arith_a/maj@4"}
+
+
+def test_leaf_task_groups_expand_nesting_once_and_stop_at_cycles():
+    from kpass.reports.task_groups import leaf_task_groups
+
+    leaves, nested = leaf_task_groups({"top": ["mid", "t1", "t2"], "mid": ["t1", "t3"], "loop": ["loop", "t4"],
+                                       "task_only": []})
+    assert leaves == {"top": ("t1", "t3", "t2"), "mid": ("t1", "t3"), "loop": ("t4",)}
+    assert nested == {"top": ("mid",), "loop": ("loop",)}

@@ -6,6 +6,10 @@ time; only the dataset is pointed at local JSONL files (``dataset_path: json`` +
 ``dataset_name: null`` where the original names a Hub config). Every copy checks that the lines it replaces
 are there, so a changed lm-eval fails here rather than testing something else.
 
+Both runs name ``aime24`` and ``minerva_math_algebra`` through a local group YAML (:data:`GROUP`, written as
+lm-eval's ``minerva_math`` group is: ``group``, ``task``, ``aggregate_metric_list`` with ``weight_by_size``), so
+lm-eval records a group and its row, and kpass's group row (post hoc and live) is tested on the same runs.
+
 Two runs against one fake OpenAI-compatible server (tests/adapters/fake_openai_server.py, which honours
 ``seed`` and words its ``\boxed{}`` answers differently), started side by side once for the module:
 
@@ -43,6 +47,8 @@ PROBLEMS = [(22, "+", 11), (40, "-", 13), (7, "*", 6), (91, "+", 9), (15, "*", 4
 GSM8K_PROBLEMS = [(1200, "+", 345), (2000, "-", 760), (45, "*", 30), (999, "+", 1001), (1500, "+", 250),
                   (3000, "-", 1)]
 TASKS = ("aime24", "minerva_math_algebra", "gsm8k_cot_self_consistency")
+GROUP = "kpass_reasoning"
+GROUP_TASKS = ("aime24", "minerva_math_algebra")
 # The test's own reading of the fake model's answers (what each task's scoring compares):
 ANSWER_OF = {
     "aime24": re.compile(r"\\boxed\{\s*(-?[0-9]+)\s*\}"),
@@ -108,6 +114,10 @@ def write_tasks(root: Path) -> Path:
          f"    test: {root / 'gsm8k.jsonl'}\n")])
     for folder in ("aime", "minerva_math"):
         shutil.copy(shipped / folder / "utils.py", tasks / folder / "utils.py")
+    (tasks / f"{GROUP}.yaml").write_text(
+        f"group: {GROUP}\ntask:\n" + "".join(f"  - {task}\n" for task in GROUP_TASKS)
+        + "aggregate_metric_list:\n  - metric: exact_match\n    aggregation: mean\n    weight_by_size: true\n"
+        "metadata:\n  version: 1.0\n", encoding="utf-8")
     return tasks
 
 
@@ -139,7 +149,7 @@ def runs(workspace, server) -> dict[str, Run]:
            "TOKENIZERS_PARALLELISM": "false", "LMEVAL_LOG_LEVEL": "WARNING"}
     common = ["--model", "local-completions",
               "--model_args", f"base_url={server.base_url}/completions,model=fake,tokenizer_backend=None",
-              "--include_path", "tasks", "--tasks", ",".join(TASKS), "--log_samples"]
+              "--include_path", "tasks", "--tasks", f"{GROUP},gsm8k_cot_self_consistency", "--log_samples"]
     commands = {
         "plain": [_console_script("lm_eval"), *common, "--output_path", str(workspace / "plain")],
         "live": [_console_script("kpass-lm-eval"), *common, "--output_path", str(workspace / "live"),
@@ -315,3 +325,52 @@ def test_live_run_seeds_each_repeat_and_says_lm_eval_numbers_moved(runs):
 
     assert [repeat_seed(LM_EVAL_SEED, "aime24", r) for r in range(K)] == [
         _repeat_seed(LM_EVAL_SEED, "aime24", r) for r in range(K)]
+
+
+# ------------------------------------------------------------------------------ lm-eval groups, post hoc and live
+
+
+def _pooled_hand_counts(run: Run) -> dict[str, float]:
+    """The group's numbers by hand: every problem of every subtask once, each with the same weight."""
+    per_task = {task: (len(run.samples(task)), _hand_counts(task, run.samples(task))) for task in GROUP_TASKS}
+    total = sum(n for n, _ in per_task.values())
+    return {metric: sum(n * counts[metric] for n, counts in per_task.values()) / total
+            for metric in ("pass@1", "pass@8", "cons@8")}
+
+
+def test_group_row_post_hoc_equals_lm_eval_own_group_row(runs):
+    plain = runs["plain"]
+    results = plain.results()
+    assert results["group_subtasks"][GROUP] == list(GROUP_TASKS)  # what lm-eval 0.4.13 records
+    row = kpass.compute_report(read_lm_eval_output(plain.output), "pass@1", seed=0).row("pass@1", task=GROUP)
+    assert row.estimate == pytest.approx(results["groups"][GROUP]["exact_match,none"], abs=1e-12)
+    assert (row.n_problems, row.n_clusters) == (len(PROBLEMS) * len(GROUP_TASKS), len(GROUP_TASKS))
+
+
+def test_group_row_post_hoc_pools_the_subtasks_clustered_by_subtask_as_live(runs):
+    live = runs["live"]
+    completed = subprocess.run([_console_script("kpass"), "report", str(live.output), "-m", SPECS, "--format", "json"],
+                               capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stderr
+    post_hoc = json.loads(completed.stdout)
+    rows = {(row["task"], row["metric"]): row for row in post_hoc["rows"]}
+    flag = {(row["task"], row["metric"]): row for row in live.results()["kpass"]["report"]["rows"]}
+    expected = _pooled_hand_counts(live)
+    n_problems = sum(len(live.samples(task)) for task in GROUP_TASKS)
+    for metric, value in expected.items():
+        row = rows[(GROUP, metric)]
+        assert row["estimate"] == pytest.approx(value, abs=1e-12), metric
+        assert (row["n_problems"], row["n_samples"], row["n_clusters"]) == (n_problems, n_problems * K, 2), metric
+        live_row = flag[(GROUP, metric)]
+        for field in ("estimate", "low", "high"):
+            assert row[field] == pytest.approx(live_row[field], abs=1e-12), (metric, field)
+        for field in ("n_problems", "n_samples", "n_clusters", "method"):
+            assert row[field] == live_row[field], (metric, field)
+    assert rows[(GROUP, "pass@1")]["low"] < expected["pass@1"] < rows[(GROUP, "pass@1")]["high"]
+    for notes in (post_hoc["notes"], live.results()["kpass"]["report"]["notes"]):
+        assert f"group {GROUP}: problems of aime24, minerva_math_algebra pooled, each subtask one cluster (as " \
+               "lm-eval's own group rows pool them)" in notes
+        assert any(note.startswith(f"fake / {GROUP} / pass@1: only 2 clusters: with fewer than 10 clusters")
+                   for note in notes), notes
+    # the subtask rows are unchanged by the group: each subtask's own problems, unclustered
+    assert rows[("aime24", "pass@1")]["n_clusters"] is None

@@ -111,3 +111,30 @@ def test_pass_at_k_crossover_iv():
         pass_at_k_crossover([4, 4], [1, 2], [4, 4], [1, 5])
     with pytest.raises(ValueError, match="robust_fraction"):
         pass_at_k_crossover([4, 4], [1, 2], [4, 4], [1, 0], robust_fraction=2)
+
+
+def test_shares_of_a_gap_indistinguishable_from_zero_are_undefined():
+    # near the crossing the gap is close to 0 while the lost part is not: lost / gap was hundreds of percent
+    rng = np.random.default_rng(0)
+    p_base = rng.beta(0.6, 1.5, 400)
+    p_model = np.where(p_base > 0.08, p_base ** 0.3, 0.0)
+    n = np.full(400, 32)
+    r = pass_at_k_crossover(n, rng.binomial(32, p_base), n, rng.binomial(32, p_model), n_resamples=300, rng=0)
+    cov = r.coverage
+    gap = -r.difference
+    holds_zero = (r.difference_low <= 0) & (0 <= r.difference_high)
+    assert len(cov.share_undefined) == r.ks.size
+    for i in range(r.ks.size):
+        if holds_zero[i]:
+            assert cov.share_undefined[i] == "gap indistinguishable from 0"
+            assert np.isnan(cov.share_lost[i]) and np.isnan(cov.share_gained[i])
+        else:
+            assert cov.share_undefined[i] is None
+            assert cov.share_lost[i] == pytest.approx(cov.lost[i] / gap[i])
+            assert cov.share_gained[i] == pytest.approx(cov.gained[i] / gap[i])
+    crossing = r.below.k - 1
+    assert holds_zero[crossing] and abs(cov.lost[crossing] / gap[crossing]) > 3  # what the old share printed
+    assert not holds_zero[0] and not holds_zero[-1]  # far from the crossing the shares stay
+    # identical models: the gap is exactly 0 at every k
+    same = pass_at_k_crossover([8, 8], [3, 5], [8, 8], [3, 5], n_resamples=50, rng=0)
+    assert set(same.coverage.share_undefined) == {"gap is 0"} and np.isnan(same.coverage.share_lost).all()

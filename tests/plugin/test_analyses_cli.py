@@ -74,6 +74,22 @@ def test_crossover_simulation_with_known_truth_and_unpaired_problems(run_cli, wr
     assert "problems lost" in out and "robust" in out
 
 
+def test_crossover_share_of_a_gap_indistinguishable_from_zero_is_undefined(run_cli, write_jsonl):
+    # the issue example near its crossing: base - model = +0.01 at k = 4 with lost = +0.039 ("394%" before)
+    path = write_jsonl(records_from_counts("base", 100, [50, 2]) + records_from_counts("tuned", 100, [95, 0]))
+    code, out, err = run_cli("crossover", path, "--base", "base", "--model", "tuned", "--n-resamples", "200")
+    assert code == 0, err
+    row = next(line.split() for line in out.splitlines() if line.split()[:1] == ["4"])
+    assert row[-2:] == ["undefined", "undefined"] and "%" not in out.split("gained share")[1].split("lost /")[0]
+    assert "lost / gained share undefined at k = 1, 2, 3, 4, 8, 16, 32, 64, 100: gap indistinguishable from 0 " \
+           "(its 95% interval holds 0)" in out
+    code, out, err = run_cli("crossover", path, "--base", "base", "--model", "tuned", "--n-resamples", "200",
+                             "--format", "json")
+    curve = {entry["k"]: entry for entry in json.loads(out)["curves"]}
+    assert curve[4]["share_lost"] is None and curve[4]["share_undefined"] == "gap indistinguishable from 0"
+    assert curve[4]["gap_lost"] == pytest.approx(pass_at_k([100], [2], 4)[0] / 2)  # the part itself stays
+
+
 def test_crossover_usage_errors(run_cli, write_jsonl):
     path = write_jsonl(records_from_counts("base", 4, [1, 2]) + records_from_counts("rl", 4, [3, 0]))
     code, _, err = run_cli("crossover", path, "--base", "base", "--model", "nope")
