@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from kpass.errors import UsageError
 from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
 from .sources import EngineOptions, InputFile
 from .duckdb_jsonl import reduce_regular_jsonl
@@ -48,8 +49,11 @@ def connect(options: EngineOptions):
         or os.path.join(tempfile.gettempdir(), f"kpass-duckdb-{os.getpid()}"),
         "preserve_insertion_order": False,
     }
-    if options.threads:
-        config["threads"] = int(options.threads)
+    threads = options.threads or os.environ.get("KPASS_THREADS")
+    if threads:
+        if not str(threads).strip().isdigit() or int(threads) < 1:
+            raise UsageError(f"KPASS_THREADS / threads: expected a positive integer, got {threads!r}")
+        config["threads"] = int(threads)
     con = duckdb.connect(config=config)
     con.execute("SET enable_progress_bar = true")  # kpass draws the bar (options.progress), never DuckDB
     con.execute("SET enable_progress_bar_print = false")

@@ -210,6 +210,21 @@ def test_out_of_core_limits_and_progress(tmp_path):
     assert seen and seen[-1] == 100.0 and all(0 <= p <= 100 for p in seen)
 
 
+
+def test_duckdb_settings_from_the_environment(monkeypatch):
+    from kpass.data.duckdb_engine import connect
+    from kpass.errors import UsageError
+
+    monkeypatch.setenv("KPASS_THREADS", "1")
+    monkeypatch.setenv("KPASS_MEMORY_LIMIT", "300MB")
+    con = connect(EngineOptions())
+    threads, limit = con.execute("SELECT current_setting('threads'), current_setting('memory_limit')").fetchone()
+    assert int(threads) == 1 and limit.replace(" ", "") in ("286.1MiB", "300.0MB"), limit
+    con.close()
+    monkeypatch.setenv("KPASS_THREADS", "two")
+    with pytest.raises(UsageError, match="KPASS_THREADS / threads: expected a positive integer, got 'two'"):
+        connect(EngineOptions())
+
 def test_cli_engines_print_the_same_report(run_cli, tmp_path, spark_session):
     path = _write(tmp_path, _records(), "jsonl")
     outputs = {}
