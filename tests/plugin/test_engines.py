@@ -255,3 +255,24 @@ def test_plugin_family_without_statistics_runs_on_numpy_by_default():
     with pytest.raises(UsageError, match="runs only on the numpy engine"):
         N.for_specs([fake])
     assert np.array_equal(N.for_specs([spec]).budgets, ())
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_sample_indices_past_the_bitmask_words_are_counted_exactly(tmp_path, fmt):
+    """The DuckDB reduction counts indices 0..255 as bits and the rest by DISTINCT: 300 samples per
+    problem read like numpy's, and a duplicate or a gap past index 255 is the same error."""
+    good = _records(models=("m",), n_problems=2, n=300)
+    specs = kpass.parse_metric_specs("pass@1 pass@16")
+    needs = Needs.for_specs(specs, by=("model",))
+    path = _write(tmp_path, good, fmt)
+    expected = kpass.compute_report(kpass.read_samples(path), specs, by=("model",), rng=0)
+    got = kpass.compute_report(reduce_samples([path], needs, engine="duckdb"), specs, by=("model",), rng=0)
+    _reports_equal(expected, got)
+    assert got.rows[0].n_samples == 600
+    for name, broken in [("duplicate", [r if r["sample_index"] != 290 else dict(r, sample_index=280) for r in good]),
+                         ("gap", [r for r in good if not (r["problem_id"] == "p1" and r["sample_index"] == 270)]),
+                         ("negative", [r if r["sample_index"] != 0 else dict(r, sample_index=-5) for r in good])]:
+        path = _write(tmp_path, broken, fmt, name=name)
+        message = _error(lambda: kpass.compute_report(kpass.read_samples(path), specs, by=("model",)))
+        assert _error(lambda: kpass.compute_report(reduce_samples([path], needs, engine="duckdb"), specs,
+                                                   by=("model",))) == message, name
