@@ -18,12 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from kpass.errors import UsageError
 from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
 from .sources import EngineOptions, InputFile
 from .duckdb_jsonl import reduce_regular_jsonl
 from .duckdb_queries import FILE_SHIFT, fetch_columns, run_with_progress, sql_literal
 from .reduction import (DEEP_JSON_BRACKETS, DUCKDB, Needs, NumpyFallback, RawColumns, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
-                        statistics_from_rows, typed_sql)
+                        duckdb_distinct_indices, statistics_from_rows, typed_sql)
 
 __all__ = ["reduce_with_duckdb"]
 
@@ -48,8 +49,11 @@ def connect(options: EngineOptions):
         or os.path.join(tempfile.gettempdir(), f"kpass-duckdb-{os.getpid()}"),
         "preserve_insertion_order": False,
     }
-    if options.threads:
-        config["threads"] = int(options.threads)
+    threads = options.threads or os.environ.get("KPASS_THREADS")
+    if threads:
+        if not str(threads).strip().isdigit() or int(threads) < 1:
+            raise UsageError(f"KPASS_THREADS / threads: expected a positive integer, got {threads!r}")
+        config["threads"] = int(threads)
     con = duckdb.connect(config=config)
     con.execute("SET enable_progress_bar = true")  # kpass draws the bar (options.progress), never DuckDB
     con.execute("SET enable_progress_bar_print = false")
@@ -256,7 +260,8 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
         union = " UNION ALL ".join(f"SELECT {names} FROM ({part})" for part in parts)
         typed = typed_sql(f"({union}) raw", [*raw.columns, "cot_verdicts"], needs.fields, DUCKDB,
                           pass_through=["kpass_order", *raw.flags])
-        reduced = reduction_sql(typed, needs, flags=raw.flags, first_seen="kpass_order")
+        reduced = reduction_sql(typed, needs, flags=raw.flags, first_seen="kpass_order",
+                                distinct_indices=duckdb_distinct_indices())
         try:
             run_with_progress(con, f"CREATE TEMP TABLE kpass_reduced AS {reduced}", options)
         except duckdb.Error as exc:  # malformed JSON, ragged CSV, ...: the numpy readers say where

@@ -36,8 +36,8 @@ from typing import Any
 
 from kpass.data.columns import MAX_INTEGER, REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
 
-from .reduction import (DEEP_JSON_BRACKETS, DUCKDB, Needs, ProblemStatistics, Violation, classes_sql, problems_sql,
-                        reduction_sql, statistics_from_rows)
+from .reduction import (DEEP_JSON_BRACKETS, DUCKDB, INDEX_WORDS, Needs, ProblemStatistics, Violation, classes_sql,
+                        duckdb_distinct_indices, problems_sql, reduction_sql, statistics_from_rows)
 from .duckdb_queries import FILE_SHIFT, fetch_columns, run_with_progress, sql_literal
 from .sources import EngineOptions, InputFile, locate_rows
 
@@ -45,20 +45,6 @@ __all__ = ["reduce_regular_jsonl"]
 
 _VERDICTS = r"'\[((true|false)(,(true|false))*)?\]'"
 _CATEGORIES = ("model", "task", "problem_id")
-#: Indices 0 .. 64 * _INDEX_WORDS - 1 are counted as bits (a problem with a larger index: the general path).
-_INDEX_WORDS = 4
-
-
-def _distinct_indices() -> str:
-    """``n_indices`` without DISTINCT (whose hash table and join cost more than the scan's
-    GROUP BY): index ``i`` sets bit ``i % 64`` of word ``i // 64``, and the distinct indices are
-    the set bits. Exact for indices below ``64 * _INDEX_WORDS``; rows with others are counted
-    as ``any_wide_index`` and send the input to the general path."""
-    words = [f"COALESCE(bit_count(bit_or(CASE WHEN sample_index BETWEEN {64 * j} AND {64 * j + 63} THEN "
-             f"CAST(1 AS UBIGINT) << CAST(sample_index - {64 * j} AS UBIGINT) END)), 0)" for j in range(_INDEX_WORDS)]
-    return " + ".join(words)
-
-
 def _integer(name: str, required: bool) -> tuple[str, str]:
     """``(value, irregular)`` of an integer column read as JSON text: regular when the text is
     the digits of its value (not ``3.0``, ``1e3``, ``"3"`` or ``-1``) and the value is at most
@@ -90,7 +76,7 @@ def _values_sql(item: InputFile, number: int, fields: Sequence[str]) -> str:
               f"{occurrences('true')} AS cot_yes", f"{occurrences('false')} AS cot_no",
               f"{occurrences('true')} + {occurrences('false')} AS cot_real"]
     select += [f"{DUCKDB.ident(field)} AS f{n}" for n, field in enumerate(fields)]
-    select.append(f"{sample_index} NOT BETWEEN 0 AND {64 * _INDEX_WORDS - 1} AS wide_index")
+    select.append(f"{sample_index} NOT BETWEEN 0 AND {64 * INDEX_WORDS - 1} AS wide_index")
     irregular = ["correct IS NULL", "correct NOT IN ('true', 'false')", "finished NOT IN ('true', 'false')",
                  bad_index, bad_output, bad_answer, f"NOT regexp_full_match({verdicts}, {_VERDICTS})",
                  "(correct = 'true' AND finished = 'false')"]
@@ -181,7 +167,7 @@ def reduce_regular_jsonl(con: Any, files: Sequence[InputFile], needs: Needs,
             return None
         union = " UNION ALL ".join(_values_sql(item, n, fields) for n, item in enumerate(files))
         reduced = reduction_sql(union, needs, flags=["wide_index"], first_seen="kpass_order",
-                                distinct_indices=_distinct_indices())
+                                distinct_indices=duckdb_distinct_indices(wide=False))
         run_with_progress(con, f"CREATE TEMP TABLE kpass_regular AS {reduced}", options)
         checks = ["n_bad > 0", "any_wide_index > 0", *(_not_string(name, False) for name in _CATEGORIES)]
         if needs.answer_classes:

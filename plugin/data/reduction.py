@@ -328,6 +328,26 @@ def as_run_rule_sql() -> str:
             "OR (answer_token IS NULL AND finished IS NULL))")
 
 
+#: Sample indices 0 .. 64 * INDEX_WORDS - 1 are counted as bits by :func:`duckdb_distinct_indices`.
+INDEX_WORDS = 4
+
+
+def duckdb_distinct_indices(*, wide: bool = True) -> str:
+    """DuckDB: ``n_indices`` of :func:`reduction_sql` without a DISTINCT hash table for the usual
+    indices (``COUNT(DISTINCT sample_index)`` over millions of problems costs ten times the scan
+    and runs a 10^8-row reduction out of memory): index ``i`` in ``0 .. 64 * INDEX_WORDS - 1`` sets
+    bit ``i % 64`` of word ``i // 64``, and its distinct count is the number of set bits. With
+    ``wide``, the other indices (negative or larger) are counted by a DISTINCT over those rows
+    only, so the count is exact for every input; without it the caller must send inputs with such
+    indices elsewhere (the JSONL fast path flags them ``wide_index``)."""
+    words = [f"COALESCE(bit_count(bit_or(CASE WHEN sample_index BETWEEN {64 * j} AND {64 * j + 63} THEN "
+             f"CAST(1 AS UBIGINT) << CAST(sample_index - {64 * j} AS UBIGINT) END)), 0)" for j in range(INDEX_WORDS)]
+    if wide:
+        words.append(f"COUNT(DISTINCT CASE WHEN sample_index < 0 OR sample_index >= {64 * INDEX_WORDS} "
+                     "THEN sample_index END)")
+    return " + ".join(words)
+
+
 def reduction_sql(typed: str, needs: Needs, *, flags: Sequence[str] = (), first_seen: str | None = None,
                   distinct_indices: str = "COUNT(DISTINCT sample_index)") -> str:
     """The GROUP BY of ``typed`` (from :func:`typed_sql`) into one row per problem and, for

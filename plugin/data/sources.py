@@ -53,7 +53,7 @@ class EngineOptions:
     temp_directory : str, optional
         Where DuckDB spills; default ``$KPASS_TEMP_DIRECTORY`` or the system temporary directory.
     threads : int, optional
-        DuckDB threads (default: every core).
+        DuckDB threads (default: ``$KPASS_THREADS`` or every core).
     progress : callable ``(percent)``, optional
         Called while the reduction runs (the CLI draws a bar on stderr when it is a terminal).
     spark : pyspark.sql.SparkSession, optional

@@ -210,6 +210,21 @@ def test_out_of_core_limits_and_progress(tmp_path):
     assert seen and seen[-1] == 100.0 and all(0 <= p <= 100 for p in seen)
 
 
+
+def test_duckdb_settings_from_the_environment(monkeypatch):
+    from kpass.data.duckdb_engine import connect
+    from kpass.errors import UsageError
+
+    monkeypatch.setenv("KPASS_THREADS", "1")
+    monkeypatch.setenv("KPASS_MEMORY_LIMIT", "300MB")
+    con = connect(EngineOptions())
+    threads, limit = con.execute("SELECT current_setting('threads'), current_setting('memory_limit')").fetchone()
+    assert int(threads) == 1 and limit.replace(" ", "") in ("286.1MiB", "300.0MB"), limit
+    con.close()
+    monkeypatch.setenv("KPASS_THREADS", "two")
+    with pytest.raises(UsageError, match="KPASS_THREADS / threads: expected a positive integer, got 'two'"):
+        connect(EngineOptions())
+
 def test_cli_engines_print_the_same_report(run_cli, tmp_path, spark_session):
     path = _write(tmp_path, _records(), "jsonl")
     outputs = {}
@@ -287,3 +302,24 @@ def test_budget_rules_and_what_needs_the_samples(run_cli, tmp_path):
     assert code == 2 and "budget curves need every sample's token positions" in err and "--no-budget-curves" in err
     code, out, err = run_cli("leaderboard", path, "--engine", "duckdb", "--no-curves", "--format", "json")
     assert code == 0 and json.loads(out)["budget_curves"] == {}, err
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_sample_indices_past_the_bitmask_words_are_counted_exactly(tmp_path, fmt):
+    """The DuckDB reduction counts indices 0..255 as bits and the rest by DISTINCT: 300 samples per
+    problem read like numpy's, and a duplicate or a gap past index 255 is the same error."""
+    good = _records(models=("m",), n_problems=2, n=300)
+    specs = kpass.parse_metric_specs("pass@1 pass@16")
+    needs = Needs.for_specs(specs, by=("model",))
+    path = _write(tmp_path, good, fmt)
+    expected = kpass.compute_report(kpass.read_samples(path), specs, by=("model",), rng=0)
+    got = kpass.compute_report(reduce_samples([path], needs, engine="duckdb"), specs, by=("model",), rng=0)
+    _reports_equal(expected, got)
+    assert got.rows[0].n_samples == 600
+    for name, broken in [("duplicate", [r if r["sample_index"] != 290 else dict(r, sample_index=280) for r in good]),
+                         ("gap", [r for r in good if not (r["problem_id"] == "p1" and r["sample_index"] == 270)]),
+                         ("negative", [r if r["sample_index"] != 0 else dict(r, sample_index=-5) for r in good])]:
+        path = _write(tmp_path, broken, fmt, name=name)
+        message = _error(lambda path=path: kpass.compute_report(kpass.read_samples(path), specs, by=("model",)))
+        assert _error(lambda path=path: kpass.compute_report(reduce_samples([path], needs, engine="duckdb"), specs,
+                                                   by=("model",))) == message, name
