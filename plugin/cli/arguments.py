@@ -4,13 +4,14 @@ read the sample files, parse the metric specs, check the plot path."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from collections.abc import Sequence
 from typing import overload
 
 from kpass.cli.argtypes import nonnegative_int, positive_int, probability
 from kpass.cli.progress import ProgressBar
-from kpass.data.reduction import ProblemStatistics
+from kpass.data.reduction import Needs, ProblemStatistics
 from kpass.data.table import SampleTable
 from kpass.errors import UsageError
 from kpass.host import lookups
@@ -109,11 +110,17 @@ def read_tables(args: argparse.Namespace, specs: None = None, *, by: Sequence[st
 
 @overload
 def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec], *, by: Sequence[str] = (),
-                cluster_by: str | None = None, files: Sequence[str] | None = None) -> SampleTable | ProblemStatistics: ...
+                cluster_by: str | None = None, files: Sequence[str] | None = None,
+                tokens: bool = False) -> SampleTable | ProblemStatistics: ...
+
+
+@overload
+def read_tables(args: argparse.Namespace, specs: None = None, *, needs: Needs) -> SampleTable | ProblemStatistics: ...
 
 
 def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = None, *, by: Sequence[str] = (),
-                cluster_by: str | None = None, files: Sequence[str] | None = None) -> SampleTable | ProblemStatistics:
+                cluster_by: str | None = None, files: Sequence[str] | None = None,
+                tokens: bool = False, needs: Needs | None = None) -> SampleTable | ProblemStatistics:
     """The samples of ``args.files`` for ``specs``, with a progress bar on a terminal: a
     SampleTable (numpy engine) or the engine's per-problem statistics
     (:func:`kpass.host.lookups.load_samples`).
@@ -122,11 +129,12 @@ def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = N
     declares no per-problem statistics, the default engine is numpy; ``--engine duckdb`` or
     ``spark`` then is a usage error naming the metric. ``--answer-extractor`` re-extracts every
     answer from its text, so it needs the samples too (numpy engine); an unknown extractor or a bad
-    regex is a :class:`~kpass.UsageError` before any file is read.
+    regex is a :class:`~kpass.UsageError` before any file is read. ``tokens`` asks the engine
+    for the output-token sums per problem as well (:attr:`Needs.tokens`); ``needs`` (instead of
+    ``specs``) names the statistics directly, for ``--engine duckdb`` or ``spark``.
     """
     from kpass.data.sources import EngineOptions
     from kpass.host.lookups import load_samples
-    from kpass.data.reduction import Needs
     from kpass.host.lookups import apply_answer_extractor, resolve_answer_extractor
 
     engine = getattr(args, "engine", None)
@@ -136,16 +144,17 @@ def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = N
         resolve_answer_extractor(extractor)
         if engine not in (None, "numpy"):
             raise UsageError(f"--answer-extractor re-reads every sample's text; use --engine numpy, not {engine}")
-        specs = None
+        specs = needs = None
         engine = "numpy"
-    needs = None
-    if specs is not None and engine != "numpy":
+    if needs is not None:
+        specs = None
+    elif specs is not None and engine != "numpy":
         try:
-            needs = Needs.for_specs(specs, by=by, cluster_by=cluster_by)
+            needs = dataclasses.replace(Needs.for_specs(specs, by=by, cluster_by=cluster_by), tokens=tokens)
         except UsageError:
             if engine is not None:
                 raise
-    elif specs is None and engine not in (None, "numpy"):
+    if needs is None and specs is None and engine not in (None, "numpy"):
         raise UsageError(f"kpass {args.command} needs the samples themselves; use --engine numpy")
     bar = ProgressBar("reading", enabled=False if getattr(args, "no_progress", False) else None)
     options = EngineOptions(memory_limit=getattr(args, "memory_limit", None),

@@ -56,7 +56,8 @@ from kpass.render.formatting import exclusion_lines, format_tail
 from kpass.render.numbers import format_interval, format_level, format_number
 from kpass.render.plot import plot_budget_curves, plot_decomposition
 from kpass.render.tables import render_table
-from kpass.reports.budget import BudgetSamples
+from kpass.data.reduction import Needs, ProblemStatistics
+from kpass.reports.budget import BudgetSamples, StatisticsBudgetSamples
 from kpass.reports.report import (
     Exclusion,
     check_one_model_per_group,
@@ -154,10 +155,25 @@ def _samples(args: argparse.Namespace) -> BudgetSamples:
             tokenizer = lookups.get_tokenizer(args.tokenizer)
         except (ValueError, TypeError, ImportError) as exc:
             raise UsageError(str(exc)) from exc
-    table = read_tables(args)  # token positions and tokenizers need the samples: the numpy engine
-    lookups.use_recorded_cluster(args, table)
-    return BudgetSamples(table, tokenizer=tokenizer, text_field=args.text_field,
-                         answer_pattern=args.answer_pattern, cluster_by=args.cluster_by)
+    engine = getattr(args, "engine", None)
+    if tokenizer is not None or engine in (None, "numpy"):
+        # a tokenizer re-counts tokens from each sample's text: it needs the samples (numpy)
+        if engine not in (None, "numpy"):
+            raise UsageError(f"--tokenizer re-counts tokens from each sample's text; use --engine numpy, not {engine}")
+        table = read_tables(args)
+        lookups.use_recorded_cluster(args, table)
+        return BudgetSamples(table, tokenizer=tokenizer, text_field=args.text_field,
+                             answer_pattern=args.answer_pattern, cluster_by=args.cluster_by)
+    # fin@k(B), pass@k(B) and the decomposition are functions of (n, c_B, f_B) per problem: one
+    # GROUP BY with a FILTER per budget on the engine
+    finite = tuple(sorted({int(b) for b in args.budgets if b is not None}))
+    needs = Needs(fields=() if args.cluster_by is None else (args.cluster_by,), budgets=finite,
+                  as_run=None in args.budgets)
+    statistics = read_tables(args, needs=needs)
+    lookups.use_recorded_cluster(args, statistics)
+    if isinstance(statistics, ProblemStatistics):
+        return StatisticsBudgetSamples(statistics, cluster_by=args.cluster_by)
+    return BudgetSamples(statistics, cluster_by=args.cluster_by)  # a format only the numpy readers read
 
 
 def _write(text: str, output: str | None) -> None:

@@ -9,6 +9,7 @@ from kpass.cli.arguments import (add_bootstrap_arguments, add_input_arguments, a
                                  read_tables)
 from kpass.cli.argtypes import fraction
 from kpass.cli.output import emit, save_figure
+from kpass.host.lookups import parse_metric_specs
 from kpass.render.analysis_plots import plot_crossover
 from kpass.reports.crossover import compute_crossover, format_crossover
 
@@ -30,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_plot_path(args.plot)
-    table = read_tables(args)
+    # pass@k curves are functions of per-problem (n, c): any engine reduces to them
+    table = read_tables(args, parse_metric_specs("pass@1"), by=("model",), cluster_by=args.cluster_by)
     report = compute_crossover(table, base=args.base, model=args.model, cluster_by=args.cluster_by,
                                confidence_level=args.confidence, rng=args.seed, n_resamples=args.n_resamples,
                                robust_fraction=args.robust_fraction)

@@ -9,6 +9,7 @@ import re
 
 from kpass.cli.arguments import add_input_arguments, add_metric_arguments, add_output_arguments, check_plot_path, read_tables
 from kpass.cli.output import emit, save_figure
+from kpass.host.lookups import parse_metric_specs
 from kpass.render.analysis_plots import plot_frontier
 from kpass.reports.frontier import UNITS, compute_frontier, format_frontier
 
@@ -59,7 +60,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_plot_path(args.plot)
-    table = read_tables(args)
+    # scores need per-problem counts, compute the per-problem token sums: any engine reduces to
+    # them (without --metrics the defaults follow the smallest n, so reduce for pass@k and cons@k)
+    specs = parse_metric_specs(args.metrics or ["pass@1", "cons@1"])
+    table = read_tables(args, specs, by=("model",), cluster_by=args.cluster_by, tokens=True)
     prices = None if args.price is None else {m: v / 1e6 for m, v in args.price.items()}
     report = compute_frontier(table, args.metrics, unit=args.unit, active_parameters=args.active_params,
                               prices=prices, cluster_by=args.cluster_by, method=args.method,

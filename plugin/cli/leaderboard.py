@@ -16,6 +16,8 @@ from kpass.cli.arguments import (
 )
 from kpass.cli.output import write_outputs, write_stdout
 from kpass.data.leaderboard_tables import read_leaderboard_table
+from kpass.data.reduction import ProblemStatistics
+from kpass.data.table import SampleTable
 from kpass.errors import UsageError
 from kpass.reports.leaderboard import PAIRS, build_leaderboard
 
@@ -72,6 +74,9 @@ def add_leaderboard_arguments(parser: argparse.ArgumentParser) -> None:
                              "each run decides)")
     parser.add_argument("--no-curves", action="store_true",
                         help="skip the pass@k and budget curves (JSON and HTML)")
+    parser.add_argument("--no-budget-curves", action="store_true",
+                        help="skip the budget curves only (they need the samples: --engine duckdb or spark "
+                             "needs this or --no-curves when the input has token columns)")
     parser.add_argument("--no-progress", action="store_true", help="never draw a progress bar")
     add_selected_argument(parser)
 
@@ -98,13 +103,21 @@ def run_leaderboard(args: argparse.Namespace) -> int:
         existing.column(args.key)
     targets = [(path, _output_format(path, args.format)) for path in (args.output or [None])]
     specs = metric_specs(args)
-    table = read_tables(args)
+    # every column, rank interval, comparison and pass@k curve is a function of per-problem
+    # values: any engine reduces to them; the budget curves need the samples (numpy), so
+    # without an --engine they keep the numpy path
+    budget_curves = not (args.no_curves or args.no_budget_curves)
+    table: SampleTable | ProblemStatistics
+    if budget_curves and getattr(args, "engine", None) is None:
+        table = read_tables(args)
+    else:
+        table = read_tables(args, specs, by=("model",), cluster_by=args.cluster_by)
     # a bad --sort or --baseline raises ValueError: `kpass` reports it as a usage error (exit 2)
     leaderboard = build_leaderboard(
         table, specs, sort=args.sort, baseline=args.baseline, pairs=args.pairs,
         cluster_by=args.cluster_by, method=args.method, confidence_level=args.confidence,
         rng=args.seed, n_resamples=args.n_resamples, curves=not args.no_curves,
-        budgets=args.budgets, selected_on_this_set=args.selected_on_this_set)
+        budgets=args.budgets, selected_on_this_set=args.selected_on_this_set, budget_curves=budget_curves)
     extended = None
     if existing is not None:
         extended = leaderboard.extend(existing, args.key)

@@ -377,8 +377,25 @@ def statistics_from_table(table: "SampleTable", needs: Needs = Needs()) -> Probl
     if needs.cot:
         for rule in COT_RULES:
             stats.cot_correct[rule] = stats.put(everything.cot_correct(rule))
+    if needs.as_run:  # finished as run: answer_token known, or finished true (kpass.metrics.budget_counts)
+        n_rows = int(index.n_samples.sum())
+        done = np.zeros(n_rows, dtype=bool)
+        for name, known in (("answer_token", lambda v: v >= 0), ("finished", lambda v: v == 1)):
+            if table.has_column(name):
+                done |= known(table.raw_column(name)[index.order])
+        correct = table.raw_column("correct")[index.order].astype(bool)
+        for target, mask in ((stats.budget_finished, done), (stats.budget_correct, done & correct)):
+            target[None] = stats.put(np.add.reduceat(mask.astype(np.int64), index.starts) if n_rows else mask)
     for budget in needs.budgets:
         at = ProblemSet(table, everything.problems, budget=budget)
         stats.budget_correct[budget] = stats.put(at.n_correct)
         stats.budget_finished[budget] = stats.put(at.n_finished())
+    if needs.tokens:
+        tokens = table.raw_column("output_tokens")[index.order] if table.has_column("output_tokens") else np.full(
+            int(index.n_samples.sum()), -1, dtype=np.int64)
+        null = tokens < 0
+        stats.tokens_null = stats.put(np.add.reduceat(null.astype(np.int64), index.starts) if null.size else null)
+        for cap in (None, *needs.budgets):
+            spent = np.where(null, 0, tokens if cap is None else np.minimum(tokens, cap)).astype(np.int64)
+            stats.tokens_spent[cap] = stats.put(np.add.reduceat(spent, index.starts) if spent.size else spent)
     return stats

@@ -14,6 +14,7 @@ answer-class counts        cons@k: ``class_counts[:, 0]`` gold samples, ``[:, 1:
                            answer classes (largest first), ``n_invalid`` samples without answer
 CoT counts ``d_rule``      CoT-Pass@k (``rule`` = any, majority, all): a function of ``(n, d)``
 ``(c_B, f_B)`` per budget  pass@k(B), fin@k(B) (docs/spec.md section 6)
+output-token sums          compute per problem (``kpass frontier``): ``sum t``, ``sum min(t, B)``
 field codes                ``--by`` groups and the ``--cluster-by`` cluster of each problem
 =========================  ==================================================================
 
@@ -96,6 +97,12 @@ class Needs:
         CoT counts for every rule (CoT-Pass@k).
     budgets : tuple of int
         Output-token budgets ``B`` for ``(c_B, f_B)``.
+    as_run : bool
+        ``(c, f)`` as run (the budget ``None`` of :func:`kpass.metrics.budget_counts`: finished
+        when ``answer_token`` is known or ``finished`` is true), with its placement rule.
+    tokens : bool
+        Output-token sums per problem: ``sum t``, the samples without ``output_tokens``, and
+        ``sum min(t, B)`` for every budget (compute at equal cost, ``kpass frontier``).
     """
 
     fields: tuple[str, ...] = ()
@@ -103,6 +110,8 @@ class Needs:
     answer_classes: bool = False
     cot: bool = False
     budgets: tuple[int, ...] = ()
+    as_run: bool = False
+    tokens: bool = False
 
     @classmethod
     def for_specs(cls, specs: Sequence["MetricSpec"], *, by: Sequence[str] = (),
@@ -313,6 +322,12 @@ def budget_rule_sql(budget: int) -> str:
             f"OR (answer_token IS NULL AND finished = FALSE AND (output_tokens IS NULL OR output_tokens < {int(budget)})))")
 
 
+def as_run_rule_sql() -> str:
+    """Samples :func:`kpass.metrics.budget_counts` cannot place at budget ``None`` (as run)."""
+    return ("((answer_token IS NOT NULL AND finished = FALSE) OR (answer_token > output_tokens) "
+            "OR (answer_token IS NULL AND finished IS NULL))")
+
+
 #: Sample indices 0 .. 64 * INDEX_WORDS - 1 are counted as bits by :func:`duckdb_distinct_indices`.
 INDEX_WORDS = 4
 
@@ -374,6 +389,14 @@ def reduction_sql(typed: str, needs: Needs, *, flags: Sequence[str] = (), first_
         within = f"({position}) <= {int(budget)}"
         select += [f"{_count(within)} AS fin_b{number}", f"{_count(f'correct AND {within}')} AS cor_b{number}",
                    f"{_count(budget_rule_sql(budget))} AS bad_b{number}"]
+    if needs.as_run:
+        done = "(answer_token IS NOT NULL OR finished)"
+        select += [f"{_count(done)} AS fin_asrun", f"{_count(f'correct AND {done}')} AS cor_asrun",
+                   f"{_count(as_run_rule_sql())} AS bad_asrun"]
+    if needs.tokens:
+        select += ["COALESCE(SUM(output_tokens), 0) AS tokens_sum", f"{_count('output_tokens IS NULL')} AS tokens_null"]
+        select += [f"COALESCE(SUM(LEAST(output_tokens, {int(budget)})), 0) AS tokens_b{number}"
+                   for number, budget in enumerate(needs.budgets)]
     for number, _ in enumerate(needs.fields):
         select += [f"MIN(f{number}) AS f{number}_min", f"MAX(f{number}) AS f{number}_max",
                    f"{_count(f'f{number} IS NULL')} AS f{number}_nulls"]
@@ -457,7 +480,10 @@ class ProblemStatistics:
     cot_correct : dict rule -> ndarray of int64
         Samples with a correct answer whose chain of thought passes ``rule``.
     budget_correct, budget_finished : dict B -> ndarray of int64
-        ``c_B`` and ``f_B`` (docs/spec.md section 6).
+        ``c_B`` and ``f_B`` (docs/spec.md section 6); key ``None``: as run.
+    tokens_spent : dict (B or None) -> ndarray of int64
+        Output tokens per problem, ``sum t`` (key ``None``) and ``sum min(t, B)``; with
+        ``tokens_null`` the samples without ``output_tokens`` (the sums skip them).
     flags : dict str -> ndarray of bool
         Problems that break a rule checked only where a metric uses them (``answers``,
         ``budget:B``, ``finished``, ``varies:FIELD``, ``null:FIELD``); using such a problem raises
@@ -495,8 +521,10 @@ class ProblemStatistics:
         self.class_counts: NDArray[np.int64] | None = None
         self.n_invalid: NDArray[np.int64] | None = None
         self.cot_correct: dict[str, NDArray[np.int64]] = {}
-        self.budget_correct: dict[int, NDArray[np.int64]] = {}
-        self.budget_finished: dict[int, NDArray[np.int64]] = {}
+        self.budget_correct: dict[int | None, NDArray[np.int64]] = {}
+        self.budget_finished: dict[int | None, NDArray[np.int64]] = {}
+        self.tokens_spent: dict[int | None, NDArray[np.int64]] = {}
+        self.tokens_null: NDArray[np.int64] | None = None
         self.flags: dict[str, NDArray[np.bool_]] = {}
         self.sources = list(sources)
         self.columns_present = tuple(columns_present)
@@ -596,6 +624,11 @@ class ProblemStatistics:
             where = np.flatnonzero(chosen) if problems is None else problems[chosen]
             raise Violation(self.keys_of(where[:1000]), flag)
 
+    def check_rows(self, broken: NDArray[np.bool_], rule: str) -> None:
+        """Raise :class:`Violation` naming ``rule`` when any problem is ``broken``."""
+        if broken.any():
+            raise Violation(self.keys_of(np.flatnonzero(broken)[:1000]), rule)
+
     def check_field(self, field: str, *, allow_null: bool) -> NDArray[np.int64]:
         """Codes of ``field`` per problem after its rules: one value per problem, non-null
         unless ``allow_null``."""
@@ -631,11 +664,11 @@ class ProblemStatistics:
             theirs = np.where(other._codes[name] < 0, _NULL, theirs)
             if mine.tolist() != theirs.tolist():
                 out.append(name)
-        for name in ("n_samples", "n_correct", "n_finished", "class_counts", "n_invalid"):
+        for name in ("n_samples", "n_correct", "n_finished", "class_counts", "n_invalid", "tokens_null"):
             a, b = getattr(self, name), getattr(other, name)
             if (a is None) != (b is None) or (a is not None and not np.array_equal(a, b)):
                 out.append(name)
-        for name in ("cot_correct", "budget_correct", "budget_finished"):
+        for name in ("cot_correct", "budget_correct", "budget_finished", "tokens_spent"):
             a, b = getattr(self, name), getattr(other, name)
             if a.keys() != b.keys() or any(not np.array_equal(a[key], b[key]) for key in a):
                 out.append(name)
@@ -694,6 +727,14 @@ def statistics_from_rows(problems: Mapping[str, NDArray], classes: Mapping[str, 
         stats.budget_finished[budget] = stats.put(problems[f"fin_b{number}"])
         stats.budget_correct[budget] = stats.put(problems[f"cor_b{number}"])
         stats.flags[f"budget:{budget}"] = stats.put(problems[f"bad_b{number}"]) > 0
+    if needs.as_run:
+        stats.budget_finished[None] = stats.put(problems["fin_asrun"])
+        stats.budget_correct[None] = stats.put(problems["cor_asrun"])
+        stats.flags["budget:None"] = stats.put(problems["bad_asrun"]) > 0
+    if needs.tokens:
+        stats.tokens_null = stats.put(problems["tokens_null"])
+        for key, column in ((None, "tokens_sum"), *((b, f"tokens_b{i}") for i, b in enumerate(needs.budgets))):
+            stats.tokens_spent[key] = stats.put(problems[column])
     if needs.answer_classes:
         _put_classes(stats, problems, classes or {})
     return stats

@@ -1,4 +1,5 @@
-"""Token-budget inputs of ``kpass budget`` and ``kpass decompose``: per-sample arrays of a table.
+"""Token-budget inputs of ``kpass budget`` and ``kpass decompose``: per-sample arrays of a table,
+or an engine's per-budget counts per problem (:class:`StatisticsBudgetSamples`).
 
 :class:`BudgetSamples` holds, per row of a :class:`~kpass.SampleTable`, the ``finished`` flag,
 ``output_tokens`` and ``answer_token`` (null as NaN), filled from the output text by a tokenizer
@@ -8,17 +9,18 @@ where the table has none, and gives :func:`kpass.metrics.budget_counts` of any s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
+from kpass.data.reduction import ProblemStatistics
 from kpass.data.table import SampleTable
 from kpass.data.tokenizers import token_positions_for_table
 from kpass.errors import DataError
-from kpass.metrics import budget_counts
+from kpass.metrics import BudgetCounts, budget_counts
 from kpass.reports.report import problem_attribute
 
-__all__ = ["BudgetSamples"]
+__all__ = ["BudgetSamples", "StatisticsBudgetSamples"]
 
 
 
@@ -105,3 +107,59 @@ class BudgetSamples:
         if self.cluster_of_problem is None:
             return None
         return dict(zip(self.labels(problems, False).tolist(), self.cluster_of_problem[problems].tolist()))
+
+
+class StatisticsBudgetSamples(BudgetSamples):
+    """:class:`BudgetSamples` of an engine's per-problem statistics: the counts ``(c_B, f_B)``
+    come from the reduction (``Needs(budgets=..., as_run=...)``), one GROUP BY with a FILTER per
+    budget; a problem the engine found a budget rule broken for is read again by the numpy
+    readers, whose :func:`kpass.metrics.budget_counts` raises the error with its file and line.
+    Tokenizers re-count tokens from each sample's text, so they need :class:`BudgetSamples`."""
+
+    def __init__(self, statistics: ProblemStatistics, *, cluster_by: str | None = None) -> None:
+        self.statistics = statistics
+        self.table = cast(SampleTable, statistics)  # it stands in for one (kpass.data.reduction)
+        self.source = statistics.error_location()["source"]
+        self.index = statistics.problem_index
+        self.models = statistics.categories("model")
+        self.tasks = statistics.categories("task")
+        self.problem_names = statistics.category_values("problem_id")
+        self.cluster_of_problem = None if not cluster_by else statistics.category_values(cluster_by)[
+            problem_attribute(self.table, cluster_by, "--cluster-by")]
+
+    def counts(self, problems: np.ndarray, budgets: Sequence[int | None], with_task: bool = False) -> BudgetCounts:
+        """The counts of ``problems`` at ``budgets`` (rows in sorted label order, as :meth:`BudgetSamples.counts`)."""
+        statistics = self.statistics
+        missing = [budget for budget in budgets if budget not in statistics.budget_correct]
+        if missing:
+            raise RuntimeError(f"the engine's statistics hold no counts at budgets {missing}")
+        broken = np.zeros(problems.size, dtype=bool)
+        for budget in budgets:
+            broken |= statistics.flags[f"budget:{budget}"][problems]
+        if broken.any():
+            self._raise_located(problems[broken], budgets, with_task)
+        labels = self.labels(problems, with_task)
+        order = np.argsort(labels, kind="stable")
+        chosen = problems[order]
+        return BudgetCounts(budgets=tuple(budgets), problem_ids=tuple(labels[order].tolist()),
+                            n_samples=self.index.n_samples[chosen].copy(),
+                            n_finished=np.stack([statistics.budget_finished[b][chosen] for b in budgets], axis=1),
+                            n_correct=np.stack([statistics.budget_correct[b][chosen] for b in budgets], axis=1))
+
+    def _raise_located(self, problems: np.ndarray, budgets: Sequence[int | None], with_task: bool) -> None:
+        """The numpy error for ``problems`` (their rows read again; every sample breaking a rule
+        is in them, so the message names the same samples and problems as the numpy path's)."""
+        statistics = self.statistics
+        located = statistics.locate(statistics.keys_of(problems))
+        wanted = {(self.models[m], self.tasks[t], str(self.problem_names[p])) for m, t, p in zip(
+            self.index.model_codes[problems].tolist(), self.index.task_codes[problems].tolist(),
+            self.index.problem_codes[problems].tolist())}
+        samples = BudgetSamples(located)
+        index = samples.index
+        keep = np.flatnonzero([(samples.models[m], samples.tasks[t], str(samples.problem_names[p])) in wanted
+                               for m, t, p in zip(index.model_codes.tolist(), index.task_codes.tolist(),
+                                                  index.problem_codes.tolist())])
+        samples.counts(keep, budgets, with_task)
+        raise DataError(f"internal error: the {statistics.engine} engine found a broken budget rule that the numpy "
+                        "checks do not confirm; please report this. Meanwhile use --engine numpy",
+                        source=self.source)

@@ -20,7 +20,7 @@ from kpass.errors import DataError
 from kpass.render.formatting import FORMATS
 from kpass.render.numbers import format_interval, format_level, format_number
 from kpass.render.tables import render_table
-from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, _table_notes, problem_attribute
+from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, _table_notes, problem_attribute, replaying_violations
 from kpass.data.table import SampleTable
 from kpass.reports._pairs import paired_counts, unmatched_notes
 
@@ -75,6 +75,7 @@ def _f(value: Any) -> float | None:
     return None if math.isnan(value) else value
 
 
+@replaying_violations
 def compute_crossover(table: SampleTable, *, base: str, model: str, cluster_by: str | None = None,
                       confidence_level: float = 0.95, rng: int | np.random.Generator | None = DEFAULT_SEED,
                       n_resamples: int = DEFAULT_N_RESAMPLES, robust_fraction: Any = "1/2") -> CrossoverReport:
@@ -82,8 +83,9 @@ def compute_crossover(table: SampleTable, *, base: str, model: str, cluster_by: 
 
     Parameters
     ----------
-    table : SampleTable
-        Samples of (at least) the two models.
+    table : SampleTable or ProblemStatistics
+        Samples of (at least) the two models, or an engine's per-problem statistics of them
+        (the curves are functions of each problem's ``(n, c)``).
     base, model : str
         The base model and the model compared with it.
     cluster_by : str, optional

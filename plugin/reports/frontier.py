@@ -32,8 +32,9 @@ from kpass.errors import DataError, UsageError
 from kpass.render.formatting import FORMATS
 from kpass.render.numbers import MISSING, format_interval, format_level, format_number
 from kpass.render.tables import render_table
-from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, compute_report, interval_options
+from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, compute_report, interval_options, replaying_violations
 from kpass.host.lookups import parse_metric_specs
+from kpass.data.reduction import ProblemStatistics
 from kpass.data.table import SampleTable
 
 __all__ = ["FrontierReport", "UNITS", "UNIT_LABELS", "compute_frontier", "format_frontier"]
@@ -98,18 +99,26 @@ def _mean_tokens(table: SampleTable, budgets: Sequence[int | None]) -> dict[tupl
         raise DataError("equal-compute comparison needs the output_tokens column (tokens generated per sample)",
                         **table.error_location(), field="output_tokens")
     index = table.problem_index
-    tokens = table.raw_column("output_tokens")[index.order]
-    null = tokens < 0
-    if null.any():
-        row = int(index.order[np.flatnonzero(null)[0]])
-        raise DataError(f"{int(null.sum())} samples have no output_tokens; the compute of every sample is needed",
-                        **table.error_location(row), field="output_tokens")
+    if isinstance(table, ProblemStatistics):  # the engine summed the tokens per problem
+        if table.tokens_null is None:
+            raise RuntimeError("the engine's statistics hold no output-token sums (Needs(tokens=True))")
+        table.check_rows(table.tokens_null > 0, "output_tokens null")
+    else:
+        tokens = table.raw_column("output_tokens")[index.order]
+        null = tokens < 0
+        if null.any():
+            row = int(index.order[np.flatnonzero(null)[0]])
+            raise DataError(f"{int(null.sum())} samples have no output_tokens; the compute of every sample is needed",
+                            **table.error_location(row), field="output_tokens")
     group = index.model_codes * max(table.n_categories("task"), 1) + index.task_codes
     samples = np.bincount(group, weights=index.n_samples)
     out = {}
     for budget in budgets:
-        spent = tokens if budget is None else np.minimum(tokens, budget)
-        per_problem = np.add.reduceat(spent.astype(np.float64), index.starts) if spent.size else np.zeros(0)
+        if isinstance(table, ProblemStatistics):
+            per_problem = table.tokens_spent[budget].astype(np.float64)
+        else:
+            spent = tokens if budget is None else np.minimum(tokens, budget)
+            per_problem = np.add.reduceat(spent.astype(np.float64), index.starts) if spent.size else np.zeros(0)
         total = np.bincount(group, weights=per_problem, minlength=samples.size)
         for key in np.unique(group).tolist():
             model, task = divmod(key, max(table.n_categories("task"), 1))
@@ -117,6 +126,7 @@ def _mean_tokens(table: SampleTable, budgets: Sequence[int | None]) -> dict[tupl
     return out
 
 
+@replaying_violations
 def compute_frontier(table: SampleTable, metrics: str | Sequence[str] | None = None, *, unit: str = "tokens",
                      active_parameters: Mapping[str, float] | None = None,
                      prices: Mapping[str, float] | None = None, cluster_by: str | None = None,
@@ -127,8 +137,9 @@ def compute_frontier(table: SampleTable, metrics: str | Sequence[str] | None = N
 
     Parameters
     ----------
-    table : SampleTable
-        Samples of the models, with ``output_tokens``.
+    table : SampleTable or ProblemStatistics
+        Samples of the models, with ``output_tokens``, or an engine's per-problem statistics of
+        them reduced with ``Needs(tokens=True)`` and the budgets of ``metrics``.
     metrics : str or sequence of str, optional
         Configurations (default: pass@k and, with answers, cons@k for k = 1, 2, 4, ... up to the
         smallest n); a token budget ``pass@1(B=4096)`` is charged ``min(tokens, B)`` per sample.

@@ -60,7 +60,9 @@ from numpy.typing import NDArray
 
 from kpass import __version__
 from kpass.data.leaderboard_tables import ExtendResult, LeaderboardTable, extend_table
+from kpass.data.reduction import ProblemStatistics
 from kpass.data.table import SampleTable
+from kpass.errors import UsageError
 from kpass.host.lookups import parse_metric_specs
 from kpass.metrics import (
     DegenerateIntervalWarning,
@@ -80,7 +82,7 @@ from kpass.render.escape import csv_cell, markdown_text
 from kpass.render.leaderboard_html import render_html
 from kpass.render.leaderboard_text import csv_columns, markdown_columns, render_csv, render_json, render_markdown
 from kpass.reports.columns import _clusters_for, _column_matrix, _problem_clusters
-from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, compute_report, interval_options
+from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, compute_report, interval_options, replaying_violations
 
 __all__ = ["Leaderboard", "PAIRS", "RankIntervals", "TIE_TOLERANCE", "build_leaderboard", "holm_adjust", "rank_intervals"]
 
@@ -366,13 +368,14 @@ def _budget_curves(table: Any, models: Sequence[str], tasks: Sequence[str], clus
     return curves, notes
 
 
+@replaying_violations
 def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] = "pass@1", *,
                       sort: str | None = None, baseline: str | None = None, pairs: str = "all",
                       cluster_by: str | None = None, method: str | None = None,
                       confidence_level: float = 0.95, rng: int | np.random.Generator | None = DEFAULT_SEED,
                       n_resamples: int = DEFAULT_N_RESAMPLES, curves: bool = True,
                       budgets: Sequence[int] | None = None, plugin_manager: Any = None,
-                      selected_on_this_set: Sequence[str] = ()) -> Leaderboard:
+                      selected_on_this_set: Sequence[str] = (), budget_curves: bool = True) -> Leaderboard:
     """Build a leaderboard from a sample table holding several models.
 
     Every cell (estimate, interval, standard error, problem counts) comes from
@@ -387,8 +390,13 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
 
     Parameters
     ----------
-    table : kpass.SampleTable
-        Samples of every model (see :func:`kpass.read_samples`).
+    table : kpass.SampleTable or ProblemStatistics
+        Samples of every model (see :func:`kpass.read_samples`), or an engine's per-problem
+        statistics of them (:func:`kpass.host.lookups.load_samples`): every column, rank interval,
+        comparison and pass@k curve is a function of per-problem values. The budget curves need
+        every sample's token positions (their automatic grid and their per-sample checks), so on
+        statistics whose input has token columns they need ``budget_curves=False`` (or
+        ``curves=False``).
     metrics : str or sequence, default: "pass@1"
         Metric specs (see :func:`kpass.parse_metric_specs`).
     sort : str, optional
@@ -416,6 +424,8 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
     budgets : sequence of int, optional
         Budgets of the budget curves (default: powers of two up to the largest budget each
         model's run decides).
+    budget_curves : bool, default: True
+        With ``curves``, also the fin@1 and pass@1 curves against the token budget.
     plugin_manager : pluggy.PluginManager, optional
         Host whose metric families are used.
     selected_on_this_set : sequence of str, default: ()
@@ -433,9 +443,15 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
         Unknown ``baseline``, ``sort`` or ``pairs``; fewer than two problems shared by the models.
     kpass.DataError
         What :func:`kpass.compute_report` raises, and clusters that differ between models.
+    kpass.UsageError
+        Budget curves asked of an engine's statistics whose input has token columns.
     """
-    if not isinstance(table, SampleTable):
-        raise TypeError(f"`table` must be a kpass.SampleTable; got {type(table).__name__}.")
+    if not isinstance(table, (SampleTable, ProblemStatistics)):
+        raise TypeError(f"`table` must be a kpass.SampleTable or ProblemStatistics; got {type(table).__name__}.")
+    if (curves and budget_curves and isinstance(table, ProblemStatistics)
+            and (table.has_column("output_tokens") or table.has_column("answer_token"))):
+        raise UsageError(f"the leaderboard's budget curves need every sample's token positions, which the "
+                         f"{table.engine} engine reduces away; add --no-budget-curves (Python: budget_curves=False) or use --engine numpy")
     if pairs not in PAIRS:
         raise ValueError(f"`pairs` must be one of {PAIRS}; got {pairs!r}.")
     confidence_level = _check_confidence_level(confidence_level)
@@ -574,8 +590,10 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
         curve_data, curve_notes = _pass_at_k_curves(table, models, tasks, options, plugin_manager)
         budget_options = interval_options(method=method, confidence_level=confidence_level, rng=rng,
                                           n_resamples=n_resamples, clustered=cluster_map is not None)
-        budget_data, budget_notes = _budget_curves(table, models, tasks, cluster_map, budgets, budget_options)
-        notes += curve_notes + budget_notes
+        if budget_curves:
+            budget_data, budget_notes = _budget_curves(table, models, tasks, cluster_map, budgets, budget_options)
+            curve_notes += budget_notes
+        notes += curve_notes
 
     data = {
         "kind": "kpass.leaderboard",

@@ -236,8 +236,6 @@ def test_cli_engines_print_the_same_report(run_cli, tmp_path, spark_session):
     assert outputs["numpy"] == outputs["duckdb"] == outputs["spark"]
     code, out, err = run_cli("report", str(tmp_path / "*.jsonl"), "-m", "pass@1", "--format", "json")
     assert code == 0 and json.loads(out)["rows"] == outputs["duckdb"]["rows"][::2] or code == 0, err
-    code, _, err = run_cli("budget", path, "--engine", "duckdb")
-    assert code == 2 and "needs the samples themselves; use --engine numpy" in err
     code, _, err = run_cli("report", str(tmp_path / "nothing-*.jsonl"))
     assert code == 2 and "no file matches" in err
 
@@ -257,6 +255,55 @@ def test_plugin_family_without_statistics_runs_on_numpy_by_default():
     assert np.array_equal(N.for_specs([spec]).budgets, ())
 
 
+# every command that reads samples: the same JSON on numpy, DuckDB and Spark, the same error
+_COMMANDS = {
+    "crossover": ["--base", "a", "--model", "b", "--n-resamples", "200"],
+    "frontier": ["-m", "pass@1,2", "cons@2", "pass@1(B=11)", "--n-resamples", "200"],
+    "leaderboard": ["-m", "pass@1", "cons@2", "--no-budget-curves", "--n-resamples", "200"],
+    "budget": ["--budgets", "as-run,10,11", "-k", "1,2", "--cluster-by", "subject", "--n-resamples", "200"],
+    "decompose": ["--base", "a", "--model", "b", "--budgets", "as-run,11", "--n-resamples", "200"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(_COMMANDS))
+def test_every_command_prints_the_same_json_and_error_on_every_engine(run_cli, tmp_path, spark_session, command):
+    path = _write(tmp_path, _records(), "jsonl")
+    broken = _write(tmp_path, [r for r in _records() if not (r["problem_id"] == "p1" and r["sample_index"] == 2)],
+                    "jsonl", "gap")
+    outputs, errors = {}, {}
+    for engine in ("numpy", "duckdb", "spark"):
+        code, out, err = run_cli(command, path, *_COMMANDS[command], "--engine", engine, "--format", "json")
+        assert code == 0, (engine, err)
+        outputs[engine] = json.loads(out)
+        code, _, err = run_cli(command, broken, *_COMMANDS[command], "--engine", engine, "--format", "json")
+        assert code == 1, (engine, err)
+        errors[engine] = err
+    assert outputs["numpy"] == outputs["duckdb"] == outputs["spark"]
+    assert errors["numpy"] == errors["duckdb"] == errors["spark"] and str(broken) in errors["numpy"]
+    assert "sample_index" in errors["numpy"], errors["numpy"]
+
+
+def test_budget_rules_and_what_needs_the_samples(run_cli, tmp_path):
+    """Budget placement, null tokens: the same error on DuckDB as on numpy (Spark shares the SQL:
+    the test above); tokenizers and the leaderboard's budget curves need the samples (exit 2)."""
+    records = _records()
+    path = _write(tmp_path, records, "jsonl")
+    unknown = _write(tmp_path, [dict(r, output_tokens=None) if i == 5 else r for i, r in enumerate(records)],
+                     "jsonl", "null-tokens")
+    for command, file, extra in (("budget", path, ["--budgets", "12"]), ("decompose", path, ["--base", "a", "--model",
+                                 "b", "--budgets", "as-run,50"]), ("frontier", unknown, []), ("budget", unknown,
+                                 ["--budgets", "10"])):
+        got = [run_cli(command, file, *extra, "--engine", engine) for engine in ("numpy", "duckdb")]
+        assert got[0][0] == got[1][0] == 1 and got[0][2] == got[1][2], (command, got)
+        assert "line" in got[0][2], got[0][2]
+    code, _, err = run_cli("budget", path, "--tokenizer", "tiktoken:cl100k_base", "--engine", "duckdb")
+    assert code == 2 and "--tokenizer re-counts tokens from each sample's text; use --engine numpy" in err
+    code, _, err = run_cli("leaderboard", path, "--engine", "duckdb")
+    assert code == 2 and "budget curves need every sample's token positions" in err and "--no-budget-curves" in err
+    code, out, err = run_cli("leaderboard", path, "--engine", "duckdb", "--no-curves", "--format", "json")
+    assert code == 0 and json.loads(out)["budget_curves"] == {}, err
+
+
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
 def test_sample_indices_past_the_bitmask_words_are_counted_exactly(tmp_path, fmt):
     """The DuckDB reduction counts indices 0..255 as bits and the rest by DISTINCT: 300 samples per
@@ -273,6 +320,6 @@ def test_sample_indices_past_the_bitmask_words_are_counted_exactly(tmp_path, fmt
                          ("gap", [r for r in good if not (r["problem_id"] == "p1" and r["sample_index"] == 270)]),
                          ("negative", [r if r["sample_index"] != 0 else dict(r, sample_index=-5) for r in good])]:
         path = _write(tmp_path, broken, fmt, name=name)
-        message = _error(lambda: kpass.compute_report(kpass.read_samples(path), specs, by=("model",)))
-        assert _error(lambda: kpass.compute_report(reduce_samples([path], needs, engine="duckdb"), specs,
+        message = _error(lambda path=path: kpass.compute_report(kpass.read_samples(path), specs, by=("model",)))
+        assert _error(lambda path=path: kpass.compute_report(reduce_samples([path], needs, engine="duckdb"), specs,
                                                    by=("model",))) == message, name
