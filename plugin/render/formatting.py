@@ -13,7 +13,8 @@ from kpass.render.tables import markdown_lines, render_table
 if TYPE_CHECKING:  # pragma: no cover
     from kpass.reports.report import Comparison, Exclusion, Report
 
-__all__ = ["FORMATS", "exclusion_lines", "format_comparison", "format_power", "format_report", "format_tail", "render"]
+__all__ = ["FORMATS", "exclusion_lines", "format_comparison", "format_power", "format_report", "format_tail",
+           "json_if_asked", "render"]
 
 FORMATS = ("table", "markdown", "csv", "json")
 _MAX_IDS = 10
@@ -49,12 +50,22 @@ def format_tail(title_exclusions: str, exclusions: Sequence[Exclusion], notes: S
     return "\n".join(parts)
 
 
-def format_report(report: Report, fmt: str = "table") -> str:
-    """Render a :class:`~kpass.Report` (``fmt`` in ``table``, ``markdown``, ``csv``, ``json``)."""
+def json_if_asked(result: Any, fmt: str) -> str | None:
+    """The start of every ``format_*``: ``fmt`` must be one of :data:`FORMATS`; for ``"json"`` the
+    result's ``as_dict()`` as indented JSON (NaN refused, numpy scalars as numbers), else ``None``
+    (the caller renders its table)."""
     if fmt not in FORMATS:
         raise ValueError(f"`fmt` must be one of {', '.join(FORMATS)}; got {fmt!r}.")
     if fmt == "json":
-        return json.dumps(report.as_dict(), indent=2, allow_nan=False, default=_json_default) + "\n"
+        return json.dumps(result.as_dict(), indent=2, allow_nan=False, default=_json_default) + "\n"
+    return None
+
+
+def format_report(report: Report, fmt: str = "table") -> str:
+    """Render a :class:`~kpass.Report` (``fmt`` in ``table``, ``markdown``, ``csv``, ``json``)."""
+    text = json_if_asked(report, fmt)
+    if text is not None:
+        return text
     by = list(report.by)
     # group rows (lm-eval groups) are clustered by subtask even without cluster_by
     clustered = report.cluster_by is not None or any(row.n_clusters is not None for row in report.rows)
@@ -84,10 +95,9 @@ def format_report(report: Report, fmt: str = "table") -> str:
 
 def format_comparison(comparison: Comparison, fmt: str = "table") -> str:
     """Render a :class:`~kpass.Comparison` (``fmt`` in ``table``, ``markdown``, ``csv``, ``json``)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"`fmt` must be one of {', '.join(FORMATS)}; got {fmt!r}.")
-    if fmt == "json":
-        return json.dumps(comparison.as_dict(), indent=2, allow_nan=False, default=_json_default) + "\n"
+    text = json_if_asked(comparison, fmt)
+    if text is not None:
+        return text
     by = list(comparison.by)
     clustered = comparison.cluster_by is not None
     if fmt == "csv":

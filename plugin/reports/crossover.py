@@ -8,7 +8,6 @@ CSV or JSON (whose ``crossovers`` list holds one object per task and direction) 
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from typing import Any
 
@@ -17,7 +16,7 @@ import numpy as np
 from kpass import metrics as core
 
 from kpass.errors import DataError
-from kpass.render.formatting import FORMATS
+from kpass.render.formatting import json_if_asked
 from kpass.render.numbers import format_interval, format_level, format_number
 from kpass.render.tables import render_table
 from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, _table_notes, problem_attribute, replaying_violations
@@ -160,10 +159,9 @@ def _undefined_share_line(result: core.CrossoverResult, shown: list[int], level:
 
 def format_crossover(report: CrossoverReport, fmt: str = "table") -> str:
     """Render a :class:`CrossoverReport` (``fmt`` in ``table``, ``markdown``, ``csv``, ``json``)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"`fmt` must be one of {', '.join(FORMATS)}; got {fmt!r}.")
-    if fmt == "json":
-        return json.dumps(report.as_dict(), indent=2, allow_nan=False) + "\n"
+    text = json_if_asked(report, fmt)
+    if text is not None:
+        return text
     if fmt == "csv":
         rows = report.as_dict()["curves"]
         header = list(rows[0]) if rows else ["task", "k"]

@@ -19,7 +19,6 @@ beats with less or equal compute. Scores and intervals are those of ``kpass repo
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -29,7 +28,7 @@ import numpy as np
 from kpass import metrics as core
 
 from kpass.errors import DataError, UsageError
-from kpass.render.formatting import FORMATS
+from kpass.render.formatting import json_if_asked
 from kpass.render.numbers import MISSING, format_interval, format_level, format_number
 from kpass.render.tables import render_table
 from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, compute_report, interval_options, replaying_violations
@@ -252,10 +251,9 @@ def _compute_text(value: float, unit: str) -> str:
 
 def format_frontier(report: FrontierReport, fmt: str = "table") -> str:
     """Render a :class:`FrontierReport` (``fmt`` in ``table``, ``markdown``, ``csv``, ``json``)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"`fmt` must be one of {', '.join(FORMATS)}; got {fmt!r}.")
-    if fmt == "json":
-        return json.dumps(report.as_dict(), indent=2, allow_nan=False) + "\n"
+    text = json_if_asked(report, fmt)
+    if text is not None:
+        return text
     if fmt == "csv":
         header = ["task", "compute", "leader", "leader_metric", "leader_estimate", "runner_up", "runner_up_metric",
                   "runner_up_estimate", "difference", "low", "high", "p_value"]
