@@ -21,6 +21,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate, special, stats
 
 from kpass.metrics import DEFAULT_INTERVAL_METHOD, DEFAULT_PAIRED_METHOD, mean_ci_columns
@@ -252,3 +254,75 @@ def test_clustered_regime_keeps_the_population_value_and_has_ten_clusters_at_30(
     same = np.corrcoef(p_a[0], p_a[10])[0, 1]
     other = np.corrcoef(p_a[0], p_a[1])[0, 1]
     assert same > 0.3 and abs(other) < 0.05
+
+
+# ---------------------------------------------------------------------------------------------
+# the regime study's structure: shared simulations, Monte Carlo error, filters
+# ---------------------------------------------------------------------------------------------
+
+
+def test_single_model_counts_do_not_depend_on_drawing_model_b():
+    # single-model cells skip model B's Beta quantiles; model A's benchmarks must be the same ones
+    for regime in ("ceiling (rare hard problems)", "clustered floor (10+ clusters)"):
+        single = study.simulate_regime(regime, 30, 16, 50, seed=5, need_b=False)
+        paired = study.simulate_regime(regime, 30, 16, 50, seed=5, need_b=True)
+        assert single[1] is None and paired[1].shape == (30, 50)
+        np.testing.assert_array_equal(single[0], paired[0])
+        np.testing.assert_array_equal(single[2], paired[2]) if single[2] is not None else None
+
+
+def test_run_regimes_shares_simulations_across_metrics_and_keeps_table_order():
+    grid = dict(n_problems=(30,), n_samples=(4, 16), regimes=("floor (rare easy problems)",), metrics=("pass@1", "pass^4"),
+                comparisons=("single",))
+    cells = study.run_regimes(n_sims=40, n_resamples=99, seed=3, **grid)
+    assert [(c.metric, c.n_samples) for c in cells] == [("pass@1", 4), ("pass@1", 16), ("pass^4", 4), ("pass^4", 16)]
+    # each cell equals the one computed on its own (same simulated benchmarks, same resamples)
+    alone = study.run_regime_cell("floor (rare easy problems)", "single", "pass^4", 30, 16, n_sims=40, n_resamples=99, seed=3)
+    assert cells[3].coverage == alone.coverage and cells[3].width == alone.width
+
+
+def test_monte_carlo_error_and_the_band_beyond_it():
+    assert study.monte_carlo_se(0.95, 1000) == pytest.approx(math.sqrt(0.95 * 0.05 / 1000))  # 0.69 points
+    assert study.regime_sims(1000, 30, 64) == 1000 and study.regime_sims(1000, 10, 1) == 300
+    cell = study.RegimeCell("r", "single", "pass@1", 100, 16, 0.5, coverage={DEFAULT_INTERVAL_METHOD: 0.985}, n_sims=1000)
+    # 98.5% of 1000 is above 98% but within 2 standard errors (0.89 points) of it
+    assert not cell.in_band() and not cell.beyond_mc_error()
+    cell.coverage[DEFAULT_INTERVAL_METHOD] = 0.99
+    assert cell.beyond_mc_error()
+    cell.coverage[DEFAULT_INTERVAL_METHOD] = 0.92  # 93% - 2 x 0.81 = 91.4%: within
+    assert not cell.beyond_mc_error()
+    cell.n_sims = 4000  # 93% - 2 x 0.40 = 92.2%: beyond
+    assert cell.beyond_mc_error()
+
+
+def test_regime_filters_run_one_cell_and_reject_unknown_names(tmp_path, capsys):
+    out = tmp_path / "edges.md"
+    assert study.main(["--regimes-only", "--comparisons", "single", "--regimes", "bell-shaped", "--metrics", "pass@8",
+                       "--n-problems", "30", "--n-samples", "16", "--regime-sims", "30", "--resamples", "99",
+                       "--edges-output", str(out)]) == 0
+    rows = [line for line in out.read_text().splitlines() if line.startswith("| bell-shaped")]
+    assert len(rows) == 1 and "| pass@8 | 30 | 16 | 30 |" in rows[0]
+    assert "All single cells at N >= 30**: " in out.read_text()
+    for bad in (["--metrics", "pass@9"], ["--regimes", "nowhere"], ["--n-problems", "3o"]):
+        with pytest.raises(SystemExit) as raised:
+            study.main(["--regimes-only", *bad])
+        assert raised.value.code == 2
+    assert "pass@9" in capsys.readouterr().err
+
+
+def test_binomial_interval_coverage_reference_values():
+    # N = 10, p = 0.03: Wilson's interval holds 0.03 at x = 0 (upper 0.278) and x = 1 (lower 0.018) but
+    # not at x = 2 (lower 0.057), so its coverage is P(X <= 1) = 0.97^10 + 10 * 0.03 * 0.97^9 (by hand)
+    assert study.binomial_interval_coverage(10, 0.03, "wilson") == pytest.approx(0.97**10 + 10 * 0.03 * 0.97**9, abs=1e-12)
+    # Jeffreys and Clopper-Pearson at x = 3 of 30 (lower 0.026 and 0.021) hold 0.03, Wilson (0.035) does not
+    assert study.binomial_interval_coverage(30, 0.03, "wilson") == pytest.approx(stats.binom.cdf(2, 30, 0.03), abs=1e-12)
+    assert study.binomial_interval_coverage(30, 0.03, "jeffreys") == pytest.approx(stats.binom.cdf(3, 30, 0.03), abs=1e-12)
+    with pytest.raises(ValueError, match="wald"):
+        study.binomial_interval_coverage(30, 0.03, "wald")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=1, max_value=300), st.floats(min_value=0.001, max_value=0.999))
+def test_clopper_pearson_never_covers_less_than_its_level(n_trials, p):
+    # Clopper-Pearson inverts two exact one-sided binomial tests: its coverage is >= 95% at every p
+    assert study.binomial_interval_coverage(n_trials, p, "clopper-pearson") >= 0.95 - 1e-9
