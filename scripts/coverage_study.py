@@ -55,15 +55,20 @@ exact population values (:data:`REGIMES`: rare hard problems at the ceiling, rar
 floor, point masses at 0 and 1, a bell-shaped population near 0.98, sparse paired gains; and
 :data:`CLUSTERED_REGIMES`, the first three in N/3 clusters), metrics :data:`REGIME_METRICS`
 (pass@1, pass@8, pass^4, G-Pass@8_0.5, mG-Pass@8, cons@5), N in :data:`REGIME_N_PROBLEMS` and n in
-:data:`REGIME_N_SAMPLES`, :data:`REGIME_SIMS` simulations per cell (fewer for the biggest cells,
-:func:`regime_sims`). Per cell: the default's coverage, misses below and above, mean width, the
-narrowest method covering >= 94% and the 1.3x width rule, the warned share of misses and of all.
+:data:`REGIME_N_SAMPLES`, :data:`REGIME_SIMS` (1,000) simulations per cell at N >= 30, 30% of that at
+N = 10 (:func:`regime_sims`). Per cell: the default's coverage and its Monte Carlo standard error,
+misses below and above, mean width, the narrowest method covering >= 94% and the 1.3x width rule,
+the warned share of misses and of all; per regime and in total, the cells outside 93-98% plainly
+and beyond 2 Monte Carlo standard errors (:meth:`RegimeCell.beyond_mc_error`), and the exact
+binomial coverage of the rare-kind count (:func:`discreteness_table`). The simulated benchmarks of
+a (regime, N, n) are drawn once for all its metrics (:func:`simulate_regime`), single-model cells
+skip model B's Beta quantiles, and ``--regimes/--metrics/--n-problems/--n-samples`` run a subset.
 
 Run ``python scripts/coverage_study.py --full`` (or ``make coverage``, which writes
 ``docs/coverage.md`` and, with ``--edges-output``, ``docs/coverage-edges.md``); without ``--full``
 a small version (the regimes' quick profile: N = 30 and 100, n = 16) runs in a few minutes.
-``--regimes-only --comparisons single`` runs the single-model regime cells alone (455 s on the
-shared 2-core machine at full size, 926 s beside another run).
+``--regimes-only --comparisons single`` runs the single-model regime cells alone (the run time is
+the last line of ``docs/coverage-edges.md``).
 """
 
 from __future__ import annotations
@@ -613,10 +618,11 @@ def discreteness_table(n_problems=REGIME_N_PROBLEMS) -> str:
 
 
 def _warned(result) -> bool:
-    """Whether kpass warns about this column's interval (a fallback bound, a degenerate column, few clusters)."""
+    """Whether kpass warns about this column's interval (a fallback bound, a degenerate column, few clusters,
+    a single-model mean resting on a few problems off an end: ``details["few_off_end"]``)."""
     details = result.details
     return bool(any(details.get("degenerate_tail", ())) or "degenerate" in details or details.get("sparse_differences")
-                or details.get("near_end")
+                or details.get("few_off_end")
                 or "score (few clusters)" in (details.get("scale"), *details.get("model_scales", ())))
 
 

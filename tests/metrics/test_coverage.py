@@ -228,7 +228,9 @@ def test_near_end_pass1_cells_cover_within_the_band(regime, n_samples, before):
                                  seed=11, methods=(DEFAULT_INTERVAL_METHOD,))
     default = cell.coverage[DEFAULT_INTERVAL_METHOD]
     assert 0.915 <= default <= 0.995, (default, before)
-    assert cell.warned_share > 0.5  # these benchmarks sit within 3 problems' worth of an end: all flagged
+    # the reliability warning (1.5 to 12 problems' worth off an end) marks the misses more often than the
+    # intervals at large (seed 11: 93% of the misses against 88% of all; 100% / 87%; 100% / 57%)
+    assert cell.warned_share_of_misses >= cell.warned_share and cell.warned_share_of_misses > 0.5
 
 
 def test_regime_tables_of_kpass_estimators():
