@@ -174,6 +174,7 @@ def interval_core(
     scale_range: tuple[float, float] | None = None,
     no_difference_range: tuple[float, float] | None = None,
     few_clusters: bool = False,
+    degenerate_fraction: float = 1.0,
 ) -> list[dict[str, Any]]:
     """Compute the interval for every column of ``values``; returns one dict per column.
 
@@ -189,7 +190,9 @@ def interval_core(
     this range) gives a column of differences all 0 the bound of "no difference seen on N problems"
     (:func:`no_difference_bound`) instead of [0, 0]. ``few_clusters`` (fewer than
     :data:`FEW_CLUSTERS` clusters) applies the few-cluster rule of the default methods: both
-    bounds from the score interval (:func:`few_clusters_note`).
+    bounds from the score interval (:func:`few_clusters_note`). ``degenerate_fraction``
+    (studentized only): a tail is degenerate when more than this fraction of alpha/2 of the resamples
+    are degenerate on its side (:data:`SINGLE_DEGENERATE_FRACTION` for a single mean, 1 otherwise).
     """
     n, k = values.shape
     alpha = 1.0 - level
@@ -240,7 +243,7 @@ def interval_core(
             two_point = None if scale_range is None else at_range_ends(values, scale_range)
             studentized = Studentized(estimate, se, boot_mean, boot_se, units.n_units, constant, tol, fallback,
                                        scale_range, two_point, few_clusters,
-                                       degenerate_fraction=SINGLE_DEGENERATE_FRACTION if paired is None else 1.0)
+                                       degenerate_fraction=degenerate_fraction)
             scales = studentized.scale_name()
             out = studentized.interval(np.full(k, level))
             low, high = out["low"], out["high"]

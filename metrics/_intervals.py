@@ -214,18 +214,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._bootstrap import DEFAULT_N_RESAMPLES
-from ._interval_engine import interval_core
+from ._interval_engine import SINGLE_DEGENERATE_FRACTION, interval_core
 from ._resampling import DEFAULT_MAX_CHUNK_ELEMENTS, bootstrap_weights, canonical_order
 from ._result import IntervalResult, PairedResult
-from ._score_intervals import (
-    FEW_CLUSTERS,
-    WARN_END_SHARE,
-    WARN_OFF_END_PROBLEMS,
-    near_end_bounds,
-    paired_score_fallback,
-    score_fallback,
-    wilson_interval,
-)
+from ._score_intervals import FEW_CLUSTERS, WARN_END_SHARE, apply_near_end, paired_score_fallback, score_fallback, wilson_interval
 from ._validation import MAX_REPORTED, check_bounds, check_design, check_values, match_ids
 from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning
 
@@ -597,9 +589,10 @@ def _mean_ci(values, *, clusters, method, confidence_level, n_resamples, rng, bo
     fallback = score_fallback(arr, codes, n_clusters, value_range) if method == "studentized" else None
     results = interval_core(arr, codes, n_clusters, method, level, design.n_resamples, rng, bound_range,
                              design.max_chunk_elements, False, fallback, scale_range=value_range,
-                             few_clusters=few_clusters_note(n_clusters) is not None)
+                             few_clusters=few_clusters_note(n_clusters) is not None,
+                             degenerate_fraction=SINGLE_DEGENERATE_FRACTION)
     if method == "studentized" and value_range is not None and few_clusters_note(n_clusters) is None:
-        _apply_near_end(results, arr, codes, n_clusters, value_range, level, bound_range)
+        apply_near_end(results, arr, codes, n_clusters, value_range, level, bound_range)
     _warn_few_clusters(n_clusters, method)
     _warn_degenerate(results, "value")
     _warn_few_off_end(results)
@@ -620,48 +613,13 @@ def _mean_ci(values, *, clusters, method, confidence_level, n_resamples, rng, bo
     return out
 
 
-def _apply_near_end(results, arr, codes, n_clusters, value_range, level, bound_range) -> None:
-    r"""The near-end rule of the default single-model interval (:func:`near_end_bounds`), in place.
-
-    A column whose mean lies within :data:`NEAR_END_PROBLEMS` problems' worth of an end of its
-    range (other than 0/1 values and constant columns, whose score interval already counts N
-    trials) gets, on the side away from that end, the wider of the studentized bound and the
-    Wilson bound with at most twice the Bernoulli worst-case size; ``details["near_end"]`` says
-    so, ``details["studentized_bounds"]`` keeps the bounds before the rule and
-    ``details["bound_methods"]`` names "score (near end)" when the score bound was the wider.
-    Every such column records ``details["off_end_problems"]`` (:math:`n_B \min(\hat p, 1-\hat p)`);
-    ``details["few_off_end"]`` marks the columns :func:`_warn_few_off_end` warns about.
-    """
-    near_end, at_top, low, high, off_end = near_end_bounds(arr, codes, n_clusters, value_range, level)
-    lo, hi = value_range
-    p = np.clip((arr.mean(axis=0) - lo) / (hi - lo), 0.0, 1.0)
-    close = np.minimum(p, 1.0 - p) < WARN_END_SHARE
-    for j, r in enumerate(results):
-        if r["constant"] or r["details"].get("degenerate") or r["details"].get("scale") == "score (0/1 values)":
-            continue  # constant columns and 0/1 values keep their score interval (N trials already)
-        r["details"]["off_end_problems"] = float(off_end[j])
-        if close[j] and off_end[j] >= WARN_OFF_END_PROBLEMS:
-            r["details"]["few_off_end"] = True
-        if not near_end[j]:
-            continue
-        r["details"]["near_end"] = True
-        r["details"]["studentized_bounds"] = (r["low"], r["high"])
-        methods = list(r["details"].get("bound_methods", ("studentized", "studentized")))
-        if at_top[j] and low[j] < r["low"]:
-            r["low"] = float(low[j] if bound_range is None else max(low[j], bound_range[0]))
-            methods[0] = "score (near end)"
-        elif not at_top[j] and high[j] > r["high"]:
-            r["high"] = float(high[j] if bound_range is None else min(high[j], bound_range[1]))
-            methods[1] = "score (near end)"
-        r["details"]["bound_methods"] = tuple(methods)
-
-
 def _warn_few_off_end(results: list[dict[str, Any]]) -> None:
     """Warn when a single-model mean rests on a few problems off an end of its range (``details["few_off_end"]``).
 
     A mean within :data:`WARN_END_SHARE` of an end but at least :data:`WARN_OFF_END_PROBLEMS`
     problems' worth from it, chosen by the share of the default's misses it marks in the coverage
-    study; closer to the end the near-end rule makes the interval conservative.
+    study; closer to the end the near-end rule (:func:`~._score_intervals.apply_near_end`) makes the
+    interval conservative.
     """
     flagged = [j for j, r in enumerate(results) if r["details"].get("few_off_end")]
     if not flagged:

@@ -26,6 +26,7 @@ __all__ = [
     "FEW_CLUSTERS",
     "Fallback",
     "LevelBounds",
+    "apply_near_end",
     "at_range_ends",
     "mean_and_se",
     "mover_bounds",
@@ -450,3 +451,41 @@ def near_end_bounds(values: NDArray[np.float64], codes, n_clusters, value_range:
     bounds = wilson_effective(mean, se, NEAR_END_SIZE_FACTOR * n_bernoulli, df, value_range)
     low, high = bounds(np.full(values.shape[1], level))
     return near_end, p > 0.5, low, high, off_end
+
+
+def apply_near_end(results: list[dict], arr: NDArray[np.float64], codes, n_clusters, value_range: tuple[float, float],
+                   level: float, bound_range: tuple[float, float] | None) -> None:
+    r"""The near-end rule of the default single-model interval (:func:`near_end_bounds`), in place.
+
+    A column whose mean lies within :data:`NEAR_END_PROBLEMS` problems' worth of an end of its
+    range (other than 0/1 values and constant columns, whose score interval already counts N
+    trials) gets, on the side away from that end, the wider of the studentized bound and the
+    Wilson bound with at most twice the Bernoulli worst-case size; ``details["near_end"]`` says
+    so, ``details["studentized_bounds"]`` keeps the bounds before the rule and
+    ``details["bound_methods"]`` names "score (near end)" when the score bound was the wider.
+    Every such column records ``details["off_end_problems"]`` (:math:`n_B \min(\hat p, 1-\hat p)`);
+    ``details["few_off_end"]`` marks those within :data:`WARN_END_SHARE` of an end and at least
+    :data:`WARN_OFF_END_PROBLEMS` problems' worth from it, which :func:`~kpass.metrics.mean_ci` warns about.
+    """
+    near_end, at_top, low, high, off_end = near_end_bounds(arr, codes, n_clusters, value_range, level)
+    lo, hi = value_range
+    p = np.clip((arr.mean(axis=0) - lo) / (hi - lo), 0.0, 1.0)
+    close = np.minimum(p, 1.0 - p) < WARN_END_SHARE
+    for j, r in enumerate(results):
+        if r["constant"] or r["details"].get("degenerate") or r["details"].get("scale") == "score (0/1 values)":
+            continue  # constant columns and 0/1 values keep their score interval (N trials already)
+        r["details"]["off_end_problems"] = float(off_end[j])
+        if close[j] and off_end[j] >= WARN_OFF_END_PROBLEMS:
+            r["details"]["few_off_end"] = True
+        if not near_end[j]:
+            continue
+        r["details"]["near_end"] = True
+        r["details"]["studentized_bounds"] = (r["low"], r["high"])
+        methods = list(r["details"].get("bound_methods", ("studentized", "studentized")))
+        if at_top[j] and low[j] < r["low"]:
+            r["low"] = float(low[j] if bound_range is None else max(low[j], bound_range[0]))
+            methods[0] = "score (near end)"
+        elif not at_top[j] and high[j] > r["high"]:
+            r["high"] = float(high[j] if bound_range is None else min(high[j], bound_range[1]))
+            methods[1] = "score (near end)"
+        r["details"]["bound_methods"] = tuple(methods)

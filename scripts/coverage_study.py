@@ -85,6 +85,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special, stats
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the study's helpers next to it, when loaded by path
+from coverage_precision import (
+    discreteness_table,
+    monte_carlo_se,
+    parse_integers,
+    parse_names,
+    regime_summary_lines,
+    regime_table_markdown,
+)
 from kpass.metrics import (
     DEFAULT_INTERVAL_METHOD,
     DEFAULT_PAIRED_METHOD,
@@ -512,11 +521,6 @@ def regime_sims(n_sims: int, n_problems: int, n_samples: int) -> int:
     return n_sims if n_problems >= ASSESSED_PROBLEMS else max(int(n_sims * SMALL_N_SIM_SHARE), 1)
 
 
-def monte_carlo_se(coverage: float, n_sims: int) -> float:
-    """Binomial standard error of a coverage estimated from ``n_sims`` simulations, sqrt(c(1-c)/S)."""
-    return math.sqrt(max(coverage * (1.0 - coverage), 0.0) / max(n_sims, 1))
-
-
 def _draw_component(rng, p_a, p_b, shape, chosen=None, need_b=True):
     """Both models' probabilities on one component through the copula of the main grid.
 
@@ -571,50 +575,6 @@ def regime_probabilities(rng, regime: str, shape: tuple[int, int], need_b: bool 
 
 #: Share of the rare kind in the ceiling and floor regimes (:data:`REGIMES`).
 RARE_SHARE = 0.03
-
-
-def binomial_interval_coverage(n_trials: int, p: float, method: str, level: float = 0.95) -> float:
-    """Exact coverage of a binomial-proportion interval at the true ``p``: ``sum_x P(X = x) [p in CI(x)]``.
-
-    ``method`` is "wilson" (Wilson 1927), "jeffreys" (Beta(x + 1/2, n - x + 1/2) quantiles, with the
-    usual 0 and 1 at x = 0 and x = n) or "clopper-pearson" (Beta(x, n - x + 1) and Beta(x + 1, n - x)
-    quantiles). Used as evidence for the discreteness of the rare-problem regimes: the number of
-    rare problems (or rare clusters) in a benchmark is Binomial(N or C, :data:`RARE_SHARE`), and how
-    well any interval can do near 95% is limited by the few values that count can take.
-    """
-    x = np.arange(n_trials + 1)
-    tail = (1.0 - level) / 2.0
-    if method == "wilson":
-        z = special.ndtri(1.0 - tail)
-        share, z2 = x / n_trials, z * z / n_trials
-        center = (share + z2 / 2.0) / (1.0 + z2)
-        half = z * np.sqrt(share * (1.0 - share) / n_trials + z2 / (4.0 * n_trials)) / (1.0 + z2)
-        low, high = center - half, center + half
-    elif method in ("jeffreys", "clopper-pearson"):
-        shift = 0.5 if method == "jeffreys" else 0.0
-        with np.errstate(invalid="ignore"):
-            low = np.where(x > 0, stats.beta.ppf(tail, x + shift, n_trials - x + 1 - shift), 0.0)
-            high = np.where(x < n_trials, stats.beta.ppf(1.0 - tail, x + 1 - shift, n_trials - x + shift), 1.0)
-    else:
-        raise ValueError(f"method {method!r}: one of 'wilson', 'jeffreys', 'clopper-pearson'")
-    covered = (low <= p) & (p <= high)
-    return float(stats.binom.pmf(x, n_trials, p)[covered].sum())
-
-
-def discreteness_table(n_problems=REGIME_N_PROBLEMS) -> str:
-    """Markdown: per N (and its number of clusters), the chance that a benchmark holds none of the rare
-    problems (clusters), and the exact coverage of Wilson, Jeffreys and Clopper-Pearson intervals for
-    the rare share at :data:`RARE_SHARE` (:func:`binomial_interval_coverage`)."""
-    lines = ["**Discreteness of the rare-problem regimes** (the rare kind is 3% of the problems; with clusters "
-             "3% of the clusters, every problem of a cluster of its kind)", "",
-             "| units | count | P(none of the rare kind) | Wilson % | Jeffreys % | Clopper-Pearson % |", "|---|---|---|---|---|---|"]
-    for big_n in n_problems:
-        if big_n < ASSESSED_PROBLEMS:
-            continue
-        for unit, count in (("problems", big_n), ("clusters", max(big_n // PROBLEMS_PER_CLUSTER, 2))):
-            values = [100 * binomial_interval_coverage(count, RARE_SHARE, m) for m in ("wilson", "jeffreys", "clopper-pearson")]
-            lines.append(f"| {unit} | {count} | {(1 - RARE_SHARE) ** count:.2f} | " + " | ".join(f"{v:.1f}" for v in values) + " |")
-    return "\n".join(lines)
 
 
 def _warned(result) -> bool:
@@ -774,25 +734,8 @@ def run_regimes(*, n_sims: int, n_resamples: int, seed: int, n_problems=REGIME_N
 
 
 def format_regime_table(cells: list[RegimeCell]) -> str:
-    """Markdown: the default's coverage, one-sided misses, width, the width rule and the warned shares."""
-    header = ("| regime | comparison | metric | N (clusters) | n | sims | truth | default | coverage % | MC SE | "
-              "misses below / above % | width | narrowest >= 94% (method) | width rule | warned % of misses | "
-              "warned % of all | other methods: coverage % |")
-    lines = ["**Edge regimes (issue #16)**", "", header, "|" + "---|" * 17]
-    for c in cells:
-        d = c.default
-        covering = [(c.width[m], m) for m in c.coverage if c.coverage[m] >= 0.94]
-        narrowest = f"{min(covering)[0]:.3f} ({min(covering)[1]})" if covering else "none"
-        rule = "ok" if c.within_width_rule() else f"{c.width[d] / min(covering)[0]:.2f}x"
-        band = "" if c.in_band() or c.n_problems < ASSESSED_PROBLEMS else (" (over" if c.coverage[d] > BAND[1] else " (under")
-        band += "" if not band else (", > 2 SE)" if c.beyond_mc_error() else ")")
-        warned = "-" if math.isnan(c.warned_share_of_misses) else f"{100 * c.warned_share_of_misses:.0f}"
-        others = ", ".join(f"{m} {100 * v:.1f}" for m, v in c.coverage.items() if m != d)
-        size = f"{c.n_problems}" + ("" if c.n_clusters is None else f" ({c.n_clusters})")
-        lines.append(f"| {c.regime} | {c.comparison} | {c.metric} | {size} | {c.n_samples} | {c.n_sims} | {c.truth:.4f} | "
-                     f"{d} | **{100 * c.coverage[d]:.1f}**{band} | {100 * c.mc_se:.1f} | {100 * c.miss_low[d]:.1f} / {100 * c.miss_high[d]:.1f} | "
-                     f"{c.width[d]:.3f} | {narrowest} | {rule} | {warned} | {100 * c.warned_share:.0f} | {others} |")
-    return "\n".join(lines)
+    """Markdown: the default's coverage and MC SE, one-sided misses, width, the width rule and the warned shares."""
+    return regime_table_markdown(cells, BAND, ASSESSED_PROBLEMS)
 
 
 def out_of_band(cells: list[RegimeCell], comparison: str | None = None, beyond_mc_error: bool = False) -> list[RegimeCell]:
@@ -802,53 +745,10 @@ def out_of_band(cells: list[RegimeCell], comparison: str | None = None, beyond_m
             and (c.beyond_mc_error() or not beyond_mc_error)]
 
 
-def _warned_shares(chosen: list[RegimeCell]) -> tuple[float, float]:
-    """Pooled over cells: the share of the default's misses that carried a warning, and of all its intervals."""
-    sims = sum(c.n_sims for c in chosen)
-    misses = sum(c.n_sims * (1 - c.coverage[c.default]) for c in chosen)
-    warned_misses = sum(c.n_sims * (1 - c.coverage[c.default]) * c.warned_share_of_misses
-                        for c in chosen if not math.isnan(c.warned_share_of_misses))
-    warned_all = sum(c.n_sims * c.warned_share for c in chosen)
-    return warned_misses / max(misses, 1), warned_all / max(sims, 1)
-
-
-def _count_line(chosen: list[RegimeCell]) -> str:
-    below = [c for c in chosen if c.coverage[c.default] < BAND[0]]
-    above = [c for c in chosen if c.coverage[c.default] > BAND[1]]
-    return (f"{len(chosen) - len(below) - len(above)} of {len(chosen)} in band, {len(below)} below "
-            f"({sum(c.beyond_mc_error() for c in below)} beyond 2 MC SE), {len(above)} above "
-            f"({sum(c.beyond_mc_error() for c in above)} beyond 2 MC SE)")
-
-
 def regime_summary(cells: list[RegimeCell]) -> str:
-    """One line per regime and comparison: the range of the default's coverage at N >= 30, the cells out
-    of band (plainly and beyond 2 Monte Carlo standard errors), the width rule, and the warned share of
-    the misses and of all intervals at N >= 30; then one line of totals per comparison."""
-    lines = []
-    for regime in (*REGIMES, *CLUSTERED_REGIMES):
-        for comparison in ("single", "paired"):
-            chosen = [c for c in cells if c.regime == regime and c.comparison == comparison
-                      and c.n_problems >= ASSESSED_PROBLEMS]
-            if not chosen:
-                continue
-            values = [100 * c.coverage[c.default] for c in chosen]
-            out = [f"{c.metric} N={c.n_problems} n={c.n_samples} {100 * c.coverage[c.default]:.1f}%"
-                   + (" (> 2 SE)" if c.beyond_mc_error() else "") for c in chosen if not c.in_band()]
-            wide = [f"{c.metric} N={c.n_problems} n={c.n_samples}" for c in chosen if not c.within_width_rule()]
-            of_misses, of_all = _warned_shares(chosen)
-            lines.append(f"- {regime}, {comparison}: default {min(values):.1f}-{max(values):.1f}% at N >= 30; "
-                         f"{_count_line(chosen)}; outside 93-98%: {', '.join(out) or 'none'}; wider than {WIDTH_RULE}x the "
-                         f"narrowest method covering >= 94%: {', '.join(wide) or 'none'}; warned: "
-                         f"{100 * of_misses:.0f}% of the misses, {100 * of_all:.0f}% of all intervals.")
-    for comparison in ("single", "paired"):
-        chosen = [c for c in cells if c.comparison == comparison and c.n_problems >= ASSESSED_PROBLEMS]
-        if not chosen:
-            continue
-        of_misses, of_all = _warned_shares(chosen)
-        lines.append(f"- **All {comparison} cells at N >= 30**: {_count_line(chosen)}; wider than {WIDTH_RULE}x: "
-                     f"{sum(not c.within_width_rule() for c in chosen)}; warned: {100 * of_misses:.0f}% of the misses, "
-                     f"{100 * of_all:.0f}% of all intervals.")
-    return "\n".join(lines)
+    """Per regime and comparison, then in total: the default's coverage range at N >= 30, the cells out of band
+    (plainly and beyond 2 Monte Carlo SE), the width rule and the warned shares (:func:`regime_summary_lines`)."""
+    return regime_summary_lines(cells, (*REGIMES, *CLUSTERED_REGIMES), BAND, ASSESSED_PROBLEMS, WIDTH_RULE)
 
 
 #: Size of the full edge-regime run (``make coverage``): simulations per cell at N >= 30 (fewer at N = 10,
@@ -935,7 +835,8 @@ def main(argv: list[str] | None = None) -> int:
             f"({regime_sims(n_sims, 10, 1)} at N = 10), {n_resamples} resamples, seed {config.seed}; "
             f"comparisons: {', '.join(comparisons)}. Written by `scripts/coverage_study.py` "
             f"({'full' if full else 'quick'} profile).", "",
-            format_regime_table(regime_cells), "", regime_summary(regime_cells), "", discreteness_table(),
+            format_regime_table(regime_cells), "", regime_summary(regime_cells), "",
+            discreteness_table(REGIME_N_PROBLEMS, PROBLEMS_PER_CLUSTER, RARE_SHARE, ASSESSED_PROBLEMS),
             f"Run time: {time.perf_counter() - regime_started:.0f} s."])
         target = args.edges_output or args.output
         if args.output and not args.edges_output and not args.regimes_only:
@@ -946,29 +847,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def regime_filters(args, parser) -> dict:
-    """``run_regimes`` keyword arguments from ``--regimes/--metrics/--n-problems/--n-samples`` (a usage error,
-    exit 2, names an unknown regime or metric or a bad number)."""
+    """``run_regimes`` keywords from ``--regimes/--metrics/--n-problems/--n-samples`` (a usage error, exit 2,
+    names an unknown regime or metric or a bad number)."""
     out: dict = {}
-    if args.regimes:
-        wanted = [w.strip() for w in args.regimes.split(",") if w.strip()]
-        known = (*REGIMES, *CLUSTERED_REGIMES)
-        chosen = [r for r in known if any(w == r for w in wanted)] or [r for r in known if any(w in r for w in wanted)]
-        if not chosen:
-            parser.error(f"--regimes {args.regimes!r}: no such regime (known: {', '.join(known)})")
-        out["regimes"] = tuple(chosen)
-    if args.metrics:
-        metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
-        unknown = [m for m in metrics if m not in REGIME_METRICS]
-        if unknown:
-            parser.error(f"--metrics: unknown {', '.join(unknown)} (known: {', '.join(REGIME_METRICS)})")
-        out["metrics"] = metrics
-    for flag, key in (("n_problems", "n_problems"), ("n_samples", "n_samples")):
-        text = getattr(args, flag)
-        if text:
-            try:
-                out[key] = tuple(int(v) for v in text.split(",") if v.strip())
-            except ValueError:
-                parser.error(f"--{flag.replace('_', '-')} {text!r}: comma-separated integers expected")
+    try:
+        if args.regimes:
+            out["regimes"] = parse_names(args.regimes, (*REGIMES, *CLUSTERED_REGIMES), "--regimes", partial=True)
+        if args.metrics:
+            out["metrics"] = parse_names(args.metrics, tuple(REGIME_METRICS), "--metrics")
+        for flag in ("n_problems", "n_samples"):
+            if getattr(args, flag):
+                out[flag] = parse_integers(getattr(args, flag), "--" + flag.replace("_", "-"))
+    except ValueError as error:
+        parser.error(str(error))
     return out
 
 

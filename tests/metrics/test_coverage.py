@@ -38,6 +38,7 @@ def _load_study():
 
 
 study = _load_study()
+precision = importlib.import_module("coverage_precision")  # next to the study, on its path once loaded
 
 SIMS = 1500
 LOW, HIGH = 0.925, 0.985  # about 95% +- 3 Monte Carlo standard errors (0.56 points each at 1500)
@@ -284,7 +285,7 @@ def test_run_regimes_shares_simulations_across_metrics_and_keeps_table_order():
 
 
 def test_monte_carlo_error_and_the_band_beyond_it():
-    assert study.monte_carlo_se(0.95, 1000) == pytest.approx(math.sqrt(0.95 * 0.05 / 1000))  # 0.69 points
+    assert precision.monte_carlo_se(0.95, 1000) == pytest.approx(math.sqrt(0.95 * 0.05 / 1000))  # 0.69 points
     assert study.regime_sims(1000, 30, 64) == 1000 and study.regime_sims(1000, 10, 1) == 300
     cell = study.RegimeCell("r", "single", "pass@1", 100, 16, 0.5, coverage={DEFAULT_INTERVAL_METHOD: 0.985}, n_sims=1000)
     # 98.5% of 1000 is above 98% but within 2 standard errors (0.89 points) of it
@@ -315,16 +316,16 @@ def test_regime_filters_run_one_cell_and_reject_unknown_names(tmp_path, capsys):
 def test_binomial_interval_coverage_reference_values():
     # N = 10, p = 0.03: Wilson's interval holds 0.03 at x = 0 (upper 0.278) and x = 1 (lower 0.018) but
     # not at x = 2 (lower 0.057), so its coverage is P(X <= 1) = 0.97^10 + 10 * 0.03 * 0.97^9 (by hand)
-    assert study.binomial_interval_coverage(10, 0.03, "wilson") == pytest.approx(0.97**10 + 10 * 0.03 * 0.97**9, abs=1e-12)
+    assert precision.binomial_interval_coverage(10, 0.03, "wilson") == pytest.approx(0.97**10 + 10 * 0.03 * 0.97**9, abs=1e-12)
     # Jeffreys and Clopper-Pearson at x = 3 of 30 (lower 0.026 and 0.021) hold 0.03, Wilson (0.035) does not
-    assert study.binomial_interval_coverage(30, 0.03, "wilson") == pytest.approx(stats.binom.cdf(2, 30, 0.03), abs=1e-12)
-    assert study.binomial_interval_coverage(30, 0.03, "jeffreys") == pytest.approx(stats.binom.cdf(3, 30, 0.03), abs=1e-12)
+    assert precision.binomial_interval_coverage(30, 0.03, "wilson") == pytest.approx(stats.binom.cdf(2, 30, 0.03), abs=1e-12)
+    assert precision.binomial_interval_coverage(30, 0.03, "jeffreys") == pytest.approx(stats.binom.cdf(3, 30, 0.03), abs=1e-12)
     with pytest.raises(ValueError, match="wald"):
-        study.binomial_interval_coverage(30, 0.03, "wald")
+        precision.binomial_interval_coverage(30, 0.03, "wald")
 
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(min_value=1, max_value=300), st.floats(min_value=0.001, max_value=0.999))
 def test_clopper_pearson_never_covers_less_than_its_level(n_trials, p):
     # Clopper-Pearson inverts two exact one-sided binomial tests: its coverage is >= 95% at every p
-    assert study.binomial_interval_coverage(n_trials, p, "clopper-pearson") >= 0.95 - 1e-9
+    assert precision.binomial_interval_coverage(n_trials, p, "clopper-pearson") >= 0.95 - 1e-9
