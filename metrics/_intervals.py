@@ -132,8 +132,10 @@ on one side the bootstrap-t bound on that side is infinite (37 of 40 pass@8 valu
 the resamples have no other value). A resample is *degenerate* when its standard error is below one
 unit's worth of the observed one, :math:`\widehat{SE}^* \sqrt{U} \le \widehat{SE}` (U problems
 or clusters), i.e. when a prior of one pseudo-problem with the observed variance would outweigh
-the resample's own variance. When more than :math:`\alpha/2` of the resamples are degenerate on
-the side that sets a bound, the bootstrap-t distribution says nothing about that bound, and:
+the resample's own variance. When more than :math:`\alpha/4` of the resamples are degenerate on
+the side that sets a bound (:math:`\alpha/2` for MOVER's per-model limits; in between, the quantile
+sits among near-degenerate resamples whose :math:`t^*` is huge but finite; ``SINGLE_DEGENERATE_FRACTION``),
+the bootstrap-t distribution says nothing about that bound, and:
 
 - that bound comes from a **score interval** (Wilson [5]_) for the mean of values in [0, 1]
   (or in an explicit ``bounds=(lo, hi)`` range that holds every value) with the Bernoulli
