@@ -217,7 +217,15 @@ from ._bootstrap import DEFAULT_N_RESAMPLES
 from ._interval_engine import interval_core
 from ._resampling import DEFAULT_MAX_CHUNK_ELEMENTS, bootstrap_weights, canonical_order
 from ._result import IntervalResult, PairedResult
-from ._score_intervals import FEW_CLUSTERS, NEAR_END_PROBLEMS, near_end_bounds, paired_score_fallback, score_fallback, wilson_interval
+from ._score_intervals import (
+    FEW_CLUSTERS,
+    NEAR_END_PROBLEMS,
+    TINY_DIFFERENCE,
+    near_end_bounds,
+    paired_score_fallback,
+    score_fallback,
+    wilson_interval,
+)
 from ._validation import MAX_REPORTED, check_bounds, check_design, check_values, match_ids
 from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning
 
@@ -321,12 +329,6 @@ def _warn_degenerate(results: list[dict[str, Any]], what: str) -> None:
 #: covered 89-90% for pass@8 at N = 100 and none of its misses carried a warning before this one.
 SPARSE_DIFFERENCES = 20
 
-#: Two models whose per-problem values differ by less than this everywhere (values in [0, 1]; a
-#: saturated metric such as pass@8 near 1 on both) are flagged: the interval is as narrow as those
-#: small differences, and a larger difference on a problem not in the sample is invisible to it. In
-#: the coverage study's regimes 17-100% of such intervals missed (point masses and sparse gains,
-#: pass@8, pass^4 and G-Pass@8), while only 6% of all paired intervals there carried the flag.
-TINY_DIFFERENCE = 0.05
 
 
 def _warn_sparse_differences(differences, results: list[dict[str, Any]], in_unit: bool = True) -> None:
@@ -762,7 +764,7 @@ def paired_difference(
     >>> r.method, r.low < r.estimate < r.high
     ('mover', True)
     >>> r.details["paired_bound_methods"]    # no loss on any of 8 problems: the lower bound is the score one
-    ('split-score', 'mover')
+    ('split-score', 't')
     >>> r = paired_difference([0.5, 1.0, 0.0], [0.75, 0.25], problem_ids_a=["p1", "p2", "p3"],
     ...                       problem_ids_b=["p2", "p3"], intersect=True, method="t")
     >>> r.n_problems, r.unmatched_ids_a, r.estimate
