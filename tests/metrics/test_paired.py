@@ -292,10 +292,16 @@ def test_two_strong_models_that_differ_on_two_problems(method):
         with pytest.warns(IntervalMethodWarning, match="cannot give"):
             result = paired_difference(a, b, method=method, rng=0)
     else:  # 0/1 values: each model's interval is Wilson's (Newcombe 1998); the difference rests
-        # on 2 discordant problems, which the sparse-gain warning says (issue #16)
-        with pytest.warns(IntervalMethodWarning, match="differ on only 2 of 40 problems"):
+        # on 2 discordant problems: both bounds are the split score interval's (2 gains, no loss), and
+        # the default does not warn about few differing problems (its miss rate does not depend on them)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", IntervalMethodWarning)
             result = paired_difference(a, b, method=method, rng=0)
         assert result.details["model_scales"] == ("score (0/1 values)", "score (0/1 values)")
+        assert result.details["n_differing"] == 2 and not result.details["saturated_differences"]
+        assert result.details["paired_bound_methods"] == ("split-score", "split-score")
+        with pytest.warns(IntervalMethodWarning, match="differ on only 2 of 40 problems"):
+            paired_difference(a, b, method="t")
     assert result.estimate == pytest.approx(0.05)
     assert math.isfinite(result.low) and math.isfinite(result.high)
     # two discordant problems, both for A: no evidence of a difference (exact sign test p = 0.5)
@@ -461,17 +467,23 @@ def test_tiny_differences_everywhere_are_flagged():
     a = np.array([value[16]] * 30 + [value[8]] * 6 + [value[7]] * 4)
     b = np.array([value[16]] * 30 + [value[9]] * 6 + [value[8]] * 4)
     with pytest.warns(IntervalMethodWarning, match="differ by at most 0.000622"):
-        result = paired_difference(a, b, rng=0, n_resamples=999)
+        result = paired_difference(a, b, method="studentized", rng=0, n_resamples=999)
     # 10 of 40 problems differ: not fewer than a quarter, so only the tiny-difference flag applies
     assert result.details["tiny_differences"] and result.details["sparse_differences"]
     assert result.details["n_differing"] == 10 and result.details["largest_difference"] == pytest.approx(8 / 12870)
+    # the default takes the near-end bound for such saturated differences instead of the flag
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        default = paired_difference(a, b, rng=0, n_resamples=999)
+    assert default.details["saturated_differences"] and "sparse_differences" not in default.details
+    assert not any("differ by at most" in str(w.message) for w in caught)
     # differences of 0.25 on 40 of 60 problems: neither flag
     rng = np.random.default_rng(1)
     a = rng.integers(0, 5, 60) / 4
     b = np.clip(a - rng.choice([0.0, 0.25, -0.25], 60, p=[1 / 3, 1 / 2, 1 / 6]), 0, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("error", IntervalMethodWarning)
-        plain = paired_difference(a, b, rng=0, n_resamples=999)
+        plain = paired_difference(a, b, method="studentized", rng=0, n_resamples=999)
     assert "sparse_differences" not in plain.details and "tiny_differences" not in plain.details
 
 
@@ -487,7 +499,8 @@ def test_saturated_differences_take_mover_of_the_models_and_the_near_end_split_b
     value = {c: 1 - comb(16 - c, 8) / comb(16, 8) for c in range(17)}
     a = np.array([value[16]] * 30 + [value[8]] * 6 + [value[7]] * 4)
     b = np.array([value[16]] * 30 + [value[9]] * 6 + [value[8]] * 4)
-    with pytest.warns(IntervalMethodWarning):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IntervalMethodWarning)  # the models' degenerate bootstrap tails
         result = paired_difference(a, b, rng=0, n_resamples=999)
     assert result.details["saturated_differences"]
     n, z, t = 40, stats.norm.ppf(0.975), stats.t.ppf(0.975, 39)
