@@ -69,14 +69,23 @@ Methods (``method=``)
     :math:`d_j` covers 89.9-92.7% for paired pass@8 at N = 30 (and 92.5% at N = 100 when one
     model is near 1), MOVER 94.1-97.2% in every paired cell of independent problems with
     N >= 30 (93.9-96.0% with C >= 30 clusters). For two almost
-    identical models its width does not shrink below the asymmetry of the per-model limits. Each
-    bound is then widened to the split score interval of the gains :math:`\max(d_j, 0)` and losses
+    identical models its width does not shrink below the asymmetry of the per-model limits, and two
+    models near the same end have lopsided limits on the same side, which MOVER does not let cancel
+    (2.5-5x the t interval's width at pass@1 near the ceiling and floor, where t covered 94-96%).
+    So, for values in [0, 1] (#16, docs/intervals-edges.md): where the differences are *visible*
+    the default is the paired t interval of the :math:`d_j`, and MOVER of the models only where they
+    are *saturated* (half or more of the differing problems differ by less than 0.05, as pass@8 of
+    two strong models does: :func:`~._score_intervals.saturated_differences`) or with 10 to 29
+    clusters; saturated differences without clusters also get the near-end split bound
+    (:func:`~._score_intervals.near_end_split_bounds`: the gains and losses on [0, 1], Wilson with
+    at most 5 :math:`n_B` problems' worth when within 3 problems' worth of 0). Every bound is then
+    widened to the split score interval of the gains :math:`\max(d_j, 0)` and losses
     :math:`\max(-d_j, 0)` where that is wider (:func:`~._score_intervals.split_score_bounds`:
     Wilson with the design-effect size per part, scaled by the largest :math:`|d_j|`, combined by
-    MOVER; ``details["paired_bound_methods"]``): when the two models agree on most problems the
-    correlation of their means is close to 1 and MOVER alone was too short on the side of the
-    rarer sign (sparse paired gains in docs/intervals-edges.md: 83.3-90.3%, now 86.8-97.8%). The
-    few-cluster rule keeps the two models' score intervals alone. The
+    MOVER; ``details["paired_bound_methods"]`` names "t", "mover", "split-score" or
+    "split-score (near end)" per bound): when the two models agree on most problems the t interval
+    and MOVER alone were too short on the side of the rarer sign (sparse paired gains: 83.3-90.3%).
+    The few-cluster rule keeps the two models' score intervals alone. The
     p-value inverts the interval in its level.
 ``"t"``
     :math:`\hat\theta \pm t_{N-1,\,1-\alpha/2}\, s/\sqrt{N}` with :math:`s` the standard deviation
@@ -701,10 +710,9 @@ def paired_difference(
     .. math:: L = \bar d - \sqrt{(\hat\theta_a - l_a)^2 + (u_b - \hat\theta_b)^2
               - 2r(\hat\theta_a - l_a)(u_b - \hat\theta_b)}
 
-    and :math:`U` likewise; in the coverage study it covers 94.1-97.2% in every paired cell of
-    independent problems with N >= 30 (93.9-96.0% with C >= 30 clusters), where the studentized
-    bootstrap of the :math:`d_j` covers 89.9-96.1% (below 93% for paired pass@8 at N = 30).
-    Every other method
+    and :math:`U` likewise, where the per-problem differences are saturated (most below 0.05) or
+    there are 10 to 29 clusters; elsewhere the paired t interval of the :math:`d_j`; both widened to
+    the split score interval of the gains and losses (module docstring, "mover"). Every other method
     (``"studentized"``, ``"t"``, ...) is :func:`mean_ci` of the :math:`d_j`.
 
     Parameters
