@@ -29,6 +29,7 @@ from ._bootstrap import (
 )
 from ._resampling import Streams, Units, resampled_sums
 from ._score_intervals import (
+    PAIRED_NEAR_END_DIFFERING_SHARE,
     PAIRED_T_MIN_CLUSTERS,
     Fallback,
     at_range_ends,
@@ -395,10 +396,10 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
         return mover_bounds(estimate, down[:k], up[:k], down[k:], up[k:], correlation)
 
     # values in [0, 1] (#16): unsaturated differences (with no clusters or at least 30) take the
-    # paired t interval, saturated ones MOVER of the models widened to the near-end split score
-    # bound (no clusters); each bound is widened to the split score interval of the gains and
-    # losses where that is wider. Under the few-cluster rule both bounds stay the score interval of
-    # every path (the studentized method's fallback is the same).
+    # paired t interval, saturated ones MOVER of the models, widened to the near-end split score
+    # bound without clusters where under 75% of the problems differ; each bound is widened to the
+    # split score interval of the gains and losses where that is wider. Under the few-cluster rule
+    # both bounds stay the score interval of every path (the studentized fallback is the same).
     differences = arr_a - arr_b
     split = (None if model_range is None or per_model.few_clusters
              else split_score_bounds(differences, codes, n_clusters))
@@ -406,6 +407,7 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     of_differences = ~saturated & (split is not None) & (codes is None or (n_clusters or 0) >= PAIRED_T_MIN_CLUSTERS)
     t_of_differences = t_bounds(estimate, se, units.n_units - 1)
     near_end = near_end_split_bounds(differences, None, None) if split is not None and codes is None else None
+    near_end_columns = saturated & ((differences != 0.0).mean(axis=0) < PAIRED_NEAR_END_DIFFERING_SHARE)
 
     def pieces_at(level_k: NDArray[np.float64]) -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
         out = {"mover": combined(level_k)}
@@ -423,8 +425,8 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
         split_low, split_high = pieces["split-score"]
         if near_end is not None:
             near_low, near_high = pieces["split-score (near end)"]
-            low_k = np.where(saturated, np.fmin(low_k, near_low), low_k)
-            high_k = np.where(saturated, np.fmax(high_k, near_high), high_k)
+            low_k = np.where(near_end_columns, np.fmin(low_k, near_low), low_k)
+            high_k = np.where(near_end_columns, np.fmax(high_k, near_high), high_k)
         t_low, t_high = pieces["t"]
         low_k = np.where(of_differences, t_low, low_k)
         high_k = np.where(of_differences, t_high, high_k)

@@ -61,32 +61,21 @@ Methods (``method=``)
     whose curvature is the model's own mean-variance relation, which the difference of two paired
     models does not share (its variance depends on where the two disagree); with it MOVER covered
     98.2% for U-shaped pass@8 at N = 30 in the full study (98.4-98.9% averaged over three more
-    seeds). 0/1 values take their Wilson interval (Newcombe's
-    method), and the degenerate-tail fallback applies per model as in ``"studentized"``. Each
-    model's limits carry that model's skewness (a strong model's pass@8 piles up at 1 and its few
-    failures decide the difference), which a bootstrap of the differences
-    :math:`d_j = a_j - b_j` alone misses: in the coverage study the studentized bootstrap of
-    :math:`d_j` covers 89.9-92.7% for paired pass@8 at N = 30 (and 92.5% at N = 100 when one
-    model is near 1), MOVER 94.1-97.2% in every paired cell of independent problems with
-    N >= 30 (93.9-96.0% with C >= 30 clusters). For two almost
-    identical models its width does not shrink below the asymmetry of the per-model limits, and two
-    models near the same end have lopsided limits on the same side, which MOVER does not let cancel
-    (2.5-5x the t interval's width at pass@1 near the ceiling and floor, where t covered 94-96%).
-    So, for values in [0, 1] (#16, docs/intervals-edges.md): where the differences are *visible*
-    the default is the paired t interval of the :math:`d_j`, and MOVER of the models only where they
-    are *saturated* (half or more of the differing problems differ by less than 0.05, as pass@8 of
-    two strong models does: :func:`~._score_intervals.saturated_differences`) or with 10 to 29
-    clusters; saturated differences without clusters also get the near-end split bound
-    (:func:`~._score_intervals.near_end_split_bounds`: the gains and losses on [0, 1], Wilson with
-    at most 5 :math:`n_B` problems' worth when within 3 problems' worth of 0). Every bound is then
-    widened to the split score interval of the gains :math:`\max(d_j, 0)` and losses
-    :math:`\max(-d_j, 0)` where that is wider (:func:`~._score_intervals.split_score_bounds`:
-    Wilson with the design-effect size per part, scaled by the largest :math:`|d_j|`, combined by
-    MOVER; ``details["paired_bound_methods"]`` names "t", "mover", "split-score" or
-    "split-score (near end)" per bound): when the two models agree on most problems the t interval
-    and MOVER alone were too short on the side of the rarer sign (sparse paired gains: 83.3-90.3%).
-    The few-cluster rule keeps the two models' score intervals alone. The
-    p-value inverts the interval in its level.
+    seeds). 0/1 values take their Wilson interval (Newcombe's method), and the degenerate-tail
+    fallback applies per model as in ``"studentized"``. Each model's limits carry that model's
+    skewness (a strong model's pass@8 piles up at 1 and its few failures decide the difference),
+    which the studentized bootstrap of the :math:`d_j = a_j - b_j` misses (89.9-92.7% for paired
+    pass@8 at N = 30). For two almost identical models its width does not shrink below the asymmetry of the per-model limits, and two
+    models near the same end have limits lopsided on the same side, which MOVER does not let cancel
+    (2.5-5x the t width at pass@1 near the ceiling). So for values in [0, 1] (#16) MOVER of the
+    models sets the interval only where the differences are *saturated* (half or more of the
+    differing problems differ by less than 0.05: :func:`~._score_intervals.saturated_differences`;
+    then also the near-end split bound, :func:`~._score_intervals.near_end_split_bounds`, without
+    clusters) or with 10 to 29 clusters; elsewhere it is the paired t interval of the :math:`d_j`.
+    Every bound is widened to the split score interval of the gains :math:`\max(d_j, 0)` and losses
+    :math:`\max(-d_j, 0)` where that is wider (:func:`~._score_intervals.split_score_bounds`;
+    ``details["paired_bound_methods"]`` names each bound's source; docs/intervals-edges.md). The
+    few-cluster rule keeps the two models' score intervals alone. The p-value inverts the interval.
 ``"t"``
     :math:`\hat\theta \pm t_{N-1,\,1-\alpha/2}\, s/\sqrt{N}` with :math:`s` the standard deviation
     (``ddof=1``) of the per-problem values; what ``inspect_ai.scorer.ci(method="t")`` computes.
@@ -333,12 +322,9 @@ def _warn_degenerate(results: list[dict[str, Any]], what: str) -> None:
         )
 
 
-#: A paired difference carried by fewer problems than this (and by under a quarter of them) is
-#: flagged for every method but the default: in the coverage study's "sparse paired gains" regime
-#: (10% of the problems differ) the t interval of the differences covered 60.7-92.2%. The default
-#: does not warn: its miss rate does not depend on the number of differing problems (2.5-4.3% in
-#: every band from 1 to 40 in the paired edge regimes, docs/intervals-edges.md), so the flag, which
-#: fired on 37-100% of its intervals there, marked nothing.
+#: A paired difference carried by fewer problems than this (and by under a quarter of them) is flagged
+#: for every method but the default (the t interval covered 60.7-92.2% for sparse paired gains); the
+#: default's miss rate does not depend on it (2.5-4.3% per band, docs/intervals-edges.md).
 SPARSE_DIFFERENCES = 20
 
 

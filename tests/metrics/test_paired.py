@@ -524,3 +524,24 @@ def test_saturated_differences_take_mover_of_the_models_and_the_near_end_split_b
     assert result.low < -0.015 and result.high > 0.015
     # the p-value inverts the interval shown: 0 is inside it
     assert result.p_value > 0.05
+
+
+def test_saturated_differences_on_nearly_every_problem_keep_mover_of_the_models():
+    # every one of 40 problems differs by a few thousandths (pass@8 from 16 samples, c = 7..9): the
+    # near-end split bound applies only where under 75% of the problems differ (it over-covered the
+    # main grid's pass@8 from n = 64 samples, where nearly every problem differs: 99.1%)
+    from math import comb
+
+    value = {c: 1 - comb(16 - c, 8) / comb(16, 8) for c in range(17)}
+    a = np.array([value[8]] * 25 + [value[7]] * 15)
+    b = np.array([value[9]] * 25 + [value[8]] * 10 + [value[6]] * 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IntervalMethodWarning)
+        result = paired_difference(a, b, rng=0, n_resamples=999)
+    assert result.details["saturated_differences"] and result.details["n_differing"] == 40
+    mover_low, mover_high = result.details["mover_of_models"]
+    split_low, split_high = result.details["split_score_interval"]
+    assert (result.low, result.high) == pytest.approx((min(mover_low, split_low), max(mover_high, split_high)), abs=1e-12)
+    assert "split-score (near end)" not in result.details["paired_bound_methods"]
+    near_low, near_high = result.details["near_end_split_interval"]
+    assert near_low < 20 * result.low and near_high > 20 * result.high  # which would have been far wider
