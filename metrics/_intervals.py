@@ -634,9 +634,9 @@ def _warn_few_off_end(results: list[dict[str, Any]]) -> None:
     shown = "" if len(results) == 1 else f" (columns {flagged[:MAX_REPORTED]}{' ...' if len(flagged) > MAX_REPORTED else ''})"
     warnings.warn(
         f"the mean lies within {100 * WARN_END_SHARE:g}% of an end of its range{shown} (near the ceiling or the "
-        "floor) and rests on the few problems off that end: a sample that holds more of them than the "
-        "benchmark's population misses the true value more often than the others (in the coverage study most "
-        "misses near an end carried this warning); details['off_end_problems'] gives their worth in problems.",
+        "floor) and rests on the few problems off that end (details['off_end_problems'] gives their worth in "
+        "problems): the interval is only as good as the share of such problems this benchmark happened to draw, "
+        "which one sample cannot show (docs/intervals-edges.md).",
         IntervalMethodWarning,
         stacklevel=4,
     )
