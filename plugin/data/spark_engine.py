@@ -63,6 +63,9 @@ def _session(options: EngineOptions):
 
 
 _Raw = RawColumns
+#: ``(native, absent)`` columns of a raw relation (see :func:`_typed_columns`).
+_Shape = tuple[tuple[str, ...], tuple[str, ...]]
+_TEXT_ONLY: _Shape = ((), ())
 
 
 def _variant_kind(value: str) -> str:
@@ -122,26 +125,46 @@ def _jsonl_raw(spark: Any, item: InputFile, number: int, raw: _Raw) -> str:
 
 
 def _typed_columns(frame: Any, item: InputFile | None, number: int, raw: _Raw, *, csv: bool = False,
-                   ) -> tuple[str, tuple[str, ...]]:
-    """The raw relation of a typed DataFrame (Parquet, CSV as strings, or the caller's), and the
-    columns it holds natively (:func:`kpass.data.reduction.typed_sql`'s ``native``): a BOOLEAN
-    ``correct`` or ``finished``, an integral integer column (as BIGINT), a STRING categorical
-    column, so that their rules run on the values and not on their text."""
+                   together: Sequence[tuple[int, InputFile]] = (), paths: Sequence[str] = ()) -> tuple[str, _Shape]:
+    """The raw relation of a typed DataFrame (Parquet, CSV as strings, or the caller's) and its
+    shape: the columns it holds natively (:func:`kpass.data.reduction.typed_sql`'s ``native``: a
+    BOOLEAN ``correct`` or ``finished``, an integral integer column as BIGINT, a STRING
+    categorical column, whose rules then run on the values, not on their text) and the optional
+    columns it lacks (null in every row: no rule to check, and no SQL for them).
+
+    ``together``: ``frame`` is one scan of these Parquet files (file number, file; one schema,
+    the same partition keys), whose names as Spark gives them (``_metadata.file_path``) are
+    ``paths``: each row gets its file's number and partition values from a small table joined on
+    the name, and its row in the file from ``_metadata.row_index`` (a row whose file is not found
+    goes to the numpy readers, never dropped)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    frame = frame.withColumn("kpass_id", F.monotonically_increasing_id())
-    view = _view(frame)
-    kinds = {field.name: field.dataType for field in frame.schema.fields}
-    partitions = dict(item.partitions) if item is not None else {}
-    select = [f"{number * _FILE_SHIFT} + kpass_id AS kpass_order"]
+    added = ("kpass_id", "kpass_file_path", "kpass_row")
+    if not together:
+        frame = frame.withColumn("kpass_id", F.monotonically_increasing_id())
+        source, order, fallback = _view(frame), f"{number * _FILE_SHIFT} + kpass_id", "FALSE"
+        partitions = {key: _literal(value) for key, value in (item.partitions if item is not None else ())}
+    else:
+        frame = frame.select("*", F.col("_metadata.file_path").alias("kpass_file_path"),
+                             F.col("_metadata.row_index").alias("kpass_row"))
+        keys = [key for key, _ in together[0][1].partitions]
+        rows = ", ".join("(" + ", ".join([_literal(path), str(n), *(_literal(dict(f.partitions)[key]) for key in keys)])
+                         + ")" for path, (n, f) in zip(paths, together))
+        names = ", ".join(["kpass_path", "kpass_file", *(f"kpass_p{i}" for i in range(len(keys)))])
+        source = (f"{_view(frame)} LEFT JOIN (SELECT * FROM VALUES {rows} AS kpass_files({names})) kpass_files "
+                  "ON kpass_file_path = kpass_path")
+        order, fallback = f"kpass_file * {_FILE_SHIFT} + kpass_row", "kpass_file IS NULL"
+        partitions = {key: f"kpass_p{i}" for i, key in enumerate(keys)}
+    kinds = {field.name: field.dataType for field in frame.schema.fields if field.name not in added}
+    select = [f"{order} AS kpass_order"]
     native = []
     for column in raw.columns:
         c = SPARK.ident(column)
         kind_of = kinds.get(column)
         categorical = column not in BOOLEAN_COLUMNS and column not in INTEGER_COLUMNS
         if column in partitions:
-            text, kind = _literal(partitions[column]), "'string'"
+            text, kind = partitions[column], "'string'"
         elif kind_of is None:
             text, kind = "CAST(NULL AS STRING)", "'null'"
         elif isinstance(kind_of, T.BooleanType) and column in BOOLEAN_COLUMNS:
@@ -184,8 +207,9 @@ def _typed_columns(frame: Any, item: InputFile | None, number: int, raw: _Raw, *
     present = {*kinds, *partitions}
     select += [f"{'TRUE' if c in present else 'FALSE'} AS has__{n}" for n, c in enumerate(raw.presence)]
     select.append("FALSE AS unknown_keys")
-    select.append("FALSE AS numpy_fallback")
-    return f"SELECT {', '.join(select)} FROM {view}", tuple(native)
+    select.append(f"{fallback} AS numpy_fallback")
+    absent = tuple(c for c in [*raw.columns, "cot_verdicts"] if c not in present and c not in REQUIRED_COLUMNS)
+    return f"SELECT {', '.join(select)} FROM {source}", (tuple(native), absent)
 
 
 def _fetch(frame: Any, *, classes: bool = False) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
@@ -235,20 +259,20 @@ def _problems_sql(reduced: str, needs: Needs) -> str:
             "ON p.model = c.model AND p.task = c.task AND p.problem_id = c.problem_id")
 
 
-def _reduce(spark: Any, parts: list[tuple[str, tuple[str, ...]]], raw: _Raw, needs: Needs, *, extras: list[str],
+def _reduce(spark: Any, parts: list[tuple[str, _Shape]], raw: _Raw, needs: Needs, *, extras: list[str],
             sources: list[str], locate: Any, known: list[str], jsonl_views: list[str]) -> ProblemStatistics:
-    """Reduce the raw relations ``parts`` (SQL, natively typed columns): the parts with the same
-    native columns are stacked and typed once (:func:`kpass.data.reduction.typed_sql`), the typed
-    rows of all of them grouped by one query."""
+    """Reduce the raw relations ``parts`` (SQL and shape, see :func:`_typed_columns`): the parts of
+    one shape are stacked and typed once (:func:`kpass.data.reduction.typed_sql`), and the typed
+    rows of every shape grouped by one query, collected once."""
     names = ", ".join(SPARK.ident(name) for name in raw.names)
-    groups: dict[tuple[str, ...], list[str]] = {}
-    for sql, native in parts:
-        groups.setdefault(native, []).append(sql)
+    groups: dict[_Shape, list[str]] = {}
+    for sql, shape in parts:
+        groups.setdefault(shape, []).append(sql)
     typed = " UNION ALL ".join(
         "SELECT * FROM (" + typed_sql("(" + " UNION ALL ".join(f"SELECT {names} FROM ({sql})" for sql in group) + ") raw",
-                                      [*raw.columns, "cot_verdicts"], needs.fields, SPARK,
-                                      pass_through=["kpass_order", *raw.flags], native=native) + ")"
-        for native, group in groups.items())
+                                      [c for c in [*raw.columns, "cot_verdicts"] if c not in absent], needs.fields,
+                                      SPARK, pass_through=["kpass_order", *raw.flags], native=native) + ")"
+        for (native, absent), group in groups.items())
 
     def reduce(wide: bool) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
         reduced = reduction_sql(typed, needs, flags=raw.flags, first_seen="kpass_order",
@@ -289,12 +313,31 @@ def _parquet_signature(path: str) -> str | None:
         return None
 
 
+def _spark_file_names(spark: Any, paths: Sequence[str]) -> list[str] | None:
+    """``_metadata.file_path`` of the files ``paths`` as Spark will give it (the qualified Hadoop
+    path, canonicalized as Spark's ``FileFormat`` does: ``new Path(path.toString).toUri``);
+    None where the session has no JVM (Spark Connect): the files are then read one by one."""
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return None
+    try:
+        conf = spark._jsc.hadoopConfiguration()
+        hadoop = jvm.org.apache.hadoop.fs.Path
+        names = []
+        for path in paths:
+            qualified = hadoop(path).getFileSystem(conf).makeQualified(hadoop(path))
+            names.append(hadoop(qualified.toString()).toUri().toString())
+        return names
+    except Exception:  # noqa: BLE001 - any failure: one scan per file, as Spark names nothing
+        return None
+
+
 def reduce_files_with_spark(files: Sequence[InputFile], needs: Needs, options: EngineOptions = EngineOptions(),
                             ) -> ProblemStatistics:
     """Per-problem statistics of sample files, reduced by Spark.
 
-    Parquet files with the same schema share the Spark schema of the first of them (Spark infers
-    a schema with a job of its own: once per schema, not once per file).
+    Parquet files with the same schema and partition keys are read by one scan (one schema job,
+    one generated reader, whatever the number of files), not one scan per file.
 
     Raises
     ------
@@ -307,12 +350,12 @@ def reduce_files_with_spark(files: Sequence[InputFile], needs: Needs, options: E
 
     spark = _session(options)
     raw = _Raw(needs)
-    parts: list[tuple[str, tuple[str, ...]]] = []
+    parts: list[tuple[str, _Shape]] = []
     extras, jsonl_views = [], []
-    schemas: dict[str, Any] = {}
+    parquet: dict[tuple[str, tuple[str, ...]] | int, list[tuple[int, InputFile]]] = {}
     for number, item in enumerate(files):
         if item.format == "jsonl":
-            parts.append((_jsonl_raw(spark, item, number, raw), ()))
+            parts.append((_jsonl_raw(spark, item, number, raw), _TEXT_ONLY))
             jsonl_views.append(parts[-1][0].rsplit(" FROM ", 1)[1].split()[0])
         elif item.format == "csv":
             header = csv_header(item.path)
@@ -321,14 +364,21 @@ def reduce_files_with_spark(files: Sequence[InputFile], needs: Needs, options: E
             extras += [name for name in header if name not in SCHEMA_COLUMNS]
             frame = spark.read.csv(item.path, header=True, inferSchema=False, mode="FAILFAST", enforceSchema=False)
             parts.append(_typed_columns(frame.toDF(*header), item, number, raw, csv=True))
-        else:
+        else:  # files of one schema and the same partition keys are read by one scan
             signature = _parquet_signature(item.path)
-            known_schema = schemas.get(signature) if signature is not None else None
-            frame = (spark.read if known_schema is None else spark.read.schema(known_schema)).parquet(item.path)
-            if signature is not None:
-                schemas.setdefault(signature, frame.schema)
+            key = number if signature is None else (signature, tuple(k for k, _ in item.partitions))
+            parquet.setdefault(key, []).append((number, item))
+    for group in parquet.values():
+        paths = _spark_file_names(spark, [item.path for _, item in group]) if len(group) > 1 else None
+        if paths is None:
+            for number, item in group:
+                frame = spark.read.parquet(item.path)
+                extras += [name for name in frame.columns if name not in SCHEMA_COLUMNS]
+                parts.append(_typed_columns(frame, item, number, raw))
+        else:
+            frame = spark.read.parquet(*[item.path for _, item in group])
             extras += [name for name in frame.columns if name not in SCHEMA_COLUMNS]
-            parts.append(_typed_columns(frame, item, number, raw))
+            parts.append(_typed_columns(frame, None, 0, raw, together=group, paths=paths))
     extras += [key for item in files for key, _ in item.partitions if key not in SCHEMA_COLUMNS]
     return _reduce(spark, parts, raw, needs, extras=extras, sources=[item.path for item in files],
                    locate=lambda keys: locate_rows(files, keys), known=[*SCHEMA_COLUMNS, *raw.columns],
