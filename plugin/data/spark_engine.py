@@ -40,7 +40,7 @@ def _array_literal(items: Sequence[str]) -> str:
     return "array(" + ", ".join(_literal(item) for item in items) + ")"
 
 
-def local_session(cores: int = 2, *, shuffle_partitions: int = 4, driver_memory: str = "1g"):
+def local_session(cores: int = 2, *, shuffle_partitions: int = 16, driver_memory: str = "1g"):
     """A local SparkSession (``local[cores]``, UI off, quiet logs) for one machine and tests."""
     from pyspark.sql import SparkSession
 
