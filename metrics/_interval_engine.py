@@ -29,18 +29,32 @@ from ._bootstrap import (
 )
 from ._resampling import Streams, Units, resampled_sums
 from ._score_intervals import (
+    PAIRED_NEAR_END_DIFFERING_SHARE,
+    PAIRED_T_MIN_CLUSTERS,
     Fallback,
     at_range_ends,
     mover_bounds,
+    near_end_split_bounds,
     no_difference_bound,
     p_value_by_inversion,
     score_fallback,
+    saturated_differences,
     score_standard_error,
     split_score_bounds,
     t_bounds,
 )
 
-__all__ = ["Studentized", "interval_core", "mover_interval"]
+__all__ = ["SINGLE_DEGENERATE_FRACTION", "Studentized", "interval_core", "mover_interval"]
+
+#: The single-model default treats a bootstrap-t tail as degenerate when more than this fraction of
+#: alpha/2 of the resamples are degenerate on its side (MOVER's per-model limits keep 1). Between the
+#: two the quantile falls among near-degenerate resamples, whose t* is huge but finite: the lower
+#: bound of clustered pass@1 at the ceiling (N = 200, 66 clusters) reached 0.67 for a mean of 0.96.
+#: Chosen by measured coverage (docs/intervals-edges.md): with 0.5 no single-model regime cell's coverage
+#: moved by more than 0.7 points (same simulated benchmarks and resamples, 1,000 per cell), the widest
+#: narrowed (clustered pass@1 at the ceiling, N = 200: mean width 0.114 -> 0.098; ceiling cons@5 N = 200
+#: n = 64 back inside the width rule) and the main grid's single cells at N >= 30 kept their coverage.
+SINGLE_DEGENERATE_FRACTION = 0.5
 
 class Studentized:
     r"""The bootstrap-t distribution of every column and its interval at any level.
@@ -53,13 +67,15 @@ class Studentized:
     (module docstring, "studentized"). Columns flagged ``two_point`` (every value at ``lo`` or
     ``hi``, also all at the same end) take both bounds from ``fallback`` (the score interval).
     ``interval(level)`` inverts
-    the distribution of the pivot and replaces a degenerate tail (more than :math:`\alpha/2` of
-    the resamples with less than one unit's worth of the observed variance on that side) by
-    ``fallback``; the other bound is then the wider of the two.
+    the distribution of the pivot and replaces a degenerate tail (more than
+    ``degenerate_fraction`` :math:`\times\,\alpha/2` of the resamples with less than one unit's
+    worth of the observed variance on that side; :data:`SINGLE_DEGENERATE_FRACTION` for a single
+    mean, 1 for MOVER's per-model limits) by ``fallback``; the other bound is then the wider of the two.
     """
 
     def __init__(self, estimate, se, boot_mean, boot_se, n_units: int, constant, tol, fallback: Fallback,
-                 scale_range: tuple[float, float] | None = None, two_point=None, few_clusters: bool = False):
+                 scale_range: tuple[float, float] | None = None, two_point=None, few_clusters: bool = False,
+                 degenerate_fraction: float = 1.0):
         pile = np.where(np.abs(boot_mean) <= tol, 0.0, np.copysign(np.inf, boot_mean))
         if scale_range is None:
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -96,6 +112,7 @@ class Studentized:
         # with fewer than FEW_CLUSTERS clusters (the few-cluster rule)
         self.few_clusters = bool(few_clusters) and fallback.name in ("score", "mover-score")
         self.score_only = self.two_point | (self.few_clusters & ~constant)
+        self.degenerate_fraction = degenerate_fraction
 
     def interval(self, level: NDArray[np.float64], sources: bool = True, raw_legs: bool = False) -> dict[str, NDArray[Any]]:
         r"""Bounds at ``level`` (per column) and, with ``sources``, the method of each bound.
@@ -115,8 +132,9 @@ class Studentized:
                 low = self.back(self.center - q_high * self.scale_se)
                 high = self.back(self.center - q_low * self.scale_se)
         two_point = self.score_only
-        replace_low = ((self.share_above > alpha / 2.0) | ~np.isfinite(q_high)) & ~self.constant & ~two_point
-        replace_high = ((self.share_below > alpha / 2.0) | ~np.isfinite(q_low)) & ~self.constant & ~two_point
+        limit = self.degenerate_fraction * alpha / 2.0
+        replace_low = ((self.share_above > limit) | ~np.isfinite(q_high)) & ~self.constant & ~two_point
+        replace_high = ((self.share_below > limit) | ~np.isfinite(q_low)) & ~self.constant & ~two_point
         replaced = replace_low | replace_high
         low_source: NDArray[np.object_] | None = None
         high_source: NDArray[np.object_] | None = None
@@ -161,6 +179,7 @@ def interval_core(
     scale_range: tuple[float, float] | None = None,
     no_difference_range: tuple[float, float] | None = None,
     few_clusters: bool = False,
+    degenerate_fraction: float = 1.0,
 ) -> list[dict[str, Any]]:
     """Compute the interval for every column of ``values``; returns one dict per column.
 
@@ -176,7 +195,9 @@ def interval_core(
     this range) gives a column of differences all 0 the bound of "no difference seen on N problems"
     (:func:`no_difference_bound`) instead of [0, 0]. ``few_clusters`` (fewer than
     :data:`FEW_CLUSTERS` clusters) applies the few-cluster rule of the default methods: both
-    bounds from the score interval (:func:`few_clusters_note`).
+    bounds from the score interval (:func:`few_clusters_note`). ``degenerate_fraction``
+    (studentized only): a tail is degenerate when more than this fraction of alpha/2 of the resamples
+    are degenerate on its side (:data:`SINGLE_DEGENERATE_FRACTION` for a single mean, 1 otherwise).
     """
     n, k = values.shape
     alpha = 1.0 - level
@@ -226,7 +247,8 @@ def interval_core(
             tol = ROUNDING_TOLERANCE * np.maximum(np.abs(centered).max(axis=0), 1e-300)
             two_point = None if scale_range is None else at_range_ends(values, scale_range)
             studentized = Studentized(estimate, se, boot_mean, boot_se, units.n_units, constant, tol, fallback,
-                                       scale_range, two_point, few_clusters)
+                                       scale_range, two_point, few_clusters,
+                                       degenerate_fraction=degenerate_fraction)
             scales = studentized.scale_name()
             out = studentized.interval(np.full(k, level))
             low, high = out["low"], out["high"]
@@ -391,23 +413,62 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
         up = np.maximum(high_ab - model_estimate, 0.0)
         return mover_bounds(estimate, down[:k], up[:k], down[k:], up[k:], correlation)
 
-    # the score interval of the gains and losses (values in [0, 1]): the MOVER bound on a side is
-    # widened to it where it is wider (few differing problems, #16); under the few-cluster rule both
-    # bounds stay the score interval of every path (the studentized method's fallback is the same)
+    # values in [0, 1] (#16): unsaturated differences (with no clusters or at least 30) take the
+    # paired t interval, saturated ones MOVER of the models, widened to the near-end split score
+    # bound without clusters where under 75% of the problems differ; each bound is widened to the
+    # split score interval of the gains and losses where that is wider. Under the few-cluster rule
+    # both bounds stay the score interval of every path (the studentized fallback is the same).
+    differences = arr_a - arr_b
     split = (None if model_range is None or per_model.few_clusters
-             else split_score_bounds(arr_a - arr_b, codes, n_clusters))
+             else split_score_bounds(differences, codes, n_clusters))
+    saturated = saturated_differences(differences)
+    of_differences = ~saturated & (split is not None) & (codes is None or (n_clusters or 0) >= PAIRED_T_MIN_CLUSTERS)
+    t_of_differences = t_bounds(estimate, se, units.n_units - 1)
+    near_end = near_end_split_bounds(differences, None, None) if split is not None and codes is None else None
+    near_end_columns = saturated & ((differences != 0.0).mean(axis=0) < PAIRED_NEAR_END_DIFFERING_SHARE)
 
-    def bounds(level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        low_k, high_k = combined(level_k)
+    def pieces_at(level_k: NDArray[np.float64]) -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
+        out = {"mover": combined(level_k)}
+        if split is not None:
+            out["split-score"] = split(level_k)
+            out["t"] = t_of_differences(level_k)
+            if near_end is not None:
+                out["split-score (near end)"] = near_end(level_k)
+        return out
+
+    def shown(pieces) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        low_k, high_k = pieces["mover"]
         if split is None:
             return low_k, high_k
-        split_low, split_high = split(level_k)
+        split_low, split_high = pieces["split-score"]
+        if near_end is not None:
+            near_low, near_high = pieces["split-score (near end)"]
+            low_k = np.where(near_end_columns, np.fmin(low_k, near_low), low_k)
+            high_k = np.where(near_end_columns, np.fmax(high_k, near_high), high_k)
+        t_low, t_high = pieces["t"]
+        low_k = np.where(of_differences, t_low, low_k)
+        high_k = np.where(of_differences, t_high, high_k)
         return np.fmin(low_k, split_low), np.fmax(high_k, split_high)
 
+    def bounds(level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        return shown(pieces_at(level_k))
+
     levels = np.full(k, level)
-    low, high = bounds(levels)
-    mover_low, mover_high = combined(levels)
-    split_low, split_high = (np.full(k, np.nan), np.full(k, np.nan)) if split is None else split(levels)
+    pieces = pieces_at(levels)
+    low, high = shown(pieces)
+    nan_pair = (np.full(k, np.nan), np.full(k, np.nan))
+    mover_low, mover_high = pieces["mover"]
+    split_low, split_high = pieces.get("split-score", nan_pair)
+    near_low, near_high = pieces.get("split-score (near end)", nan_pair)
+    t_low, t_high = pieces.get("t", nan_pair)
+
+    def source(j: int, side: int) -> str:
+        value = (low, high)[side][j]
+        for name, pair in pieces.items():  # mover first: a tie keeps the name of the method
+            if pair[side][j] == value:
+                return name
+        return "mover"
+
     models = model_bounds(np.concatenate([levels, levels]))
     for j, d in enumerate(details):
         d.update(
@@ -419,15 +480,18 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
             model_bound_methods=((models["low_source"][j], models["high_source"][j]),
                                  (models["low_source"][k + j], models["high_source"][k + j])),
             # the lower bound of a - b rests on a's lower and b's upper bound, and vice versa
-            degenerate_tail=(bool(models["replace_low"][j] or models["replace_high"][k + j]),
-                             bool(models["replace_high"][j] or models["replace_low"][k + j])),
+            # (only where MOVER of the models is what the interval rests on)
+            degenerate_tail=(bool(models["replace_low"][j] or models["replace_high"][k + j]) and not of_differences[j],
+                             bool(models["replace_high"][j] or models["replace_low"][k + j]) and not of_differences[j]),
             degenerate_share=(float(max(per_model.share_below[j], per_model.share_above[k + j])),
                               float(max(per_model.share_above[j], per_model.share_below[k + j]))),
             model_scales=(str(scales[j]), str(scales[k + j])),
             mover_of_models=(float(mover_low[j]), float(mover_high[j])),
             split_score_interval=(float(split_low[j]), float(split_high[j])),
-            paired_bound_methods=("split-score" if low[j] < mover_low[j] else "mover",
-                                  "split-score" if high[j] > mover_high[j] else "mover"),
+            t_of_differences=(float(t_low[j]), float(t_high[j])),
+            near_end_split_interval=(float(near_low[j]), float(near_high[j])),
+            saturated_differences=bool(split is not None and saturated[j]),
+            paired_bound_methods=(source(j, 0), source(j, 1)),
         )
     p_values = p_value_by_inversion(bounds, estimate, k) if test_zero else np.full(k, np.nan)
     if per_model.few_clusters and model_range is not None:

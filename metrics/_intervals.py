@@ -61,23 +61,21 @@ Methods (``method=``)
     whose curvature is the model's own mean-variance relation, which the difference of two paired
     models does not share (its variance depends on where the two disagree); with it MOVER covered
     98.2% for U-shaped pass@8 at N = 30 in the full study (98.4-98.9% averaged over three more
-    seeds). 0/1 values take their Wilson interval (Newcombe's
-    method), and the degenerate-tail fallback applies per model as in ``"studentized"``. Each
-    model's limits carry that model's skewness (a strong model's pass@8 piles up at 1 and its few
-    failures decide the difference), which a bootstrap of the differences
-    :math:`d_j = a_j - b_j` alone misses: in the coverage study the studentized bootstrap of
-    :math:`d_j` covers 89.9-92.7% for paired pass@8 at N = 30 (and 92.5% at N = 100 when one
-    model is near 1), MOVER 94.1-97.2% in every paired cell of independent problems with
-    N >= 30 (93.9-96.0% with C >= 30 clusters). For two almost
-    identical models its width does not shrink below the asymmetry of the per-model limits. Each
-    bound is then widened to the split score interval of the gains :math:`\max(d_j, 0)` and losses
-    :math:`\max(-d_j, 0)` where that is wider (:func:`~._score_intervals.split_score_bounds`:
-    Wilson with the design-effect size per part, scaled by the largest :math:`|d_j|`, combined by
-    MOVER; ``details["paired_bound_methods"]``): when the two models agree on most problems the
-    correlation of their means is close to 1 and MOVER alone was too short on the side of the
-    rarer sign (sparse paired gains in docs/intervals-edges.md: 83.3-90.3%, now 86.8-97.8%). The
-    few-cluster rule keeps the two models' score intervals alone. The
-    p-value inverts the interval in its level.
+    seeds). 0/1 values take their Wilson interval (Newcombe's method), and the degenerate-tail
+    fallback applies per model as in ``"studentized"``. Each model's limits carry that model's
+    skewness (a strong model's pass@8 piles up at 1 and its few failures decide the difference),
+    which the studentized bootstrap of the :math:`d_j = a_j - b_j` misses (89.9-92.7% for paired
+    pass@8 at N = 30). For two almost identical models its width does not shrink below the asymmetry of the per-model limits, and two
+    models near the same end have limits lopsided on the same side, which MOVER does not let cancel
+    (2.5-5x the t width at pass@1 near the ceiling). So for values in [0, 1] (#16) MOVER of the
+    models sets the interval only where the differences are *saturated* (half or more of the
+    differing problems differ by less than 0.05: :func:`~._score_intervals.saturated_differences`;
+    then also the near-end split bound, :func:`~._score_intervals.near_end_split_bounds`, without
+    clusters) or with 10 to 29 clusters; elsewhere it is the paired t interval of the :math:`d_j`.
+    Every bound is widened to the split score interval of the gains :math:`\max(d_j, 0)` and losses
+    :math:`\max(-d_j, 0)` where that is wider (:func:`~._score_intervals.split_score_bounds`;
+    ``details["paired_bound_methods"]`` names each bound's source; docs/intervals-edges.md). The
+    few-cluster rule keeps the two models' score intervals alone. The p-value inverts the interval.
 ``"t"``
     :math:`\hat\theta \pm t_{N-1,\,1-\alpha/2}\, s/\sqrt{N}` with :math:`s` the standard deviation
     (``ddof=1``) of the per-problem values; what ``inspect_ai.scorer.ci(method="t")`` computes.
@@ -132,8 +130,10 @@ on one side the bootstrap-t bound on that side is infinite (37 of 40 pass@8 valu
 the resamples have no other value). A resample is *degenerate* when its standard error is below one
 unit's worth of the observed one, :math:`\widehat{SE}^* \sqrt{U} \le \widehat{SE}` (U problems
 or clusters), i.e. when a prior of one pseudo-problem with the observed variance would outweigh
-the resample's own variance. When more than :math:`\alpha/2` of the resamples are degenerate on
-the side that sets a bound, the bootstrap-t distribution says nothing about that bound, and:
+the resample's own variance. When more than :math:`\alpha/4` of the resamples are degenerate on
+the side that sets a bound (:math:`\alpha/2` for MOVER's per-model limits; in between, the quantile
+sits among near-degenerate resamples whose :math:`t^*` is huge but finite; ``SINGLE_DEGENERATE_FRACTION``),
+the bootstrap-t distribution says nothing about that bound, and:
 
 - that bound comes from a **score interval** (Wilson [5]_) for the mean of values in [0, 1]
   (or in an explicit ``bounds=(lo, hi)`` range that holds every value) with the Bernoulli
@@ -214,10 +214,18 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._bootstrap import DEFAULT_N_RESAMPLES
-from ._interval_engine import interval_core
+from ._interval_engine import SINGLE_DEGENERATE_FRACTION, interval_core
 from ._resampling import DEFAULT_MAX_CHUNK_ELEMENTS, bootstrap_weights, canonical_order
 from ._result import IntervalResult, PairedResult
-from ._score_intervals import FEW_CLUSTERS, NEAR_END_PROBLEMS, near_end_bounds, paired_score_fallback, score_fallback, wilson_interval
+from ._score_intervals import (
+    FEW_CLUSTERS,
+    TINY_DIFFERENCE,
+    WARN_END_SHARE,
+    apply_near_end,
+    paired_score_fallback,
+    score_fallback,
+    wilson_interval,
+)
 from ._validation import MAX_REPORTED, check_bounds, check_design, check_values, match_ids
 from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning
 
@@ -316,26 +324,22 @@ def _warn_degenerate(results: list[dict[str, Any]], what: str) -> None:
         )
 
 
-#: A paired difference carried by fewer problems than this (and by under a quarter of them) is
-#: flagged: in the coverage study's "sparse paired gains" regime (10% of the problems differ) MOVER
-#: covered 89-90% for pass@8 at N = 100 and none of its misses carried a warning before this one.
+#: A paired difference carried by fewer problems than this (and by under a quarter of them) is flagged
+#: for every method but the default (the t interval covered 60.7-92.2% for sparse paired gains); the
+#: default's miss rate does not depend on it (2.5-4.3% per band, docs/intervals-edges.md).
 SPARSE_DIFFERENCES = 20
 
-#: Two models whose per-problem values differ by less than this everywhere (values in [0, 1]; a
-#: saturated metric such as pass@8 near 1 on both) are flagged: the interval is as narrow as those
-#: small differences, and a larger difference on a problem not in the sample is invisible to it. In
-#: the coverage study's regimes 17-100% of such intervals missed (point masses and sparse gains,
-#: pass@8, pass^4 and G-Pass@8), while only 6% of all paired intervals there carried the flag.
-TINY_DIFFERENCE = 0.05
 
-
-def _warn_sparse_differences(differences, results: list[dict[str, Any]], in_unit: bool = True) -> None:
+def _warn_sparse_differences(differences, results: list[dict[str, Any]], in_unit: bool = True, warn: bool = True) -> None:
     """Warn when a paired difference rests on a handful of problems or on tiny differences only.
 
     ``details["n_differing"]`` counts the problems where the two models differ and
-    ``details["largest_difference"]`` is the largest :math:`|d_j|`; ``details["sparse_differences"]``
-    is set when fewer than :data:`SPARSE_DIFFERENCES` problems (and under a quarter) differ, or, for
-    values in [0, 1], when every difference is below :data:`TINY_DIFFERENCE` (``details["tiny_differences"]``).
+    ``details["largest_difference"]`` is the largest :math:`|d_j|`. With ``warn`` (every method but
+    the default on values in [0, 1]), ``details["sparse_differences"]`` is set and an
+    ``IntervalMethodWarning`` says so when fewer than :data:`SPARSE_DIFFERENCES` problems (and under
+    a quarter) differ, or, for values in [0, 1], when every difference is below
+    :data:`TINY_DIFFERENCE` (``details["tiny_differences"]``). The default's own handling of such
+    differences is in ``details["saturated_differences"]`` and ``details["paired_bound_methods"]``.
     """
     n = differences.shape[0]
     differing = (differences != 0.0).sum(axis=0)
@@ -345,6 +349,9 @@ def _warn_sparse_differences(differences, results: list[dict[str, Any]], in_unit
     for j, r in enumerate(results):
         r["details"]["n_differing"] = int(differing[j])
         r["details"]["largest_difference"] = float(largest[j])
+    if not warn:
+        return
+    for j, r in enumerate(results):
         if few[j] or tiny[j]:
             r["details"]["sparse_differences"] = True
         if tiny[j]:
@@ -589,12 +596,13 @@ def _mean_ci(values, *, clusters, method, confidence_level, n_resamples, rng, bo
     fallback = score_fallback(arr, codes, n_clusters, value_range) if method == "studentized" else None
     results = interval_core(arr, codes, n_clusters, method, level, design.n_resamples, rng, bound_range,
                              design.max_chunk_elements, False, fallback, scale_range=value_range,
-                             few_clusters=few_clusters_note(n_clusters) is not None)
+                             few_clusters=few_clusters_note(n_clusters) is not None,
+                             degenerate_fraction=SINGLE_DEGENERATE_FRACTION)
     if method == "studentized" and value_range is not None and few_clusters_note(n_clusters) is None:
-        _apply_near_end(results, arr, codes, n_clusters, value_range, level, bound_range)
+        apply_near_end(results, arr, codes, n_clusters, value_range, level, bound_range)
     _warn_few_clusters(n_clusters, method)
     _warn_degenerate(results, "value")
-    _warn_near_end(results)
+    _warn_few_off_end(results)
     out = [
         IntervalResult(
             estimate=r["estimate"],
@@ -612,44 +620,23 @@ def _mean_ci(values, *, clusters, method, confidence_level, n_resamples, rng, bo
     return out
 
 
-def _apply_near_end(results, arr, codes, n_clusters, value_range, level, bound_range) -> None:
-    """The near-end rule of the default single-model interval (:func:`near_end_bounds`), in place.
+def _warn_few_off_end(results: list[dict[str, Any]]) -> None:
+    """Warn when a single-model mean rests on a few problems off an end of its range (``details["few_off_end"]``).
 
-    A column whose mean lies within :data:`NEAR_END_PROBLEMS` problems' worth of an end of its
-    range (other than 0/1 values and constant columns, whose score interval already counts N
-    trials) gets, on the side away from that end, the wider of the studentized bound and the
-    Wilson bound with at most twice the Bernoulli worst-case size; ``details["near_end"]`` says
-    so, ``details["studentized_bounds"]`` keeps the bounds before the rule and
-    ``details["bound_methods"]`` names "score (near end)" when the score bound was the wider.
+    A mean within :data:`WARN_END_SHARE` of an end but at least :data:`WARN_OFF_END_PROBLEMS`
+    problems' worth from it, chosen by the share of the default's misses it marks in the coverage
+    study; closer to the end the near-end rule (:func:`~._score_intervals.apply_near_end`) makes the
+    interval conservative.
     """
-    near_end, at_top, low, high = near_end_bounds(arr, codes, n_clusters, value_range, level)
-    for j in np.flatnonzero(near_end).tolist():
-        r = results[j]
-        if r["constant"] or r["details"].get("degenerate") or r["details"].get("scale") == "score (0/1 values)":
-            continue  # constant columns and 0/1 values keep their score interval (N trials already)
-        r["details"]["near_end"] = True
-        r["details"]["studentized_bounds"] = (r["low"], r["high"])
-        methods = list(r["details"].get("bound_methods", ("studentized", "studentized")))
-        if at_top[j] and low[j] < r["low"]:
-            r["low"] = float(low[j] if bound_range is None else max(low[j], bound_range[0]))
-            methods[0] = "score (near end)"
-        elif not at_top[j] and high[j] > r["high"]:
-            r["high"] = float(high[j] if bound_range is None else min(high[j], bound_range[1]))
-            methods[1] = "score (near end)"
-        r["details"]["bound_methods"] = tuple(methods)
-
-
-def _warn_near_end(results: list[dict[str, Any]]) -> None:
-    """Warn when a single-model mean lies near an end of its range (``details["near_end"]``)."""
-    flagged = [j for j, r in enumerate(results) if r["details"].get("near_end")]
+    flagged = [j for j, r in enumerate(results) if r["details"].get("few_off_end")]
     if not flagged:
         return
     shown = "" if len(results) == 1 else f" (columns {flagged[:MAX_REPORTED]}{' ...' if len(flagged) > MAX_REPORTED else ''})"
     warnings.warn(
-        f"the mean lies within {NEAR_END_PROBLEMS:g} problems' worth of an end of its range{shown} (near the "
-        "ceiling or the floor): the interval rests on the few problems off that end, and rare problems this "
-        "sample lacks can put the true value outside it more often than its level says; its interior bound "
-        "is at least the score bound (details['bound_methods']).",
+        f"the mean lies within {100 * WARN_END_SHARE:g}% of an end of its range{shown} (near the ceiling or the "
+        "floor) and rests on the few problems off that end (details['off_end_problems'] gives their worth in "
+        "problems): the interval is only as good as the share of such problems this benchmark happened to draw, "
+        "which one sample cannot show (docs/intervals-edges.md).",
         IntervalMethodWarning,
         stacklevel=4,
     )
@@ -691,10 +678,9 @@ def paired_difference(
     .. math:: L = \bar d - \sqrt{(\hat\theta_a - l_a)^2 + (u_b - \hat\theta_b)^2
               - 2r(\hat\theta_a - l_a)(u_b - \hat\theta_b)}
 
-    and :math:`U` likewise; in the coverage study it covers 94.1-97.2% in every paired cell of
-    independent problems with N >= 30 (93.9-96.0% with C >= 30 clusters), where the studentized
-    bootstrap of the :math:`d_j` covers 89.9-96.1% (below 93% for paired pass@8 at N = 30).
-    Every other method
+    and :math:`U` likewise, where the per-problem differences are saturated (most below 0.05) or
+    there are 10 to 29 clusters; elsewhere the paired t interval of the :math:`d_j`; both widened to
+    the split score interval of the gains and losses (module docstring, "mover"). Every other method
     (``"studentized"``, ``"t"``, ...) is :func:`mean_ci` of the :math:`d_j`.
 
     Parameters
@@ -762,7 +748,7 @@ def paired_difference(
     >>> r.method, r.low < r.estimate < r.high
     ('mover', True)
     >>> r.details["paired_bound_methods"]    # no loss on any of 8 problems: the lower bound is the score one
-    ('split-score', 'mover')
+    ('split-score', 't')
     >>> r = paired_difference([0.5, 1.0, 0.0], [0.75, 0.25], problem_ids_a=["p1", "p2", "p3"],
     ...                       problem_ids_b=["p2", "p3"], intersect=True, method="t")
     >>> r.n_problems, r.unmatched_ids_a, r.estimate
@@ -854,7 +840,7 @@ def _paired_difference(a, b, *, problem_ids_a, problem_ids_b, intersect, cluster
     )
     _warn_few_clusters(n_clusters, method)
     _warn_degenerate(results, "difference")
-    _warn_sparse_differences(differences, results, in_unit)
+    _warn_sparse_differences(differences, results, in_unit, warn=not (method == DEFAULT_PAIRED_METHOD and in_unit))
     mean_a = arr_a.mean(axis=0)
     mean_b = arr_b.mean(axis=0)
     sd_a = arr_a.std(axis=0)

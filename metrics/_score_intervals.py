@@ -26,14 +26,17 @@ __all__ = [
     "FEW_CLUSTERS",
     "Fallback",
     "LevelBounds",
+    "apply_near_end",
     "at_range_ends",
     "mean_and_se",
     "mover_bounds",
     "mover_difference",
+    "near_end_split_bounds",
     "no_difference_bound",
     "p_value_by_inversion",
     "paired_score_fallback",
     "score_fallback",
+    "saturated_differences",
     "score_standard_error",
     "split_score_bounds",
     "t_bounds",
@@ -242,6 +245,22 @@ def paired_score_fallback(a: NDArray[np.float64], b: NDArray[np.float64], codes,
     return Fallback(mover_difference(bounds_a, bounds_b, mean_a, mean_b, correlation), "mover-score")
 
 
+def _gains_and_losses(differences: NDArray[np.float64], codes, n_clusters, scale: NDArray[np.float64]):
+    r"""Means and standard errors of the gains :math:`\max(d_j, 0)/s` and losses :math:`\max(-d_j, 0)/s`,
+    the Bernoulli worst-case size :math:`n_B`, the degrees of freedom and the correlation of the two
+    means, :math:`r = (SE_+^2 + SE_-^2 - SE_d^2)/(2 SE_+ SE_-)` (the paired :math:`SE_d^2` near the estimate)."""
+    with np.errstate(invalid="ignore"):
+        gains = np.nan_to_num(np.maximum(differences, 0.0) / scale)
+        losses = np.nan_to_num(np.maximum(-differences, 0.0) / scale)
+    mean_gain, se_gain, n_bernoulli, df = mean_and_se(gains, codes, n_clusters)
+    mean_loss, se_loss, _, _ = mean_and_se(losses, codes, n_clusters)
+    _, se_d, _, _ = mean_and_se(gains - losses, codes, n_clusters)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        correlation = np.where((se_gain > 0) & (se_loss > 0),
+                               (se_gain**2 + se_loss**2 - se_d**2) / (2.0 * se_gain * se_loss), 0.0)
+    return mean_gain, se_gain, mean_loss, se_loss, n_bernoulli, df, np.clip(correlation, -1.0, 1.0)
+
+
 def split_score_bounds(differences: NDArray[np.float64], codes, n_clusters) -> LevelBounds:
     r"""Score bounds on a mean paired difference from its gains and its losses (values in [-1, 1]).
 
@@ -262,16 +281,7 @@ def split_score_bounds(differences: NDArray[np.float64], codes, n_clusters) -> L
     """
     magnitude = np.abs(differences).max(axis=0)
     scale = np.where(magnitude > 0, magnitude, np.nan)
-    with np.errstate(invalid="ignore"):
-        gains = np.maximum(differences, 0.0) / scale
-        losses = np.maximum(-differences, 0.0) / scale
-    mean_gain, se_gain, n_bernoulli, df = mean_and_se(np.nan_to_num(gains), codes, n_clusters)
-    mean_loss, se_loss, _, _ = mean_and_se(np.nan_to_num(losses), codes, n_clusters)
-    _, se_d, _, _ = mean_and_se(np.nan_to_num(gains - losses), codes, n_clusters)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        correlation = np.where((se_gain > 0) & (se_loss > 0),
-                               (se_gain**2 + se_loss**2 - se_d**2) / (2.0 * se_gain * se_loss), 0.0)
-    correlation = np.clip(correlation, -1.0, 1.0)
+    mean_gain, se_gain, mean_loss, se_loss, n_bernoulli, df, correlation = _gains_and_losses(differences, codes, n_clusters, scale)
     gain_bounds = wilson_effective(mean_gain, se_gain, np.where(se_gain > 0, np.inf, n_bernoulli), df, (0.0, 1.0))
     loss_bounds = wilson_effective(mean_loss, se_loss, np.where(se_loss > 0, np.inf, n_bernoulli), df, (0.0, 1.0))
     scaled = mover_difference(gain_bounds, loss_bounds, mean_gain, mean_loss, correlation)
@@ -281,6 +291,68 @@ def split_score_bounds(differences: NDArray[np.float64], codes, n_clusters) -> L
         return low * scale, high * scale
 
     return bounds
+
+
+#: A paired difference is *saturated* when at least this share of the problems where the two models
+#: differ differ by less than :data:`TINY_DIFFERENCE` (values in [0, 1]): a saturated metric (pass@8
+#: of two strong models) compresses large differences in the models' success rates into tiny ones,
+#: and the true difference then rests on rare problems with a large one that the sample may lack.
+SATURATED_SHARE = 0.5
+
+#: Per-problem differences below this (values in [0, 1]) count as tiny (:data:`SATURATED_SHARE`; the
+#: tiny-difference warning of :func:`~kpass.metrics.paired_difference`).
+TINY_DIFFERENCE = 0.05
+
+#: Saturated differences without clusters: a part (gains or losses, on [0, 1]) within
+#: :data:`NEAR_END_PROBLEMS` problems' worth of 0 is no more informative than this many times
+#: :math:`n_B` problems (chosen by measured coverage, docs/intervals-edges.md: 4 put the main grid's
+#: paired pass@8 of Beta(2, 2), N = 30, n = 16 at 98.6% with 2,000 simulations; 6 let point-mass
+#: pass@8 at N = 100 fall to 91.3% and sparse-gain mG-Pass@8 at N = 30 to 91.2%).
+PAIRED_NEAR_END_SIZE_FACTOR = 5.0
+
+#: The near-end split bound applies to saturated differences only where fewer than this share of the
+#: problems differ at all: where nearly every problem differs (pass@8 from n = 64 samples of two mid-range
+#: models) it put the main grid's Beta(2, 2) pass@8 at N = 30 at 99.1% (2,000 simulations), MOVER alone 94.0%.
+PAIRED_NEAR_END_DIFFERING_SHARE = 0.75
+
+#: Unsaturated differences with at least this many clusters (or none) take the paired t interval
+#: widened to the split score bound; with 10 to 29 clusters MOVER of the models stays (the clustered
+#: t interval of the differences covered 90.7-93.2% in the point-mass regime with 10 clusters).
+PAIRED_T_MIN_CLUSTERS = 30
+
+
+def saturated_differences(differences: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Per column: at least :data:`SATURATED_SHARE` of the nonzero differences are below :data:`TINY_DIFFERENCE`."""
+    differing = differences != 0.0
+    tiny = differing & (np.abs(differences) < TINY_DIFFERENCE)
+    count = differing.sum(axis=0)
+    return (count > 0) & (tiny.sum(axis=0) >= SATURATED_SHARE * count)
+
+
+def near_end_split_bounds(differences: NDArray[np.float64], codes, n_clusters) -> LevelBounds:
+    r"""The split score bounds with the near-end rule of a single mean applied to each part.
+
+    The gains :math:`\max(d_j, 0)` and losses :math:`\max(-d_j, 0)` are taken on their own range
+    [0, 1] (not scaled by the largest :math:`|d_j|`); a part whose mean :math:`\hat p` is within
+    :data:`NEAR_END_PROBLEMS` problems' worth of 0 (:math:`n_B \hat p <` 3) gets Wilson's interval
+    with the effective size capped at :data:`PAIRED_NEAR_END_SIZE_FACTOR` :math:`n_B`,
+    :math:`n_{\mathrm{eff}} = \min(\hat p(1-\hat p)/\widehat{SE}^2,\ 5 n_B)` (a part with no problem
+    at all: :math:`5 n_B`), reduced for the degrees of freedom (Korn & Graubard 1998); the other parts
+    keep the design-effect size. Combined by MOVER as in :func:`split_score_bounds`. Where the
+    differences are saturated (:func:`saturated_differences`), the tiny differences seen say little
+    about the rare large ones the sample lacks, and this bounds how informative the sample may be,
+    as :func:`near_end_bounds` does for one model near an end.
+    """
+    ones = np.ones(differences.shape[1])
+    mean_gain, se_gain, mean_loss, se_loss, n_bernoulli, df, correlation = _gains_and_losses(differences, codes, n_clusters, ones)
+
+    def size(mean, se):
+        near_end = n_bernoulli * mean < NEAR_END_PROBLEMS
+        return np.where(near_end, PAIRED_NEAR_END_SIZE_FACTOR * n_bernoulli, np.where(se > 0, np.inf, n_bernoulli))
+
+    gain_bounds = wilson_effective(mean_gain, se_gain, size(mean_gain, se_gain), df, (0.0, 1.0))
+    loss_bounds = wilson_effective(mean_loss, se_loss, size(mean_loss, se_loss), df, (0.0, 1.0))
+    return mover_difference(gain_bounds, loss_bounds, mean_gain, mean_loss, correlation)
 
 
 def at_range_ends(values: NDArray[np.float64], value_range: tuple[float, float]) -> NDArray[np.bool_]:
@@ -400,8 +472,21 @@ NEAR_END_PROBLEMS = 3.0
 NEAR_END_SIZE_FACTOR = 2.0
 
 
+#: The single-model reliability warning: a mean within WARN_END_SHARE of an end of its range (on
+#: [0, 1]) but at least WARN_OFF_END_PROBLEMS problems' worth from it (:math:`n_B \min(\hat p,
+#: 1-\hat p)`) rests on the few values off that end and gets an ``IntervalMethodWarning``; closer to
+#: the end the near-end score bound makes the interval conservative. Chosen by the share of the
+#: default's misses it marks (coverage study, 72 ceiling, floor, bell-shaped, point-mass and clustered
+#: cells of 600 simulations): 41% of the misses and 30% of all intervals (68% / 54% at the ceiling,
+#: 88% / 59% at the floor, 47-55% / 24-27% clustered), where the near-end warning it replaces
+#: (every near-end column) marked 11% of the misses and 46% of all intervals.
+WARN_END_SHARE = 0.15
+WARN_OFF_END_PROBLEMS = 1.5
+
+
 def near_end_bounds(values: NDArray[np.float64], codes, n_clusters, value_range: tuple[float, float],
-                    level: float) -> tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.float64], NDArray[np.float64]]:
+                    level: float) -> tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.float64], NDArray[np.float64],
+                                       NDArray[np.float64]]:
     r"""The interior-side score bound of a single-model mean near an end of its range.
 
     With the values rescaled to [0, 1], :math:`\hat p` their mean and :math:`n_B` the Bernoulli
@@ -426,11 +511,52 @@ def near_end_bounds(values: NDArray[np.float64], codes, n_clusters, value_range:
         Which columns are near an end, and whether that end is the top of the range.
     low, high : ndarray of float64, shape (K,)
         The Wilson bounds (on the scale of ``value_range``); only the interior side is used.
+    off_end : ndarray of float64, shape (K,)
+        :math:`n_B \min(\hat p, 1 - \hat p)`, the problems' worth off the nearer end.
     """
     lo, hi = value_range
     mean, se, n_bernoulli, df = mean_and_se(values, codes, n_clusters)
     p = np.clip((mean - lo) / (hi - lo), 0.0, 1.0)
-    near_end = n_bernoulli * np.minimum(p, 1.0 - p) < NEAR_END_PROBLEMS
+    off_end = n_bernoulli * np.minimum(p, 1.0 - p)
+    near_end = off_end < NEAR_END_PROBLEMS
     bounds = wilson_effective(mean, se, NEAR_END_SIZE_FACTOR * n_bernoulli, df, value_range)
     low, high = bounds(np.full(values.shape[1], level))
-    return near_end, p > 0.5, low, high
+    return near_end, p > 0.5, low, high, off_end
+
+
+def apply_near_end(results: list[dict], arr: NDArray[np.float64], codes, n_clusters, value_range: tuple[float, float],
+                   level: float, bound_range: tuple[float, float] | None) -> None:
+    r"""The near-end rule of the default single-model interval (:func:`near_end_bounds`), in place.
+
+    A column whose mean lies within :data:`NEAR_END_PROBLEMS` problems' worth of an end of its
+    range (other than 0/1 values and constant columns, whose score interval already counts N
+    trials) gets, on the side away from that end, the wider of the studentized bound and the
+    Wilson bound with at most twice the Bernoulli worst-case size; ``details["near_end"]`` says
+    so, ``details["studentized_bounds"]`` keeps the bounds before the rule and
+    ``details["bound_methods"]`` names "score (near end)" when the score bound was the wider.
+    Every such column records ``details["off_end_problems"]`` (:math:`n_B \min(\hat p, 1-\hat p)`);
+    ``details["few_off_end"]`` marks those within :data:`WARN_END_SHARE` of an end and at least
+    :data:`WARN_OFF_END_PROBLEMS` problems' worth from it, which :func:`~kpass.metrics.mean_ci` warns about.
+    """
+    near_end, at_top, low, high, off_end = near_end_bounds(arr, codes, n_clusters, value_range, level)
+    lo, hi = value_range
+    p = np.clip((arr.mean(axis=0) - lo) / (hi - lo), 0.0, 1.0)
+    close = np.minimum(p, 1.0 - p) < WARN_END_SHARE
+    for j, r in enumerate(results):
+        if r["constant"] or r["details"].get("degenerate") or r["details"].get("scale") == "score (0/1 values)":
+            continue  # constant columns and 0/1 values keep their score interval (N trials already)
+        r["details"]["off_end_problems"] = float(off_end[j])
+        if close[j] and off_end[j] >= WARN_OFF_END_PROBLEMS:
+            r["details"]["few_off_end"] = True
+        if not near_end[j]:
+            continue
+        r["details"]["near_end"] = True
+        r["details"]["studentized_bounds"] = (r["low"], r["high"])
+        methods = list(r["details"].get("bound_methods", ("studentized", "studentized")))
+        if at_top[j] and low[j] < r["low"]:
+            r["low"] = float(low[j] if bound_range is None else max(low[j], bound_range[0]))
+            methods[0] = "score (near end)"
+        elif not at_top[j] and high[j] > r["high"]:
+            r["high"] = float(high[j] if bound_range is None else min(high[j], bound_range[1]))
+            methods[1] = "score (near end)"
+        r["details"]["bound_methods"] = tuple(methods)

@@ -12,7 +12,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from scipy import stats
 
-from kpass.metrics import DegenerateIntervalWarning, bootstrap_weights, mean_ci, mean_ci_columns, pass_at_k
+from kpass.metrics import DegenerateIntervalWarning, bootstrap_weights, mean_ci, mean_ci_columns, paired_difference, pass_at_k
 from kpass.metrics._warnings import IntervalMethodWarning
 
 pytestmark = pytest.mark.filterwarnings("ignore::kpass.metrics._warnings.IntervalMethodWarning")
@@ -55,19 +55,22 @@ def _wilson_lower_by_hand(mean, se, n_cap, df, level=0.95):
 
 
 def test_near_the_ceiling_the_lower_bound_is_the_wilson_bound_with_twice_n_trials():
-    # 30 pass@1 values c/16: 26 problems solved 16/16, four 14/16 (mean 0.9833, half a failure's worth);
-    # the bootstrap-t lower bound alone is 0.964 (a sample without a hard problem looks certain)
-    values = np.r_[np.ones(26), np.full(4, 14 / 16)]
-    with pytest.warns(IntervalMethodWarning, match="within 3 problems' worth of an end"):
-        result = mean_ci(values, rng=0)
+    # 30 values: 25 at 1, five at 0.9 (mean 0.9833, half a failure's worth); the bootstrap-t lower
+    # bound alone is 0.962 (a sample without a hard problem looks certain), its tail not degenerate
+    # (0.4% of the resamples lack all five)
+    values = np.r_[np.ones(25), np.full(5, 0.9)]
+    # half a problem's worth off the end: the score bound makes the interval conservative (the coverage
+    # study: 97-100% in such cells), so it carries no warning, only the details
+    result = _no_interval_method_warning(values, rng=0)
+    assert result.details["off_end_problems"] == pytest.approx(30 * (1 - values.mean()))
+    assert "few_off_end" not in result.details
     se = values.std(ddof=1) / math.sqrt(30)
     assert result.details["near_end"] and result.details["bound_methods"][0] == "score (near end)"
     assert result.low == pytest.approx(_wilson_lower_by_hand(values.mean(), se, 2 * 30, 29), abs=1e-12)
     assert result.low < result.details["studentized_bounds"][0]
     assert result.high == result.details["studentized_bounds"][1]  # the side at the end is untouched
     # the floor mirrors it: 1 - values gives 1 - the bounds
-    with pytest.warns(IntervalMethodWarning, match="end of its range"):
-        mirrored = mean_ci(1 - values, rng=0)
+    mirrored = _no_interval_method_warning(1 - values, rng=0)
     assert mirrored.high == pytest.approx(1 - result.low, abs=1e-12)
     assert mirrored.details["bound_methods"][1] == "score (near end)"
 
@@ -79,11 +82,35 @@ def test_the_near_end_rule_leaves_mid_range_and_binary_columns_alone():
         middle = mean_ci(rng.beta(2, 2, size=40), rng=0)           # 40 x 0.5 = 20 problems from either end
         binary = mean_ci(np.r_[np.ones(39), 0.0], rng=0)           # 0/1 values: Wilson with N trials already
     assert "near_end" not in middle.details and "near_end" not in binary.details
-    # 3.5 failures' worth out of 100 problems: not near the end (the threshold is 3)
+    # 3.5 failures' worth out of 100 problems: not near the end (the threshold is 3), but within 15% of
+    # it and more than 1.5 problems' worth from it: the reliability warning
     values = np.r_[np.ones(93), np.full(7, 0.5)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", IntervalMethodWarning)
-        assert "near_end" not in mean_ci(values, rng=0).details
+    with pytest.warns(IntervalMethodWarning, match="within 15% of an end of its range"):
+        result = mean_ci(values, rng=0)
+    assert "near_end" not in result.details and result.details["few_off_end"]
+    assert result.details["off_end_problems"] == pytest.approx(3.5)
+
+
+@pytest.mark.parametrize("n_problems, off_end, warned", [
+    (100, 1.4, False),   # near the end: the score bound makes it conservative, no warning
+    (100, 1.6, True),
+    (100, 14.9, True),   # 14.9% from the end
+    (100, 15.1, False),  # 15.1%: not near an end
+    (24, 2.0, True),     # 8% of 24 problems
+    (24, 8.6, False),    # a mean of 0.36 on 24 problems is not near an end
+])
+def test_the_reliability_warning_marks_means_near_an_end_but_off_it(n_problems, off_end, warned):
+    # N values: N - m at 1 and m at 1 - off_end / m, so that N (1 - mean) = off_end exactly
+    m = n_problems // 2
+    values = np.r_[np.ones(n_problems - m), np.full(m, 1 - off_end / m)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = mean_ci(values, rng=0)
+        floor = mean_ci(1 - values, rng=0)  # the floor mirrors the ceiling
+    assert result.details["off_end_problems"] == pytest.approx(off_end)
+    assert bool(result.details.get("few_off_end")) is warned and bool(floor.details.get("few_off_end")) is warned
+    messages = [str(w.message) for w in caught if issubclass(w.category, IntervalMethodWarning)]
+    assert any("of an end of its range" in m for m in messages) is warned
 
 
 def test_39_of_40_binary_values_give_the_wilson_interval():
@@ -275,3 +302,22 @@ def test_two_dimensional_values_report_each_replaced_column():
         first, second = mean_ci_columns(values, rng=0)
     assert first.details["bound_methods"][0] == "score"
     assert second.details["bound_methods"] == ("studentized", "studentized")
+
+
+def test_a_tail_with_more_than_a_quarter_of_alpha_degenerate_takes_the_score_bound():
+    # 96 values at 1 and 4 at 0.2: a resample without any of the four (0.96^100 = 1.7% of them) has no
+    # spread; between alpha/4 and alpha/2 degenerate the bootstrap-t quantile sits among near-degenerate
+    # resamples, so the single-model default takes the score bound there (SINGLE_DEGENERATE_FRACTION)
+    from kpass.metrics._interval_engine import SINGLE_DEGENERATE_FRACTION
+
+    values = np.r_[np.ones(96), np.full(4, 0.2)]
+    result = mean_ci(values, rng=0)
+    share = result.details["degenerate_share"][1]  # resamples above the estimate: they set the lower bound
+    assert SINGLE_DEGENERATE_FRACTION * 0.025 < share < 0.025
+    assert result.details["degenerate_tail"] == (True, False) and result.details["bound_methods"][0] == "score"
+    se = values.std(ddof=1) / math.sqrt(100)
+    assert result.low == pytest.approx(_wilson_lower_by_hand(values.mean(), se, 100, 99), abs=1e-12)
+    # MOVER's per-model limits keep the alpha/2 rule (the paired helper's area): model a's lower limit
+    # stays the studentized one
+    paired = paired_difference(values, np.r_[np.ones(96), np.full(4, 0.1)], rng=0)
+    assert paired.details["model_bound_methods"][0][0] == "studentized"

@@ -211,11 +211,16 @@ def test_default_is_mover_of_the_two_studentized_intervals():
     low = d - math.sqrt((ma - la) ** 2 + (ub - mb) ** 2 - 2 * r * (ma - la) * (ub - mb))
     high = d + math.sqrt((ua - ma) ** 2 + (mb - lb) ** 2 - 2 * r * (ua - ma) * (mb - lb))
     assert result.details["mover_of_models"] == pytest.approx((low, high), abs=1e-12)
-    # each bound is the wider of MOVER's and the split score interval's (#16)
+    # differences that are not saturated (#16): the paired t interval, each bound widened to the
+    # split score interval's where that is wider; MOVER of the models stays in the details
+    assert not result.details["saturated_differences"]
+    t_result = paired_difference(a, b, method="t")
+    assert result.details["t_of_differences"] == pytest.approx(t_result.interval, abs=1e-12)
     split_low, split_high = result.details["split_score_interval"]
-    assert (result.low, result.high) == pytest.approx((min(low, split_low), max(high, split_high)), abs=1e-12)
-    assert result.details["paired_bound_methods"] == ("split-score" if split_low < low else "mover",
-                                                       "split-score" if split_high > high else "mover")
+    (t_low, t_high) = t_result.interval
+    assert (result.low, result.high) == pytest.approx((min(t_low, split_low), max(t_high, split_high)), abs=1e-12)
+    assert result.details["paired_bound_methods"] == ("split-score" if split_low < t_low else "t",
+                                                       "split-score" if split_high > t_high else "t")
     assert result.standard_error == pytest.approx(paired_difference(a, b, method="t").standard_error, abs=1e-15)
     # near the estimate the MOVER is about as wide as the paired t interval, far narrower than unpaired
     t_width = paired_difference(a, b, method="t").width
@@ -287,10 +292,16 @@ def test_two_strong_models_that_differ_on_two_problems(method):
         with pytest.warns(IntervalMethodWarning, match="cannot give"):
             result = paired_difference(a, b, method=method, rng=0)
     else:  # 0/1 values: each model's interval is Wilson's (Newcombe 1998); the difference rests
-        # on 2 discordant problems, which the sparse-gain warning says (issue #16)
-        with pytest.warns(IntervalMethodWarning, match="differ on only 2 of 40 problems"):
+        # on 2 discordant problems: both bounds are the split score interval's (2 gains, no loss), and
+        # the default does not warn about few differing problems (its miss rate does not depend on them)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", IntervalMethodWarning)
             result = paired_difference(a, b, method=method, rng=0)
         assert result.details["model_scales"] == ("score (0/1 values)", "score (0/1 values)")
+        assert result.details["n_differing"] == 2 and not result.details["saturated_differences"]
+        assert result.details["paired_bound_methods"] == ("split-score", "split-score")
+        with pytest.warns(IntervalMethodWarning, match="differ on only 2 of 40 problems"):
+            paired_difference(a, b, method="t")
     assert result.estimate == pytest.approx(0.05)
     assert math.isfinite(result.low) and math.isfinite(result.high)
     # two discordant problems, both for A: no evidence of a difference (exact sign test p = 0.5)
@@ -456,15 +467,81 @@ def test_tiny_differences_everywhere_are_flagged():
     a = np.array([value[16]] * 30 + [value[8]] * 6 + [value[7]] * 4)
     b = np.array([value[16]] * 30 + [value[9]] * 6 + [value[8]] * 4)
     with pytest.warns(IntervalMethodWarning, match="differ by at most 0.000622"):
-        result = paired_difference(a, b, rng=0, n_resamples=999)
+        result = paired_difference(a, b, method="studentized", rng=0, n_resamples=999)
     # 10 of 40 problems differ: not fewer than a quarter, so only the tiny-difference flag applies
     assert result.details["tiny_differences"] and result.details["sparse_differences"]
     assert result.details["n_differing"] == 10 and result.details["largest_difference"] == pytest.approx(8 / 12870)
+    # the default takes the near-end bound for such saturated differences instead of the flag
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        default = paired_difference(a, b, rng=0, n_resamples=999)
+    assert default.details["saturated_differences"] and "sparse_differences" not in default.details
+    assert not any("differ by at most" in str(w.message) for w in caught)
     # differences of 0.25 on 40 of 60 problems: neither flag
     rng = np.random.default_rng(1)
     a = rng.integers(0, 5, 60) / 4
     b = np.clip(a - rng.choice([0.0, 0.25, -0.25], 60, p=[1 / 3, 1 / 2, 1 / 6]), 0, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("error", IntervalMethodWarning)
-        plain = paired_difference(a, b, rng=0, n_resamples=999)
+        plain = paired_difference(a, b, method="studentized", rng=0, n_resamples=999)
     assert "sparse_differences" not in plain.details and "tiny_differences" not in plain.details
+
+
+def test_saturated_differences_take_mover_of_the_models_and_the_near_end_split_bound():
+    # pass@8 of two strong models (the tiny-difference case above): every difference is below 0.05,
+    # so the differences are saturated (#16) and the default is MOVER of the two models' limits,
+    # each bound widened to the split score bound and to the near-end split bound of the gains and
+    # losses on [0, 1] (Wilson with at most 5 n_B = 200 problems' worth, reduced for 39 df)
+    from math import comb
+
+    from scipy import stats
+
+    value = {c: 1 - comb(16 - c, 8) / comb(16, 8) for c in range(17)}
+    a = np.array([value[16]] * 30 + [value[8]] * 6 + [value[7]] * 4)
+    b = np.array([value[16]] * 30 + [value[9]] * 6 + [value[8]] * 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IntervalMethodWarning)  # the models' degenerate bootstrap tails
+        result = paired_difference(a, b, rng=0, n_resamples=999)
+    assert result.details["saturated_differences"]
+    n, z, t = 40, stats.norm.ppf(0.975), stats.t.ppf(0.975, 39)
+    d = a - b
+    loss = np.maximum(-d, 0)
+    p_loss, se_loss = loss.mean(), loss.std(ddof=1) / math.sqrt(n)
+    assert n * p_loss < 3  # near 0: the sample is no more informative than 5 n_B problems
+    size = min(p_loss * (1 - p_loss) / se_loss**2, 5 * n) * (z / t) ** 2
+    assert size == pytest.approx(5 * n * (z / t) ** 2)
+    low_loss, high_loss = _wilson(p_loss, size, z)
+    _, high_gain = _wilson(0.0, 5 * n * (z / t) ** 2, z)  # no gain at all: 0 of 200
+    # MOVER of the two parts; the gains have no spread, so r = 0
+    near_low = d.mean() - math.sqrt(0.0 + (high_loss - p_loss) ** 2)
+    near_high = d.mean() + math.sqrt(high_gain**2 + (p_loss - max(low_loss, 0.0)) ** 2)
+    assert result.details["near_end_split_interval"] == pytest.approx((near_low, near_high), abs=1e-12)
+    mover_low, mover_high = result.details["mover_of_models"]
+    split_low, split_high = result.details["split_score_interval"]
+    assert result.low == pytest.approx(min(mover_low, split_low, near_low), abs=1e-12)
+    assert result.high == pytest.approx(max(mover_high, split_high, near_high), abs=1e-12)
+    # the tiny differences seen (at most 8 / 12870) do not make the interval tiny
+    assert result.low < -0.015 and result.high > 0.015
+    # the p-value inverts the interval shown: 0 is inside it
+    assert result.p_value > 0.05
+
+
+def test_saturated_differences_on_nearly_every_problem_keep_mover_of_the_models():
+    # every one of 40 problems differs by a few thousandths (pass@8 from 16 samples, c = 7..9): the
+    # near-end split bound applies only where under 75% of the problems differ (it over-covered the
+    # main grid's pass@8 from n = 64 samples, where nearly every problem differs: 99.1%)
+    from math import comb
+
+    value = {c: 1 - comb(16 - c, 8) / comb(16, 8) for c in range(17)}
+    a = np.array([value[8]] * 25 + [value[7]] * 15)
+    b = np.array([value[9]] * 25 + [value[8]] * 10 + [value[6]] * 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IntervalMethodWarning)
+        result = paired_difference(a, b, rng=0, n_resamples=999)
+    assert result.details["saturated_differences"] and result.details["n_differing"] == 40
+    mover_low, mover_high = result.details["mover_of_models"]
+    split_low, split_high = result.details["split_score_interval"]
+    assert (result.low, result.high) == pytest.approx((min(mover_low, split_low), max(mover_high, split_high)), abs=1e-12)
+    assert "split-score (near end)" not in result.details["paired_bound_methods"]
+    near_low, near_high = result.details["near_end_split_interval"]
+    assert near_low < 20 * result.low and near_high > 20 * result.high  # which would have been far wider
