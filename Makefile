@@ -44,7 +44,7 @@ BENCH_SCALE_ARGS ?=
 bench-scale: $(STAMP)
 	$(PY) scripts/benchmarks/bench_scale.py --max-rows 1e8 --engines duckdb --data-dir $(KPASS_BENCH_DIR) \
 		--write-doc docs/scale.md $(BENCH_SCALE_ARGS)
-	$(PY) scripts/benchmarks/bench_scale.py --max-rows 1e7 --engines spark --scaling-only --data-dir $(KPASS_BENCH_DIR) \
+	$(PY) scripts/benchmarks/bench_scale.py --max-rows 1e8 --spark-max-rows 1e8 --engines spark --scaling-only --data-dir $(KPASS_BENCH_DIR) \
 		--write-doc docs/scale.md --doc-block bench_scale_spark
 
 coverage: $(STAMP)

@@ -39,7 +39,7 @@ predicate goes into :func:`typed_sql` (per row) or :func:`reduction_sql` (per pr
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -198,9 +198,14 @@ def _text(name: str, d: Dialect) -> tuple[str, str]:
     return d.ident(name), d.ident(name + "__kind")
 
 
-def _bool_sql(name: str, nullable: bool, d: Dialect) -> tuple[str, str]:
-    """``(value, bad)`` SQL of a boolean column: true/false, 1/0, the strings kpass.table accepts."""
+def _bool_sql(name: str, nullable: bool, d: Dialect, native: bool = False) -> tuple[str, str]:
+    """``(value, bad)`` SQL of a boolean column: true/false, 1/0, the strings kpass.table accepts.
+
+    ``native``: the raw column is a BOOLEAN (its kind ``bool`` or ``null``), so the rule is its
+    ``bool`` and ``null`` branches, without the text."""
     t, k = _text(name, d)
+    if native:
+        return t, ("FALSE" if nullable else f"{t} IS NULL")
     s = f"LOWER(TRIM({t}))"
     number = f"TRY_CAST({t} AS DOUBLE)"
     null_text = f"({k} IN ('string', 'text') AND {s} IN ('', 'null', 'none'))"
@@ -216,9 +221,15 @@ def _bool_sql(name: str, nullable: bool, d: Dialect) -> tuple[str, str]:
     return value, f"NOT {ok}"
 
 
-def _int_sql(name: str, nullable: bool, d: Dialect) -> tuple[str, str]:
-    """``(value, bad)`` SQL of an integer column: 0 .. 2**53 - 1, integral floats allowed."""
+def _int_sql(name: str, nullable: bool, d: Dialect, native: bool = False) -> tuple[str, str]:
+    """``(value, bad)`` SQL of an integer column: 0 .. 2**53 - 1, integral floats allowed.
+
+    ``native``: the raw column is a BIGINT (its kind ``int`` or ``null``): the ``int`` and
+    ``null`` branches, without the text."""
     t, k = _text(name, d)
+    if native:
+        in_range = f"{t} BETWEEN 0 AND {_MAX_INTEGER}"
+        return t, (f"({t} IS NOT NULL AND NOT ({in_range}))" if nullable else f"NOT ({in_range})")
     s = f"TRIM({t})"
     number = f"TRY_CAST({t} AS DOUBLE)"
     integral_float = f"({number} >= 0 AND {number} <= {_MAX_INTEGER} AND {number} % 1 = 0)"
@@ -235,9 +246,13 @@ def _int_sql(name: str, nullable: bool, d: Dialect) -> tuple[str, str]:
     return value, f"NOT {ok}"
 
 
-def _category_sql(name: str, required: bool, d: Dialect) -> tuple[str, str]:
-    """``(value, bad)`` SQL of a categorical column (any scalar as text; NaN and null are null)."""
+def _category_sql(name: str, required: bool, d: Dialect, native: bool = False) -> tuple[str, str]:
+    """``(value, bad)`` SQL of a categorical column (any scalar as text; NaN and null are null).
+
+    ``native``: the raw column is a STRING whose kind is ``string`` or ``null`` (NULL)."""
     t, k = _text(name, d)
+    if native:
+        return t, (f"{t} IS NULL" if required else "FALSE")
     value = f"CASE WHEN {k} = 'null' THEN NULL ELSE {t} END"
     return value, (f"({k} = 'null' OR {t} IS NULL)" if required else "FALSE")
 
@@ -260,7 +275,7 @@ def _verdict_sql(d: Dialect) -> tuple[str, str, str, str]:
 
 
 def typed_sql(raw: str, present: Sequence[str], fields: Sequence[str], d: Dialect, *,
-              pass_through: Sequence[str] = ()) -> str:
+              pass_through: Sequence[str] = (), native: Collection[str] = ()) -> str:
     """SELECT of the typed sample rows from ``raw``, with ``row_bad`` true where a row breaks a
     per-row rule of the sample table.
 
@@ -269,7 +284,11 @@ def typed_sql(raw: str, present: Sequence[str], fields: Sequence[str], d: Dialec
     ``cot_verdicts__kind`` (``null``, ``list`` or ``other``). Columns absent from ``present``
     become NULL. ``fields`` (extra categorical columns asked for) come out as ``f0, f1, ...``;
     ``pass_through`` columns of ``raw`` (an engine's bookkeeping: which keys a JSON line has)
-    are kept as they are.
+    are kept as they are. ``native`` names columns that ``raw`` holds in their own SQL type
+    (BOOLEAN for ``correct`` and ``finished``, BIGINT for the integer columns, STRING for the
+    categorical ones; NULL where the kind is ``null``): an engine that reads typed data
+    (Parquet, a DataFrame) sends them so, and the rule runs on the value without its text (the
+    same rule: the branches of the value's own kind).
     """
     from kpass.data.columns import REQUIRED_COLUMNS
 
@@ -283,7 +302,7 @@ def typed_sql(raw: str, present: Sequence[str], fields: Sequence[str], d: Dialec
                 select.append(f"CAST(NULL AS {sql_type}) AS {name}")
                 continue
             required = name in REQUIRED_COLUMNS
-            value, wrong = rule(name, required, d) if rule is _category_sql else rule(name, not required, d)
+            value, wrong = rule(name, required if rule is _category_sql else not required, d, name in native)
             select.append(f"{value} AS {name}")
             bad.append(wrong)
     if "cot_verdicts" in present:
@@ -293,11 +312,12 @@ def typed_sql(raw: str, present: Sequence[str], fields: Sequence[str], d: Dialec
     else:
         select += ["0 AS cot_yes", "0 AS cot_no", "0 AS cot_real"]
     for number, field in enumerate(fields):
-        value = _category_sql(field, False, d)[0] if field in present else "CAST(NULL AS STRING)"
+        value = _category_sql(field, False, d, field in native)[0] if field in present else "CAST(NULL AS STRING)"
         select.append(f"{value} AS f{number}")
     if "finished" in present:  # a correct sample has finished (docs/spec.md section 6)
-        finished = _bool_sql("finished", True, d)[0]
-        bad.append(f"(({_bool_sql('correct', False, d)[0]}) AND ({finished}) IS NOT NULL AND NOT ({finished}))")
+        finished = _bool_sql("finished", True, d, "finished" in native)[0]
+        correct = _bool_sql("correct", False, d, "correct" in native)[0]
+        bad.append(f"(({correct}) AND ({finished}) IS NOT NULL AND NOT ({finished}))")
     select += [d.ident(name) for name in pass_through]
     row_bad = " OR ".join(f"COALESCE({rule}, TRUE)" for rule in bad) or "FALSE"
     return f"SELECT {', '.join(select)}, ({row_bad}) AS row_bad FROM {raw}"
@@ -328,24 +348,37 @@ def as_run_rule_sql() -> str:
             "OR (answer_token IS NULL AND finished IS NULL))")
 
 
-#: Sample indices 0 .. 64 * INDEX_WORDS - 1 are counted as bits by :func:`duckdb_distinct_indices`.
+#: Sample indices 0 .. 64 * INDEX_WORDS - 1 are counted as bits by :func:`distinct_indices_sql`.
 INDEX_WORDS = 4
 
 
-def duckdb_distinct_indices(*, wide: bool = True) -> str:
-    """DuckDB: ``n_indices`` of :func:`reduction_sql` without a DISTINCT hash table for the usual
-    indices (``COUNT(DISTINCT sample_index)`` over millions of problems costs ten times the scan
-    and runs a 10^8-row reduction out of memory): index ``i`` in ``0 .. 64 * INDEX_WORDS - 1`` sets
-    bit ``i % 64`` of word ``i // 64``, and its distinct count is the number of set bits. With
-    ``wide``, the other indices (negative or larger) are counted by a DISTINCT over those rows
-    only, so the count is exact for every input; without it the caller must send inputs with such
-    indices elsewhere (the JSONL fast path flags them ``wide_index``)."""
+def distinct_indices_sql(d: Dialect, *, wide: bool = True) -> str:
+    """``n_indices`` of :func:`reduction_sql` without a DISTINCT hash table for the usual indices
+    (``COUNT(DISTINCT sample_index)`` over millions of problems costs ten times the scan, runs a
+    10^8-row DuckDB reduction out of memory, and makes Spark expand every row into two): index
+    ``i`` in ``0 .. 64 * INDEX_WORDS - 1`` sets bit ``i % 64`` of word ``i // 64``, and its
+    distinct count is the number of set bits. With ``wide``, the other indices (negative or
+    larger) are counted by a DISTINCT over those rows only, so the count is exact for every
+    input; without it the count is exact for the problems whose indices are all in
+    ``0 .. 64 * INDEX_WORDS - 1`` (``min_index >= 0``, ``max_index`` below it), and the caller
+    sends the other inputs elsewhere (the DuckDB JSONL fast path flags them ``wide_index``; the
+    Spark engine reduces again with ``wide``)."""
+    def bit(offset: str) -> str:
+        if d.name == "duckdb":
+            return f"CAST(1 AS UBIGINT) << CAST({offset} AS UBIGINT)"
+        return f"shiftleft(CAST(1 AS BIGINT), CAST({offset} AS INT))"
+
     words = [f"COALESCE(bit_count(bit_or(CASE WHEN sample_index BETWEEN {64 * j} AND {64 * j + 63} THEN "
-             f"CAST(1 AS UBIGINT) << CAST(sample_index - {64 * j} AS UBIGINT) END)), 0)" for j in range(INDEX_WORDS)]
+             f"{bit(f'sample_index - {64 * j}')} END)), 0)" for j in range(INDEX_WORDS)]
     if wide:
         words.append(f"COUNT(DISTINCT CASE WHEN sample_index < 0 OR sample_index >= {64 * INDEX_WORDS} "
                      "THEN sample_index END)")
     return " + ".join(words)
+
+
+def duckdb_distinct_indices(*, wide: bool = True) -> str:
+    """:func:`distinct_indices_sql` in DuckDB's dialect."""
+    return distinct_indices_sql(DUCKDB, wide=wide)
 
 
 def reduction_sql(typed: str, needs: Needs, *, flags: Sequence[str] = (), first_seen: str | None = None,

@@ -20,8 +20,9 @@ from kpass.errors import DataError
 from kpass.data.problems import statistics_from_table
 from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
 from .sources import EngineOptions, InputFile
-from .reduction import (DEEP_JSON_BRACKETS, SPARK, Needs, NumpyFallback, RawColumns, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
-                        statistics_from_rows, typed_sql)
+from .reduction import (BOOLEAN_COLUMNS, DEEP_JSON_BRACKETS, INDEX_WORDS, INTEGER_COLUMNS, SPARK, Needs, NumpyFallback,
+                        RawColumns, ProblemStatistics, Violation, distinct_indices_sql, reduction_sql, statistics_from_rows,
+                        typed_sql)
 
 __all__ = ["local_session", "reduce_dataframe", "reduce_files_with_spark"]
 
@@ -39,7 +40,7 @@ def _array_literal(items: Sequence[str]) -> str:
     return "array(" + ", ".join(_literal(item) for item in items) + ")"
 
 
-def local_session(cores: int = 2, *, shuffle_partitions: int = 4, driver_memory: str = "1g"):
+def local_session(cores: int = 2, *, shuffle_partitions: int = 16, driver_memory: str = "1g"):
     """A local SparkSession (``local[cores]``, UI off, quiet logs) for one machine and tests."""
     from pyspark.sql import SparkSession
 
@@ -62,6 +63,9 @@ def _session(options: EngineOptions):
 
 
 _Raw = RawColumns
+#: ``(native, absent)`` columns of a raw relation (see :func:`_typed_columns`).
+_Shape = tuple[tuple[str, ...], tuple[str, ...]]
+_TEXT_ONLY: _Shape = ((), ())
 
 
 def _variant_kind(value: str) -> str:
@@ -120,23 +124,58 @@ def _jsonl_raw(spark: Any, item: InputFile, number: int, raw: _Raw) -> str:
             f"COALESCE(json_object_keys(value), array()) AS k, value FROM {view} WHERE TRIM(value) <> '')")
 
 
-def _typed_columns(frame: Any, item: InputFile | None, number: int, raw: _Raw, *, csv: bool = False) -> str:
-    """The raw relation of a typed DataFrame (Parquet, CSV as strings, or the caller's)."""
+def _typed_columns(frame: Any, item: InputFile | None, number: int, raw: _Raw, *, csv: bool = False,
+                   together: Sequence[tuple[int, InputFile]] = (), paths: Sequence[str] = ()) -> tuple[str, _Shape]:
+    """The raw relation of a typed DataFrame (Parquet, CSV as strings, or the caller's) and its
+    shape: the columns it holds natively (:func:`kpass.data.reduction.typed_sql`'s ``native``: a
+    BOOLEAN ``correct`` or ``finished``, an integral integer column as BIGINT, a STRING
+    categorical column, whose rules then run on the values, not on their text) and the optional
+    columns it lacks (null in every row: no rule to check, and no SQL for them).
+
+    ``together``: ``frame`` is one scan of these Parquet files (file number, file; one schema,
+    the same partition keys), whose names as Spark gives them (``_metadata.file_path``) are
+    ``paths``: each row gets its file's number and partition values from a small table joined on
+    the name, and its row in the file from ``_metadata.row_index`` (a row whose file is not found
+    goes to the numpy readers, never dropped)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    frame = frame.withColumn("kpass_id", F.monotonically_increasing_id())
-    view = _view(frame)
-    kinds = {field.name: field.dataType for field in frame.schema.fields}
-    partitions = dict(item.partitions) if item is not None else {}
-    select = [f"{number * _FILE_SHIFT} + kpass_id AS kpass_order"]
+    added = ("kpass_id", "kpass_file_path", "kpass_row")
+    if not together:
+        frame = frame.withColumn("kpass_id", F.monotonically_increasing_id())
+        source, order, fallback = _view(frame), f"{number * _FILE_SHIFT} + kpass_id", "FALSE"
+        partitions = {key: _literal(value) for key, value in (item.partitions if item is not None else ())}
+    else:
+        frame = frame.select("*", F.col("_metadata.file_path").alias("kpass_file_path"),
+                             F.col("_metadata.row_index").alias("kpass_row"))
+        keys = [key for key, _ in together[0][1].partitions]
+        rows = ", ".join("(" + ", ".join([_literal(path), str(n), *(_literal(dict(f.partitions)[key]) for key in keys)])
+                         + ")" for path, (n, f) in zip(paths, together))
+        names = ", ".join(["kpass_path", "kpass_file", *(f"kpass_p{i}" for i in range(len(keys)))])
+        source = (f"{_view(frame)} LEFT JOIN (SELECT * FROM VALUES {rows} AS kpass_files({names})) kpass_files "
+                  "ON kpass_file_path = kpass_path")
+        order, fallback = f"kpass_file * {_FILE_SHIFT} + kpass_row", "kpass_file IS NULL"
+        partitions = {key: f"kpass_p{i}" for i, key in enumerate(keys)}
+    kinds = {field.name: field.dataType for field in frame.schema.fields if field.name not in added}
+    select = [f"{order} AS kpass_order"]
+    native = []
     for column in raw.columns:
         c = SPARK.ident(column)
         kind_of = kinds.get(column)
+        categorical = column not in BOOLEAN_COLUMNS and column not in INTEGER_COLUMNS
         if column in partitions:
-            text, kind = _literal(partitions[column]), "'string'"
+            text, kind = partitions[column], "'string'"
         elif kind_of is None:
             text, kind = "CAST(NULL AS STRING)", "'null'"
+        elif isinstance(kind_of, T.BooleanType) and column in BOOLEAN_COLUMNS:
+            text, kind = c, f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'bool' END"
+            native.append(column)
+        elif isinstance(kind_of, T.IntegralType) and column in INTEGER_COLUMNS:
+            text, kind = f"CAST({c} AS BIGINT)", f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'int' END"
+            native.append(column)
+        elif isinstance(kind_of, T.StringType) and categorical and not csv:
+            text, kind = c, f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'string' END"
+            native.append(column)
         elif isinstance(kind_of, T.BooleanType):
             text, kind = f"CAST({c} AS STRING)", f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'bool' END"
         elif isinstance(kind_of, T.IntegralType):
@@ -168,69 +207,137 @@ def _typed_columns(frame: Any, item: InputFile | None, number: int, raw: _Raw, *
     present = {*kinds, *partitions}
     select += [f"{'TRUE' if c in present else 'FALSE'} AS has__{n}" for n, c in enumerate(raw.presence)]
     select.append("FALSE AS unknown_keys")
-    select.append("FALSE AS numpy_fallback")
-    return f"SELECT {', '.join(select)} FROM {view}"
+    select.append(f"{fallback} AS numpy_fallback")
+    absent = tuple(c for c in [*raw.columns, "cot_verdicts"] if c not in present and c not in REQUIRED_COLUMNS)
+    return f"SELECT {', '.join(select)} FROM {source}", (tuple(native), absent)
 
 
-def _fetch(frame: Any) -> dict[str, np.ndarray]:
-    rows = frame.collect()
-    names = frame.columns
-    out = {}
-    for position, name in enumerate(names):
-        values = [row[position] for row in rows]
-        if values and all(isinstance(v, (int, bool)) and not isinstance(v, bool) for v in values):
-            out[name] = np.asarray(values, dtype=np.int64)
-        else:
-            array = np.empty(len(values), dtype=object)
-            array[:] = values
-            out[name] = array
-    return out
+def _fetch(frame: Any, *, classes: bool = False) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
+    """The reduced problems (:func:`_problems_sql`), collected through Arrow, as arrays in
+    (model, task, problem_id) order: int64 where a column is integral without nulls, else
+    objects (None for null); with ``classes``, also ``pid, n_gold, n_wrong`` of every answer class
+    (``pid`` the problem's position), from the list column ``kpass_classes``."""
+    import pyarrow as pa
 
-
-def _reduce(spark: Any, parts: list[str], raw: _Raw, needs: Needs, *, extras: list[str], sources: list[str],
-            locate: Any, known: list[str], jsonl_views: list[str]) -> ProblemStatistics:
-    names = ", ".join(SPARK.ident(name) for name in raw.names)
-    union = " UNION ALL ".join(f"SELECT {names} FROM ({part})" for part in parts)
-    typed = typed_sql(f"({union}) raw", [*raw.columns, "cot_verdicts"], needs.fields, SPARK,
-                      pass_through=["kpass_order", *raw.flags])
-    reduced = spark.sql(reduction_sql(typed, needs, flags=raw.flags, first_seen="kpass_order")).persist()
     try:
-        reduced.createOrReplaceTempView("kpass_reduced")
-        problems_frame = spark.sql(problems_sql("kpass_reduced")).persist()
-        problems_frame.createOrReplaceTempView("kpass_problems")
-        try:
-            problems = _fetch(problems_frame.orderBy("pid"))
-        except Exception as exc:
-            if type(exc).__name__ in ("Py4JJavaError", "AnalysisException") or "Spark" in type(exc).__name__:
-                raise Violation([], f"Spark cannot read the input: {exc}") from exc
-            raise
-        if len(problems.get("n_samples", ())) == 0:
-            raise Violation([], "no samples")
-        if int(np.asarray(problems["any_numpy_fallback"], dtype=np.int64).sum()):
-            raise NumpyFallback()
-        if int(np.asarray(problems["any_unknown_keys"], dtype=np.int64).sum()):
-            scans = " UNION ALL ".join(f"SELECT value FROM {view}" for view in jsonl_views)
-            rows = spark.sql(f"SELECT DISTINCT key FROM (SELECT explode(filter(json_object_keys(value), key -> NOT "
-                             f"array_contains({_array_literal(known)}, key))) AS key FROM ({scans}) "
-                             "WHERE TRIM(value) <> '')").collect()
-            extras += sorted(row[0] for row in rows)
-        seen = [c for n, c in enumerate(raw.presence) if int(np.asarray(problems[f"any_has__{n}"]).sum())]
-        extras = list(dict.fromkeys([*(c for c in seen if c not in SCHEMA_COLUMNS), *extras]))
-        if any(_close_schema_name(name) for name in extras):
-            raise Violation([], "a misspelt column")
-        present = [*REQUIRED_COLUMNS, *(c for c in seen if c in SCHEMA_COLUMNS), *extras]
-        classes = _fetch(spark.sql(classes_sql("kpass_reduced", "kpass_problems"))) if needs.answer_classes else None
-    finally:
-        spark.catalog.dropTempView("kpass_problems")
-        spark.catalog.dropTempView("kpass_reduced")
-        reduced.unpersist()
+        table = frame.toArrow()
+    except Exception as exc:
+        if type(exc).__name__ in ("Py4JJavaError", "AnalysisException") or "Spark" in type(exc).__name__:
+            raise Violation([], f"Spark cannot read the input: {exc}") from exc
+        raise
+    table = table.sort_by([("model", "ascending"), ("task", "ascending"), ("problem_id", "ascending")])
+    out = {}
+    for name in table.column_names:
+        if name == "kpass_classes":
+            continue
+        column = table.column(name)
+        if pa.types.is_integer(column.type) and column.null_count == 0:
+            out[name] = column.to_numpy().astype(np.int64, copy=False)
+        else:
+            array = np.empty(len(column), dtype=object)
+            array[:] = column.to_pylist()
+            out[name] = array
+    if not classes:
+        return out, None
+    lists = table.column("kpass_classes").combine_chunks()
+    lengths = lists.value_lengths().fill_null(0).to_numpy().astype(np.int64)
+    flat = lists.flatten()
+    return out, {"pid": np.repeat(np.arange(len(lengths), dtype=np.int64), lengths),
+                 "n_gold": flat.field("n_gold").to_numpy().astype(np.int64),
+                 "n_wrong": flat.field("n_wrong").to_numpy().astype(np.int64)}
+
+
+def _problems_sql(reduced: str, needs: Needs) -> str:
+    """The problem rows of the reduction ``reduced`` (:func:`kpass.data.reduction.reduction_sql`)
+    and, for cons@k, the list ``kpass_classes`` of each problem's answer classes (``n_gold,
+    n_wrong`` of every non-null answer): one query, one Spark job, one collect."""
+    if not needs.answer_classes:
+        return reduced
+    return (f"WITH r AS ({reduced}) SELECT p.*, c.kpass_classes FROM (SELECT * FROM r WHERE is_problem = 1) p "
+            "LEFT JOIN (SELECT model, task, problem_id, collect_list(named_struct('n_gold', n_gold, 'n_wrong', n_wrong)) "
+            "AS kpass_classes FROM r WHERE is_problem = 0 AND answer IS NOT NULL GROUP BY model, task, problem_id) c "
+            "ON p.model = c.model AND p.task = c.task AND p.problem_id = c.problem_id")
+
+
+def _reduce(spark: Any, parts: list[tuple[str, _Shape]], raw: _Raw, needs: Needs, *, extras: list[str],
+            sources: list[str], locate: Any, known: list[str], jsonl_views: list[str]) -> ProblemStatistics:
+    """Reduce the raw relations ``parts`` (SQL and shape, see :func:`_typed_columns`): the parts of
+    one shape are stacked and typed once (:func:`kpass.data.reduction.typed_sql`), and the typed
+    rows of every shape grouped by one query, collected once."""
+    names = ", ".join(SPARK.ident(name) for name in raw.names)
+    groups: dict[_Shape, list[str]] = {}
+    for sql, shape in parts:
+        groups.setdefault(shape, []).append(sql)
+    typed = " UNION ALL ".join(
+        "SELECT * FROM (" + typed_sql("(" + " UNION ALL ".join(f"SELECT {names} FROM ({sql})" for sql in group) + ") raw",
+                                      [c for c in [*raw.columns, "cot_verdicts"] if c not in absent], needs.fields,
+                                      SPARK, pass_through=["kpass_order", *raw.flags], native=native) + ")"
+        for (native, absent), group in groups.items())
+
+    def reduce(wide: bool) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
+        reduced = reduction_sql(typed, needs, flags=raw.flags, first_seen="kpass_order",
+                                distinct_indices=distinct_indices_sql(SPARK, wide=wide))
+        return _fetch(spark.sql(_problems_sql(reduced, needs)), classes=needs.answer_classes)
+
+    problems, classes = reduce(wide=False)
+    if len(problems.get("n_samples", ())) == 0:
+        raise Violation([], "no samples")
+    if not int(np.asarray(problems["n_bad"]).sum()) and (problems["max_index"] >= 64 * INDEX_WORDS).any():
+        # indices past the bit words: reduce again, counting those exactly
+        problems, classes = reduce(wide=True)
+    if int(np.asarray(problems["any_numpy_fallback"], dtype=np.int64).sum()):
+        raise NumpyFallback()
+    if int(np.asarray(problems["any_unknown_keys"], dtype=np.int64).sum()):
+        scans = " UNION ALL ".join(f"SELECT value FROM {view}" for view in jsonl_views)
+        rows = spark.sql(f"SELECT DISTINCT key FROM (SELECT explode(filter(json_object_keys(value), key -> NOT "
+                         f"array_contains({_array_literal(known)}, key))) AS key FROM ({scans}) "
+                         "WHERE TRIM(value) <> '')").collect()
+        extras += sorted(row[0] for row in rows)
+    seen = [c for n, c in enumerate(raw.presence) if int(np.asarray(problems[f"any_has__{n}"]).sum())]
+    extras = list(dict.fromkeys([*(c for c in seen if c not in SCHEMA_COLUMNS), *extras]))
+    if any(_close_schema_name(name) for name in extras):
+        raise Violation([], "a misspelt column")
+    present = [*REQUIRED_COLUMNS, *(c for c in seen if c in SCHEMA_COLUMNS), *extras]
     return statistics_from_rows(problems, classes, needs, sources=sources, columns_present=present,
                                 extra_columns=extras, engine="spark", locate=locate)
+
+
+def _parquet_signature(path: str) -> str | None:
+    """The Parquet schema of a file (names, physical and logical types) as text, read from its
+    footer without Spark; None when it cannot be read (Spark then reads the file alone)."""
+    import pyarrow.parquet as pq
+
+    try:
+        return str(pq.read_metadata(path).schema).split("\n", 1)[1]  # past the object's repr line
+    except Exception:  # noqa: BLE001 - any unreadable footer: Spark reads the file and says what is wrong
+        return None
+
+
+def _spark_file_names(spark: Any, paths: Sequence[str]) -> list[str] | None:
+    """``_metadata.file_path`` of the files ``paths`` as Spark will give it (the qualified Hadoop
+    path, canonicalized as Spark's ``FileFormat`` does: ``new Path(path.toString).toUri``);
+    None where the session has no JVM (Spark Connect): the files are then read one by one."""
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return None
+    try:
+        conf = spark._jsc.hadoopConfiguration()
+        hadoop = jvm.org.apache.hadoop.fs.Path
+        names = []
+        for path in paths:
+            qualified = hadoop(path).getFileSystem(conf).makeQualified(hadoop(path))
+            names.append(hadoop(qualified.toString()).toUri().toString())
+        return names
+    except Exception:  # noqa: BLE001 - any failure: one scan per file, as Spark names nothing
+        return None
 
 
 def reduce_files_with_spark(files: Sequence[InputFile], needs: Needs, options: EngineOptions = EngineOptions(),
                             ) -> ProblemStatistics:
     """Per-problem statistics of sample files, reduced by Spark.
+
+    Parquet files with the same schema and partition keys are read by one scan (one schema job,
+    one generated reader, whatever the number of files), not one scan per file.
 
     Raises
     ------
@@ -243,11 +350,13 @@ def reduce_files_with_spark(files: Sequence[InputFile], needs: Needs, options: E
 
     spark = _session(options)
     raw = _Raw(needs)
-    parts, extras, jsonl_views = [], [], []
+    parts: list[tuple[str, _Shape]] = []
+    extras, jsonl_views = [], []
+    parquet: dict[tuple[str, tuple[str, ...]] | int, list[tuple[int, InputFile]]] = {}
     for number, item in enumerate(files):
         if item.format == "jsonl":
-            parts.append(_jsonl_raw(spark, item, number, raw))
-            jsonl_views.append(parts[-1].rsplit(" FROM ", 1)[1].split()[0])
+            parts.append((_jsonl_raw(spark, item, number, raw), _TEXT_ONLY))
+            jsonl_views.append(parts[-1][0].rsplit(" FROM ", 1)[1].split()[0])
         elif item.format == "csv":
             header = csv_header(item.path)
             if header is None or len(set(header)) != len(header):
@@ -255,10 +364,21 @@ def reduce_files_with_spark(files: Sequence[InputFile], needs: Needs, options: E
             extras += [name for name in header if name not in SCHEMA_COLUMNS]
             frame = spark.read.csv(item.path, header=True, inferSchema=False, mode="FAILFAST", enforceSchema=False)
             parts.append(_typed_columns(frame.toDF(*header), item, number, raw, csv=True))
+        else:  # files of one schema and the same partition keys are read by one scan
+            signature = _parquet_signature(item.path)
+            key = number if signature is None else (signature, tuple(k for k, _ in item.partitions))
+            parquet.setdefault(key, []).append((number, item))
+    for group in parquet.values():
+        paths = _spark_file_names(spark, [item.path for _, item in group]) if len(group) > 1 else None
+        if paths is None:
+            for number, item in group:
+                frame = spark.read.parquet(item.path)
+                extras += [name for name in frame.columns if name not in SCHEMA_COLUMNS]
+                parts.append(_typed_columns(frame, item, number, raw))
         else:
-            frame = spark.read.parquet(item.path)
+            frame = spark.read.parquet(*[item.path for _, item in group])
             extras += [name for name in frame.columns if name not in SCHEMA_COLUMNS]
-            parts.append(_typed_columns(frame, item, number, raw))
+            parts.append(_typed_columns(frame, None, 0, raw, together=group, paths=paths))
     extras += [key for item in files for key, _ in item.partitions if key not in SCHEMA_COLUMNS]
     return _reduce(spark, parts, raw, needs, extras=extras, sources=[item.path for item in files],
                    locate=lambda keys: locate_rows(files, keys), known=[*SCHEMA_COLUMNS, *raw.columns],
