@@ -462,6 +462,11 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     near_low, near_high = pieces.get("split-score (near end)", nan_pair)
     t_low, t_high = pieces.get("t", nan_pair)
 
+    def part(pair_low, pair_high, j: int) -> tuple[float, float] | None:
+        # a part that does not apply to column j is None in ``details``, never a NaN pair
+        lo, hi = float(pair_low[j]), float(pair_high[j])
+        return None if np.isnan(lo) or np.isnan(hi) else (lo, hi)
+
     def source(j: int, side: int) -> str:
         value = (low, high)[side][j]
         for name, pair in pieces.items():  # mover first: a tie keeps the name of the method
@@ -487,9 +492,9 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
                               float(max(per_model.share_above[j], per_model.share_below[k + j]))),
             model_scales=(str(scales[j]), str(scales[k + j])),
             mover_of_models=(float(mover_low[j]), float(mover_high[j])),
-            split_score_interval=(float(split_low[j]), float(split_high[j])),
-            t_of_differences=(float(t_low[j]), float(t_high[j])),
-            near_end_split_interval=(float(near_low[j]), float(near_high[j])),
+            split_score_interval=part(split_low, split_high, j),
+            t_of_differences=part(t_low, t_high, j),
+            near_end_split_interval=part(near_low, near_high, j),
             saturated_differences=bool(split is not None and saturated[j]),
             paired_bound_methods=(source(j, 0), source(j, 1)),
         )

@@ -545,3 +545,14 @@ def test_saturated_differences_on_nearly_every_problem_keep_mover_of_the_models(
     assert "split-score (near end)" not in result.details["paired_bound_methods"]
     near_low, near_high = result.details["near_end_split_interval"]
     assert near_low < 20 * result.low and near_high > 20 * result.high  # which would have been far wider
+
+
+def test_parts_that_do_not_apply_are_none_so_equal_results_compare_equal():
+    # a part of the paired default that does not apply is None in details, never a NaN pair
+    # (NaN != NaN made two identical results unequal)
+    rng = np.random.default_rng(5)
+    a, b = rng.uniform(0.2, 0.8, 40), rng.uniform(0.2, 0.8, 40)
+    clusters = np.arange(40) % 12  # 10-29 clusters: MOVER of the models, no near-end split bound
+    first, second = (paired_difference(a, b, clusters=clusters, rng=3, n_resamples=199) for _ in range(2))
+    assert first.details["near_end_split_interval"] is None
+    assert first == second
