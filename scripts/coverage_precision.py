@@ -17,7 +17,9 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
+
+from kpass.metrics import wilson_interval
 
 
 def monte_carlo_se(coverage: float, n_sims: int) -> float:
@@ -37,11 +39,7 @@ def binomial_interval_coverage(n_trials: int, p: float, method: str, level: floa
     x = np.arange(n_trials + 1)
     tail = (1.0 - level) / 2.0
     if method == "wilson":
-        z = special.ndtri(1.0 - tail)
-        share, z2 = x / n_trials, z * z / n_trials
-        center = (share + z2 / 2.0) / (1.0 + z2)
-        half = z * np.sqrt(share * (1.0 - share) / n_trials + z2 / (4.0 * n_trials)) / (1.0 + z2)
-        low, high = center - half, center + half
+        low, high = wilson_interval(np.full(n_trials + 1, n_trials), x, confidence_level=level)
     elif method in ("jeffreys", "clopper-pearson"):
         shift = 0.5 if method == "jeffreys" else 0.0
         with np.errstate(invalid="ignore"):

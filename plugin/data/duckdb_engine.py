@@ -24,7 +24,7 @@ from .sources import EngineOptions, InputFile
 from .duckdb_jsonl import reduce_regular_jsonl
 from .duckdb_queries import FILE_SHIFT, fetch_columns, run_with_progress, sql_literal
 from .reduction import (DEEP_JSON_BRACKETS, DUCKDB, Needs, NumpyFallback, RawColumns, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
-                        duckdb_distinct_indices, statistics_from_rows, typed_sql)
+                        distinct_indices_sql, statistics_from_rows, typed_sql)
 
 __all__ = ["reduce_with_duckdb"]
 
@@ -261,7 +261,7 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
         typed = typed_sql(f"({union}) raw", [*raw.columns, "cot_verdicts"], needs.fields, DUCKDB,
                           pass_through=["kpass_order", *raw.flags])
         reduced = reduction_sql(typed, needs, flags=raw.flags, first_seen="kpass_order",
-                                distinct_indices=duckdb_distinct_indices())
+                                distinct_indices=distinct_indices_sql(DUCKDB))
         try:
             run_with_progress(con, f"CREATE TEMP TABLE kpass_reduced AS {reduced}", options)
         except duckdb.Error as exc:  # malformed JSON, ragged CSV, ...: the numpy readers say where

@@ -37,7 +37,7 @@ from typing import Any
 from kpass.data.columns import MAX_INTEGER, REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
 
 from .reduction import (DEEP_JSON_BRACKETS, DUCKDB, INDEX_WORDS, Needs, ProblemStatistics, Violation, classes_sql,
-                        duckdb_distinct_indices, problems_sql, reduction_sql, statistics_from_rows)
+                        distinct_indices_sql, problems_sql, reduction_sql, statistics_from_rows)
 from .duckdb_queries import FILE_SHIFT, fetch_columns, run_with_progress, sql_literal
 from .sources import EngineOptions, InputFile, locate_rows
 
@@ -167,7 +167,7 @@ def reduce_regular_jsonl(con: Any, files: Sequence[InputFile], needs: Needs,
             return None
         union = " UNION ALL ".join(_values_sql(item, n, fields) for n, item in enumerate(files))
         reduced = reduction_sql(union, needs, flags=["wide_index"], first_seen="kpass_order",
-                                distinct_indices=duckdb_distinct_indices(wide=False))
+                                distinct_indices=distinct_indices_sql(DUCKDB, wide=False))
         run_with_progress(con, f"CREATE TEMP TABLE kpass_regular AS {reduced}", options)
         checks = ["n_bad > 0", "any_wide_index > 0", *(_not_string(name, False) for name in _CATEGORIES)]
         if needs.answer_classes:

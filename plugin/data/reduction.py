@@ -376,11 +376,6 @@ def distinct_indices_sql(d: Dialect, *, wide: bool = True) -> str:
     return " + ".join(words)
 
 
-def duckdb_distinct_indices(*, wide: bool = True) -> str:
-    """:func:`distinct_indices_sql` in DuckDB's dialect."""
-    return distinct_indices_sql(DUCKDB, wide=wide)
-
-
 def reduction_sql(typed: str, needs: Needs, *, flags: Sequence[str] = (), first_seen: str | None = None,
                   distinct_indices: str = "COUNT(DISTINCT sample_index)") -> str:
     """The GROUP BY of ``typed`` (from :func:`typed_sql`) into one row per problem and, for
