@@ -33,6 +33,7 @@ from ._score_intervals import (
     PAIRED_T_MIN_CLUSTERS,
     Fallback,
     at_range_ends,
+    matched_pairs_bounds,
     mover_bounds,
     near_end_split_bounds,
     no_difference_bound,
@@ -426,6 +427,21 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     t_of_differences = t_bounds(estimate, se, units.n_units - 1)
     near_end = near_end_split_bounds(differences, None, None) if split is not None and codes is None else None
     near_end_columns = saturated & ((differences != 0.0).mean(axis=0) < PAIRED_NEAR_END_DIFFERING_SHARE)
+    # 0/1 values of both models (pass@1 from one sample, pass^4 from four): the differences are a
+    # trinomial and take Bonett & Price's matched-pairs interval alone (any number of clusters but few)
+    binary = np.zeros(k, dtype=bool)
+    matched = None
+    if split is not None and model_range is not None:
+        # (a constant difference keeps its own rule in interval_core: 0 everywhere the "no difference
+        # seen" bound, +-1 everywhere the MOVER of the two score intervals)
+        binary = two_point[:k] & two_point[k:] & (np.ptp(differences, axis=0) > 0)
+        if binary.any():
+            width = model_range[1] - model_range[0]
+            scaled = matched_pairs_bounds(differences / width, codes, n_clusters)
+
+            def matched(level_k):
+                low_k, high_k = scaled(level_k)
+                return low_k * width, high_k * width
 
     def pieces_at(level_k: NDArray[np.float64]) -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
         out = {"mover": combined(level_k)}
@@ -434,6 +450,8 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
             out["t"] = t_of_differences(level_k)
             if near_end is not None:
                 out["split-score (near end)"] = near_end(level_k)
+            if matched is not None:
+                out["matched-pairs score"] = matched(level_k)
         return out
 
     def shown(pieces) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -448,7 +466,12 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
         t_low, t_high = pieces["t"]
         low_k = np.where(of_differences, t_low, low_k)
         high_k = np.where(of_differences, t_high, high_k)
-        return np.fmin(low_k, split_low), np.fmax(high_k, split_high)
+        low_k, high_k = np.fmin(low_k, split_low), np.fmax(high_k, split_high)
+        if "matched-pairs score" in pieces:
+            matched_low, matched_high = pieces["matched-pairs score"]
+            low_k = np.where(binary, matched_low, low_k)
+            high_k = np.where(binary, matched_high, high_k)
+        return low_k, high_k
 
     def bounds(level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         return shown(pieces_at(level_k))
@@ -461,6 +484,8 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     split_low, split_high = pieces.get("split-score", nan_pair)
     near_low, near_high = pieces.get("split-score (near end)", nan_pair)
     t_low, t_high = pieces.get("t", nan_pair)
+    matched_low, matched_high = pieces.get("matched-pairs score", nan_pair)
+    not_mover = of_differences | binary  # columns whose interval does not rest on MOVER of the models
 
     def part(pair_low, pair_high, j: int) -> tuple[float, float] | None:
         # a part that does not apply to column j is None in ``details``, never a NaN pair
@@ -486,8 +511,8 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
                                  (models["low_source"][k + j], models["high_source"][k + j])),
             # the lower bound of a - b rests on a's lower and b's upper bound, and vice versa
             # (only where MOVER of the models is what the interval rests on)
-            degenerate_tail=(bool(models["replace_low"][j] or models["replace_high"][k + j]) and not of_differences[j],
-                             bool(models["replace_high"][j] or models["replace_low"][k + j]) and not of_differences[j]),
+            degenerate_tail=(bool(models["replace_low"][j] or models["replace_high"][k + j]) and not not_mover[j],
+                             bool(models["replace_high"][j] or models["replace_low"][k + j]) and not not_mover[j]),
             degenerate_share=(float(max(per_model.share_below[j], per_model.share_above[k + j])),
                               float(max(per_model.share_above[j], per_model.share_below[k + j]))),
             model_scales=(str(scales[j]), str(scales[k + j])),
@@ -495,6 +520,7 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
             split_score_interval=part(split_low, split_high, j),
             t_of_differences=part(t_low, t_high, j),
             near_end_split_interval=part(near_low, near_high, j),
+            matched_pairs_interval=part(matched_low, matched_high, j) if binary[j] else None,
             saturated_differences=bool(split is not None and saturated[j]),
             paired_bound_methods=(source(j, 0), source(j, 1)),
         )

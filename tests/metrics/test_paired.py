@@ -292,14 +292,18 @@ def test_two_strong_models_that_differ_on_two_problems(method):
         with pytest.warns(IntervalMethodWarning, match="cannot give"):
             result = paired_difference(a, b, method=method, rng=0)
     else:  # 0/1 values: each model's interval is Wilson's (Newcombe 1998); the difference rests
-        # on 2 discordant problems: both bounds are the split score interval's (2 gains, no loss), and
-        # the default does not warn about few differing problems (its miss rate does not depend on them)
+        # on 2 discordant problems: both bounds are the matched-pairs (Bonett & Price) interval's
+        # (2 gains, no loss), and the default does not warn about few differing problems (its miss
+        # rate does not depend on them)
         with warnings.catch_warnings():
             warnings.simplefilter("error", IntervalMethodWarning)
             result = paired_difference(a, b, method=method, rng=0)
         assert result.details["model_scales"] == ("score (0/1 values)", "score (0/1 values)")
         assert result.details["n_differing"] == 2 and not result.details["saturated_differences"]
-        assert result.details["paired_bound_methods"] == ("split-score", "split-score")
+        assert result.details["paired_bound_methods"] == ("matched-pairs score", "matched-pairs score")
+        # (2 + 1)/42 and (0 + 1)/42: 2/42 -+ z sqrt((4/42 - (2/42)^2)/42), written out
+        half = stats.norm.ppf(0.975) * math.sqrt((4 / 42 - (2 / 42) ** 2) / 42)
+        assert result.interval == pytest.approx((2 / 42 - half, 2 / 42 + half), abs=1e-12)
         with pytest.warns(IntervalMethodWarning, match="differ on only 2 of 40 problems"):
             paired_difference(a, b, method="t")
     assert result.estimate == pytest.approx(0.05)
