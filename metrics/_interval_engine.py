@@ -38,6 +38,7 @@ from ._score_intervals import (
     near_end_split_bounds,
     no_difference_bound,
     p_value_by_inversion,
+    near_same_end,
     score_fallback,
     saturated_differences,
     score_standard_error,
@@ -424,6 +425,10 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
              else split_score_bounds(differences, codes, n_clusters))
     saturated = saturated_differences(differences)
     of_differences = ~saturated & (split is not None) & (codes is None or (n_clusters or 0) >= PAIRED_T_MIN_CLUSTERS)
+    if split is not None and codes is not None and (n_clusters or 0) < PAIRED_T_MIN_CLUSTERS:
+        # 10 to 29 clusters: MOVER of the models stays, except for unsaturated differences of two models
+        # near the same end, whose per-model limits are lopsided on the same side (PAIRED_SHARED_END_T)
+        of_differences = of_differences | (~saturated & near_same_end(stacked, codes, n_clusters, model_range))
     t_of_differences = t_bounds(estimate, se, units.n_units - 1)
     near_end = near_end_split_bounds(differences, None, None) if split is not None and codes is None else None
     near_end_columns = saturated & ((differences != 0.0).mean(axis=0) < PAIRED_NEAR_END_DIFFERING_SHARE)
