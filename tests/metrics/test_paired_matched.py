@@ -175,3 +175,17 @@ def test_ten_clusters_in_the_middle_keep_mover_of_the_models():
     result = paired_difference(a, b, clusters=labels, rng=0, n_resamples=999)
     assert not near_same_end(np.column_stack([a, b]), labels, 10, (0.0, 1.0))[0]
     assert "t" not in result.details["paired_bound_methods"]
+
+
+def test_columns_of_mixed_kinds_equal_the_comparisons_one_by_one():
+    # a 0/1 column, a quarters column and a 10-cluster column near the ceiling, in one call
+    binary_a, binary_b = _pair(5, 2, 15, 8)
+    quarters_a, quarters_b, labels = _ceiling_pair_in_ten_clusters(1)
+    a = np.column_stack([binary_a, quarters_a])
+    b = np.column_stack([binary_b, quarters_b])
+    for clusters in (None, labels):
+        together = paired_difference_columns(a, b, clusters=clusters, rng=7, n_resamples=400)
+        for j, result in enumerate(together):
+            alone = paired_difference(a[:, j], b[:, j], clusters=clusters, rng=7, n_resamples=400)
+            assert result.interval == pytest.approx(alone.interval, abs=1e-12)
+            assert result.details["paired_bound_methods"] == alone.details["paired_bound_methods"]
