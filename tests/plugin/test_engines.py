@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -185,6 +186,46 @@ def test_two_files_duplicate_names_both(tmp_path, spark_session):
     for engine in ("duckdb", "spark"):
         assert _error(lambda engine=engine: reduce_samples([first, second], Needs(), engine=engine,
                                              options=EngineOptions(spark=spark_session))) == expected
+
+
+def test_spark_temporary_directory_is_removed(tmp_path, spark_session, monkeypatch):
+    """In local mode the executors write the per-problem table under the temporary directory
+    and pyarrow reads it; nothing is left there after a report, a validation error (a duplicate:
+    found after the read) or an interrupt while the table is being written."""
+    import pyarrow.parquet as pq
+
+    parent = tmp_path / "spark-temp"
+    parent.mkdir()
+    options = EngineOptions(spark=spark_session, temp_directory=str(parent))
+    seen = []
+    read_table = pq.read_table
+
+    def spy(path, *args, **kwargs):  # what the read finds under the temporary directory
+        seen.append(sorted(p.name for p in pathlib.Path(path).iterdir() if p.suffix == ".parquet"))
+        return read_table(path, *args, **kwargs)
+
+    monkeypatch.setattr(pq, "read_table", spy)
+    records = _records()
+    good = _write(tmp_path, records, "jsonl")
+    statistics = reduce_samples([good], NEEDS, engine="spark", options=options)
+    assert statistics.differences(statistics_from_table(kpass.read_samples(good), NEEDS)) == []
+    assert len(seen) == 1 and seen[0] and list(parent.iterdir()) == []
+    duplicate = _write(tmp_path, [*records, records[3]], "jsonl", "duplicate")
+    assert "duplicate sample" in _error(lambda: reduce_samples([duplicate], Needs(), engine="spark", options=options))
+    assert len(seen) == 2 and list(parent.iterdir()) == []
+    from pyspark.sql.readwriter import DataFrameWriter
+
+    write = DataFrameWriter.parquet
+
+    def interrupted(self, path, *args, **kwargs):  # Ctrl-C once the executors have written
+        write(self, path, *args, **kwargs)
+        assert any(pathlib.Path(path).glob("*.parquet"))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(DataFrameWriter, "parquet", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        reduce_samples([good], NEEDS, engine="spark", options=options)
+    assert len(seen) == 2 and list(parent.iterdir()) == []
 
 
 def test_spark_dataframe_entry(tmp_path, spark_session):
