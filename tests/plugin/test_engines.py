@@ -9,6 +9,8 @@ import pathlib
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import kpass
 from kpass.data.problems import statistics_from_table
@@ -226,6 +228,22 @@ def test_spark_temporary_directory_is_removed(tmp_path, spark_session, monkeypat
     with pytest.raises(KeyboardInterrupt):
         reduce_samples([good], NEEDS, engine="spark", options=options)
     assert len(seen) == 2 and list(parent.iterdir()) == []
+
+
+@given(st.lists(st.tuples(*[st.none() | st.sampled_from(["", "a", "b", "ab", "é", "B", "a\x00"])] * 3), max_size=40))
+def test_spark_fetch_orders_and_converts_keys_as_pyarrow(rows):
+    """The Spark fetch's key order (integer ranks, ``lexsort``) is pyarrow's ``sort_by`` order,
+    nulls last, and its string columns convert to the values ``to_pylist`` gives."""
+    import pyarrow as pa
+
+    from kpass.data.spark_engine import _key_order, _objects
+
+    table = pa.table({name: pa.array([row[i] for row in rows], pa.string())
+                      for i, name in enumerate(("model", "task", "problem_id"))})
+    expected = table.sort_by([("model", "ascending"), ("task", "ascending"), ("problem_id", "ascending")])
+    assert table.take(_key_order(table)).equals(expected)
+    for name in table.column_names:
+        assert _objects(table.column(name).combine_chunks()).tolist() == table.column(name).to_pylist()
 
 
 def test_spark_dataframe_entry(tmp_path, spark_session):
