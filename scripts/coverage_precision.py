@@ -108,6 +108,21 @@ def _count_line(chosen: list, band: tuple[float, float]) -> str:
             f"({sum(c.beyond_mc_error() for c in above)} beyond 2 MC SE)")
 
 
+def one_sided_line(chosen: list, band: tuple[float, float], comparison: str) -> str:
+    """Of the cells above the band, how many never missed on one side, and the largest miss rate on the
+    other side: such a cell's coverage is one minus its one-sided miss rate, so it comes inside the band
+    only when that one side misses more than ``1 - band[1]`` of the time (at nominal 95%, 2.5% per side)."""
+    above = [c for c in chosen if c.coverage[c.default] > band[1]]
+    one_sided = [c for c in above if min(c.miss_low[c.default], c.miss_high[c.default]) == 0.0]
+    if not above:
+        return f"- {comparison}: no cell above {100 * band[1]:g}%."
+    largest = max(max(c.miss_low[c.default], c.miss_high[c.default]) for c in above)
+    return (f"- {comparison}, the {len(above)} cells above {100 * band[1]:g}%: {len(one_sided)} never missed on one side "
+            f"(the truth never lay beyond that bound); the other side missed "
+            f"at most {100 * largest:.1f}% (nominal 2.5%), so these cells come inside the band only when that side "
+            f"misses more than {100 * (1 - band[1]):g}%.")
+
+
 def regime_summary_lines(cells, order: Sequence[str], band: tuple[float, float], assessed: int, width_rule: float) -> str:
     """One line per regime and comparison: the range of the default's coverage at N >= 30, the cells out
     of band (plainly and beyond 2 Monte Carlo standard errors), the width rule, and the warned share of
@@ -136,6 +151,7 @@ def regime_summary_lines(cells, order: Sequence[str], band: tuple[float, float],
         lines.append(f"- **All {comparison} cells at N >= 30**: {_count_line(chosen, band)}; wider than {width_rule}x: "
                      f"{sum(not c.within_width_rule() for c in chosen)}; warned: {100 * of_misses:.0f}% of the misses, "
                      f"{100 * of_all:.0f}% of all intervals.")
+        lines.append(one_sided_line(chosen, band, comparison))
     return "\n".join(lines)
 
 

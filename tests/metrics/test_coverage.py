@@ -348,3 +348,16 @@ def test_binomial_interval_coverage_reference_values():
 def test_clopper_pearson_never_covers_less_than_its_level(n_trials, p):
     # Clopper-Pearson inverts two exact one-sided binomial tests: its coverage is >= 95% at every p
     assert precision.binomial_interval_coverage(n_trials, p, "clopper-pearson") >= 0.95 - 1e-9
+
+
+def test_one_sided_line_counts_cells_above_the_band_that_never_missed_on_one_side():
+    def cell(coverage, low, high):
+        c = study.RegimeCell("ceiling (rare hard problems)", "single", "pass@8", 100, 16, 0.99, n_sims=1000)
+        c.coverage["studentized"], c.miss_low["studentized"], c.miss_high["studentized"] = coverage, low, high
+        return c
+
+    cells = [cell(0.985, 0.0, 0.015), cell(0.990, 0.002, 0.008), cell(0.950, 0.02, 0.03)]
+    line = precision.one_sided_line(cells, (0.93, 0.98), "single")
+    assert "the 2 cells above 98%: 1 never missed on one side" in line
+    assert "missed at most 1.5%" in line
+    assert precision.one_sided_line(cells[2:], (0.93, 0.98), "paired") == "- paired: no cell above 98%."
