@@ -54,7 +54,8 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--memory-limit", metavar="SIZE",
                         help="DuckDB memory limit, e.g. 4GB (default: $KPASS_MEMORY_LIMIT or 2GB); past it DuckDB "
                              "spills to --temp-dir")
-    parser.add_argument("--temp-dir", metavar="DIR", help="where DuckDB spills (default: the system temporary directory)")
+    parser.add_argument("--temp-dir", metavar="DIR", help="where DuckDB spills and local Spark writes its per-problem "
+                                                          "table (default: the system temporary directory)")
 
 
 def add_metric_arguments(parser: argparse.ArgumentParser, default: str = "pass@1", paired: bool = False) -> None:

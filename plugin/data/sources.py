@@ -51,7 +51,9 @@ class EngineOptions:
         DuckDB's memory limit (``"2GB"``); default ``$KPASS_MEMORY_LIMIT`` or ``"2GB"``. Past it
         DuckDB spills to ``temp_directory``.
     temp_directory : str, optional
-        Where DuckDB spills; default ``$KPASS_TEMP_DIRECTORY`` or the system temporary directory.
+        Where DuckDB spills, and where a local-mode Spark engine writes its per-problem table for
+        the driver to read (a directory removed after the read); default
+        ``$KPASS_TEMP_DIRECTORY`` or the system temporary directory.
     threads : int, optional
         DuckDB threads (default: ``$KPASS_THREADS`` or every core).
     progress : callable ``(percent)``, optional

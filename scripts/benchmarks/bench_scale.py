@@ -220,8 +220,9 @@ def kpass_code(path: str, engine: str = "duckdb") -> str:
     argv = ["report", path, "-m", "pass@1", "--method", "t", "--engine", engine, "--no-progress",
             "--format", "json", "-o", "/dev/null"]
     code = f"from kpass.cli import main\ncode = main({argv!r})\nassert code == 0, code\n"
-    if engine == "spark":  # local[2]; the JVM is waited for, so that its peak RSS reaches the parent
-        code = ("from kpass.data.spark_engine import local_session\nsession = local_session(2, driver_memory='2g')\n"
+    if engine == "spark":  # local[2] with local_session's default 1 GiB heap (the executors write the problem
+        # table to disk, nothing is collected into it); the JVM is waited for, so that its peak RSS reaches the parent
+        code = ("from kpass.data.spark_engine import local_session\nsession = local_session(2)\n"
                 + code + "gateway = session.sparkContext._gateway\nsession.stop()\n"
                 "gateway.shutdown()\ngateway.proc.stdin.close()\ngateway.proc.wait()\n")
     return code

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import math
+import pathlib
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import kpass
 from kpass.data.problems import statistics_from_table
@@ -185,6 +188,62 @@ def test_two_files_duplicate_names_both(tmp_path, spark_session):
     for engine in ("duckdb", "spark"):
         assert _error(lambda engine=engine: reduce_samples([first, second], Needs(), engine=engine,
                                              options=EngineOptions(spark=spark_session))) == expected
+
+
+def test_spark_temporary_directory_is_removed(tmp_path, spark_session, monkeypatch):
+    """In local mode the executors write the per-problem table under the temporary directory
+    and pyarrow reads it; nothing is left there after a report, a validation error (a duplicate:
+    found after the read) or an interrupt while the table is being written."""
+    import pyarrow.parquet as pq
+
+    parent = tmp_path / "spark-temp"
+    parent.mkdir()
+    options = EngineOptions(spark=spark_session, temp_directory=str(parent))
+    seen = []
+    read_table = pq.read_table
+
+    def spy(path, *args, **kwargs):  # what the read finds under the temporary directory
+        seen.append(sorted(p.name for p in pathlib.Path(path).iterdir() if p.suffix == ".parquet"))
+        return read_table(path, *args, **kwargs)
+
+    monkeypatch.setattr(pq, "read_table", spy)
+    records = _records()
+    good = _write(tmp_path, records, "jsonl")
+    statistics = reduce_samples([good], NEEDS, engine="spark", options=options)
+    assert statistics.differences(statistics_from_table(kpass.read_samples(good), NEEDS)) == []
+    assert len(seen) == 1 and seen[0] and list(parent.iterdir()) == []
+    duplicate = _write(tmp_path, [*records, records[3]], "jsonl", "duplicate")
+    assert "duplicate sample" in _error(lambda: reduce_samples([duplicate], Needs(), engine="spark", options=options))
+    assert len(seen) == 2 and list(parent.iterdir()) == []
+    from pyspark.sql.readwriter import DataFrameWriter
+
+    write = DataFrameWriter.parquet
+
+    def interrupted(self, path, *args, **kwargs):  # Ctrl-C once the executors have written
+        write(self, path, *args, **kwargs)
+        assert any(pathlib.Path(path).glob("*.parquet"))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(DataFrameWriter, "parquet", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        reduce_samples([good], NEEDS, engine="spark", options=options)
+    assert len(seen) == 2 and list(parent.iterdir()) == []
+
+
+@given(st.lists(st.tuples(*[st.none() | st.sampled_from(["", "a", "b", "ab", "é", "B", "a\x00"])] * 3), max_size=40))
+def test_spark_fetch_orders_and_converts_keys_as_pyarrow(rows):
+    """The Spark fetch's key order (integer ranks, ``lexsort``) is pyarrow's ``sort_by`` order,
+    nulls last, and its string columns convert to the values ``to_pylist`` gives."""
+    import pyarrow as pa
+
+    from kpass.data.spark_engine import _key_order, _objects
+
+    table = pa.table({name: pa.array([row[i] for row in rows], pa.string())
+                      for i, name in enumerate(("model", "task", "problem_id"))})
+    expected = table.sort_by([("model", "ascending"), ("task", "ascending"), ("problem_id", "ascending")])
+    assert table.take(_key_order(table)).equals(expected)
+    for name in table.column_names:
+        assert _objects(table.column(name).combine_chunks()).tolist() == table.column(name).to_pylist()
 
 
 def test_spark_dataframe_entry(tmp_path, spark_session):
