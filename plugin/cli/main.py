@@ -72,6 +72,7 @@ PARAMETER_FLAGS = {
     "baseline": "--baseline",
     "models": "--models",
     "intersect": "--intersect",
+    "temp_directory": "--temp-dir",
 }
 
 
@@ -115,8 +116,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (MetricSpecError, UsageError) as exc:
         print(f"kpass {args.command}: error: {flag_names(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    except FileNotFoundError as exc:
-        print(f"kpass {args.command}: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+    except FileNotFoundError as exc:  # kpass's own carry the message; the system's an errno and a path
+        message = f"{exc.strerror}: {exc.filename}" if exc.errno and exc.strerror else (exc.args[0] if exc.args else exc)
+        print(f"kpass {args.command}: error: {message}", file=sys.stderr)
         return EXIT_USAGE
     except ValueError as exc:
         # The host's own paths raise DataError for data and UsageError for options (the core's

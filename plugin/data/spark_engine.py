@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from kpass.errors import DataError
+from kpass.errors import DataError, UsageError
 from kpass.data.problems import statistics_from_table
 from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
 from .sources import EngineOptions, InputFile
@@ -235,14 +235,23 @@ def _written_table(frame: Any, parent: str | None) -> Any:
     directory) and read back with pyarrow: no row passes through the driver's heap, which in
     local mode is also the executors' (at 10^8 samples the 3.1M problem rows collected through
     ``toArrow`` filled a 2 GiB heap). The directory is removed in every case: after the read,
-    on an error and on an interrupt."""
+    on an error and on an interrupt. A ``parent`` that does not exist is created; one that cannot
+    be (a file, no permission) is a :class:`~kpass.errors.UsageError` naming it."""
     import os
     import shutil
     import tempfile
 
     import pyarrow.parquet as pq
 
-    directory = tempfile.mkdtemp(prefix="kpass-spark-", dir=parent or os.environ.get("KPASS_TEMP_DIRECTORY"))
+    base = parent or os.environ.get("KPASS_TEMP_DIRECTORY")
+    try:
+        if base:
+            os.makedirs(base, exist_ok=True)  # as DuckDB does with its spill directory
+        directory = tempfile.mkdtemp(prefix="kpass-spark-", dir=base)
+    except OSError as exc:
+        where = repr(base) if base else "the system temporary directory"
+        raise UsageError(f"`temp_directory` {where}: cannot create the Spark engine's temporary directory there "
+                         f"({exc.strerror or exc})") from None
     try:
         target = os.path.join(directory, "problems")
         frame.write.parquet(target)

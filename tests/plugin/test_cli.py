@@ -199,3 +199,18 @@ def test_readme_shows_real_output(run_cli, monkeypatch):
         assert code == 0, err
         assert out == shown, (f"documented output of `{command}` is stale; regenerate it with "
                               f"`.venv/bin/{command}` from the repository root")
+
+
+def test_a_system_file_not_found_names_the_path(monkeypatch, capsys):
+    """An OSError from the system (errno, message, path) prints its message and path, not its errno."""
+    import importlib
+
+    cli_main = importlib.import_module("kpass.cli.main")
+
+    def missing(args):
+        raise FileNotFoundError(2, "No such file or directory", "/no/such/place")
+
+    command = cli_main.SUBCOMMANDS["report"]
+    monkeypatch.setitem(cli_main.SUBCOMMANDS, "report", command._replace(run=missing))
+    assert cli_main.main(["report", "x.jsonl"]) == cli_main.EXIT_USAGE
+    assert capsys.readouterr().err.strip() == "kpass report: error: No such file or directory: /no/such/place"

@@ -382,3 +382,29 @@ def test_sample_indices_past_the_bitmask_words_are_counted_exactly(tmp_path, fmt
         message = _error(lambda path=path: kpass.compute_report(kpass.read_samples(path), specs, by=("model",)))
         assert _error(lambda path=path: kpass.compute_report(reduce_samples([path], needs, engine="duckdb"), specs,
                                                    by=("model",))) == message, name
+
+
+def test_spark_temporary_parent_is_created_or_named(tmp_path):
+    """A ``--temp-dir`` that does not exist is created (as DuckDB does); one that cannot be is a
+    UsageError naming the parameter, not the operating system's bare errno."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from kpass.data.spark_engine import _written_table
+    from kpass.errors import UsageError
+
+    class Writer:  # what an executor does: a directory of part files under the given path
+        def parquet(self, path):
+            pathlib.Path(path).mkdir()
+            pq.write_table(pa.table({"n_correct": [3, 1]}), str(pathlib.Path(path) / "part-00000.parquet"))
+
+    class Frame:
+        write = Writer()
+
+    parent = tmp_path / "not" / "yet"
+    assert _written_table(Frame(), str(parent)).column("n_correct").to_pylist() == [3, 1]
+    assert parent.is_dir() and list(parent.iterdir()) == []
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    with pytest.raises(UsageError, match=r"`temp_directory` '.*a-file/sub': cannot create .* temporary directory"):
+        _written_table(Frame(), str(blocker / "sub"))
