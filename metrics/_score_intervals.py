@@ -385,6 +385,12 @@ PAIRED_NEAR_END_DIFFERING_SHARE = 0.75
 PAIRED_T_MIN_CLUSTERS = 30
 
 
+def end_share(mean: NDArray[np.float64], value_range: tuple[float, float]) -> NDArray[np.float64]:
+    """A mean's position in its range, rescaled to [0, 1] (the share the near-end rules measure)."""
+    lo, hi = value_range
+    return np.clip((mean - lo) / (hi - lo), 0.0, 1.0)
+
+
 def near_same_end(stacked: NDArray[np.float64], codes, n_clusters, value_range: tuple[float, float]) -> NDArray[np.bool_]:
     r"""Per pair of columns ``(j, K + j)`` of ``stacked`` (model a's, then model b's): both means near the same end.
 
@@ -402,8 +408,7 @@ def near_same_end(stacked: NDArray[np.float64], codes, n_clusters, value_range: 
     clustered ceiling cons@5 (n = 16) fell to 37%.
     """
     _, _, n_bernoulli, _ = mean_and_se(stacked, codes, n_clusters)
-    lo, hi = value_range
-    p = np.clip((stacked.mean(axis=0) - lo) / (hi - lo), 0.0, 1.0)
+    p = end_share(stacked.mean(axis=0), value_range)
     top = n_bernoulli * (1.0 - p) < NEAR_END_PROBLEMS
     bottom = n_bernoulli * p < NEAR_END_PROBLEMS
     k = stacked.shape[1] // 2
@@ -603,9 +608,8 @@ def near_end_bounds(values: NDArray[np.float64], codes, n_clusters, value_range:
     off_end : ndarray of float64, shape (K,)
         :math:`n_B \min(\hat p, 1 - \hat p)`, the problems' worth off the nearer end.
     """
-    lo, hi = value_range
     mean, se, n_bernoulli, df = mean_and_se(values, codes, n_clusters)
-    p = np.clip((mean - lo) / (hi - lo), 0.0, 1.0)
+    p = end_share(mean, value_range)
     off_end = n_bernoulli * np.minimum(p, 1.0 - p)
     near_end = off_end < NEAR_END_PROBLEMS
     bounds = wilson_effective(mean, se, NEAR_END_SIZE_FACTOR * n_bernoulli, df, value_range)
@@ -628,8 +632,7 @@ def apply_near_end(results: list[dict], arr: NDArray[np.float64], codes, n_clust
     :data:`WARN_OFF_END_PROBLEMS` problems' worth from it, which :func:`~kpass.metrics.mean_ci` warns about.
     """
     near_end, at_top, low, high, off_end = near_end_bounds(arr, codes, n_clusters, value_range, level)
-    lo, hi = value_range
-    p = np.clip((arr.mean(axis=0) - lo) / (hi - lo), 0.0, 1.0)
+    p = end_share(arr.mean(axis=0), value_range)
     close = np.minimum(p, 1.0 - p) < WARN_END_SHARE
     for j, r in enumerate(results):
         if r["constant"] or r["details"].get("degenerate") or r["details"].get("scale") == "score (0/1 values)":
