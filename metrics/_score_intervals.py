@@ -567,15 +567,20 @@ NEAR_END_SIZE_FACTOR = 2.0
 
 
 #: The single-model reliability warning: a mean within WARN_END_SHARE of an end of its range (on
-#: [0, 1]) but at least WARN_OFF_END_PROBLEMS problems' worth from it (:math:`n_B \min(\hat p,
-#: 1-\hat p)`) rests on the few values off that end and gets an ``IntervalMethodWarning``; closer to
-#: the end the near-end score bound makes the interval conservative. Chosen by the share of the
-#: default's misses it marks (coverage study, 72 ceiling, floor, bell-shaped, point-mass and clustered
-#: cells of 600 simulations): 41% of the misses and 30% of all intervals (68% / 54% at the ceiling,
-#: 88% / 59% at the floor, 47-55% / 24-27% clustered), where the near-end warning it replaces
-#: (every near-end column) marked 11% of the misses and 46% of all intervals.
-WARN_END_SHARE = 0.15
-WARN_OFF_END_PROBLEMS = 1.5
+#: [0, 1]) that rests on WARN_OFF_END_PROBLEMS to WARN_MAX_OFF_END_PROBLEMS problems' worth off that
+#: end (:math:`n_B \min(\hat p, 1-\hat p)`) gets an ``IntervalMethodWarning``. Closer to the end the
+#: near-end score bound makes the interval conservative (below :data:`NEAR_END_PROBLEMS`); with more
+#: problems off the end the bootstrap's tails are well fed. Chosen by how much more often the
+#: warned intervals miss than the others of the same cell (scratch runs of the default on the 315
+#: single-model edge cells at N >= 30 and on 78 cells of the main grid's populations; misses of a
+#: cell's warned intervals over the cell's miss rate times their number): 1.94x on the edge cells
+#: (28% of the misses on 13% of the intervals) and 1.70x on the main grid (12% on 9%), where the
+#: previous band (within 15% of an end, 1.5 or more problems' worth) gave 1.49x and 1.25x, and every
+#: warning the default gave then (that band and the replaced bootstrap-t tails) 0.97x: no better than
+#: chance. docs/intervals-edges.md, "Warnings".
+WARN_END_SHARE = 0.30
+WARN_OFF_END_PROBLEMS = NEAR_END_PROBLEMS
+WARN_MAX_OFF_END_PROBLEMS = 15.0
 
 
 def near_end_bounds(values: NDArray[np.float64], codes, n_clusters, value_range: tuple[float, float],
@@ -628,8 +633,9 @@ def apply_near_end(results: list[dict], arr: NDArray[np.float64], codes, n_clust
     so, ``details["studentized_bounds"]`` keeps the bounds before the rule and
     ``details["bound_methods"]`` names "score (near end)" when the score bound was the wider.
     Every such column records ``details["off_end_problems"]`` (:math:`n_B \min(\hat p, 1-\hat p)`);
-    ``details["few_off_end"]`` marks those within :data:`WARN_END_SHARE` of an end and at least
-    :data:`WARN_OFF_END_PROBLEMS` problems' worth from it, which :func:`~kpass.metrics.mean_ci` warns about.
+    ``details["few_off_end"]`` marks those within :data:`WARN_END_SHARE` of an end and
+    :data:`WARN_OFF_END_PROBLEMS` to :data:`WARN_MAX_OFF_END_PROBLEMS` problems' worth from it, which
+    :func:`~kpass.metrics.mean_ci` warns about.
     """
     near_end, at_top, low, high, off_end = near_end_bounds(arr, codes, n_clusters, value_range, level)
     p = end_share(arr.mean(axis=0), value_range)
@@ -638,7 +644,7 @@ def apply_near_end(results: list[dict], arr: NDArray[np.float64], codes, n_clust
         if r["constant"] or r["details"].get("degenerate") or r["details"].get("scale") == "score (0/1 values)":
             continue  # constant columns and 0/1 values keep their score interval (N trials already)
         r["details"]["off_end_problems"] = float(off_end[j])
-        if close[j] and off_end[j] >= WARN_OFF_END_PROBLEMS:
+        if close[j] and WARN_OFF_END_PROBLEMS <= off_end[j] < WARN_MAX_OFF_END_PROBLEMS:
             r["details"]["few_off_end"] = True
         if not near_end[j]:
             continue

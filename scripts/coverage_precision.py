@@ -100,6 +100,24 @@ def _warned_shares(chosen: list) -> tuple[float, float]:
     return warned_misses / max(misses, 1), warned_all / max(sims, 1)
 
 
+def warned_miss_ratio(chosen: list) -> float:
+    r"""How much more often the default's warned intervals miss than all intervals of their own cell, pooled.
+
+    With :math:`M_c` misses in cell :math:`c`, a share :math:`m_c` of them warned and a share
+    :math:`w_c` of all its intervals warned, the ratio is :math:`\sum_c M_c m_c / \sum_c M_c w_c`:
+    the warned misses over the misses the warned intervals would hold if warnings were unrelated to
+    misses within each cell (1: no better than chance; a ratio pooled across cells would also reward
+    a warning that merely fires in the regimes that miss most). NaN without any warned interval.
+    """
+    observed = expected = 0.0
+    for c in chosen:
+        misses = c.n_sims * (1 - c.coverage[c.default])
+        if misses > 0:
+            observed += misses * c.warned_share_of_misses
+            expected += misses * c.warned_share
+    return observed / expected if expected > 0 else float("nan")
+
+
 def _count_line(chosen: list, band: tuple[float, float]) -> str:
     below = [c for c in chosen if c.coverage[c.default] < band[0]]
     above = [c for c in chosen if c.coverage[c.default] > band[1]]
@@ -150,7 +168,8 @@ def regime_summary_lines(cells, order: Sequence[str], band: tuple[float, float],
         of_misses, of_all = _warned_shares(chosen)
         lines.append(f"- **All {comparison} cells at N >= 30**: {_count_line(chosen, band)}; wider than {width_rule}x: "
                      f"{sum(not c.within_width_rule() for c in chosen)}; warned: {100 * of_misses:.0f}% of the misses, "
-                     f"{100 * of_all:.0f}% of all intervals.")
+                     f"{100 * of_all:.0f}% of all intervals; a warned interval misses {warned_miss_ratio(chosen):.2f}x "
+                     "as often as the intervals of its cell do on average.")
         lines.append(one_sided_line(chosen, band, comparison))
     return "\n".join(lines)
 

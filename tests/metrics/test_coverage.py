@@ -361,3 +361,22 @@ def test_one_sided_line_counts_cells_above_the_band_that_never_missed_on_one_sid
     assert "the 2 cells above 98%: 1 never missed on one side" in line
     assert "missed at most 1.5%" in line
     assert precision.one_sided_line(cells[2:], (0.93, 0.98), "paired") == "- paired: no cell above 98%."
+
+
+def test_warned_miss_ratio_compares_warned_intervals_with_their_own_cell():
+    def cell(coverage, warned_of_misses, warned_of_all):
+        c = study.RegimeCell("ceiling (rare hard problems)", "single", "pass@8", 100, 16, 0.99, n_sims=1000)
+        c.coverage["studentized"] = coverage
+        c.warned_share_of_misses, c.warned_share = warned_of_misses, warned_of_all
+        return c
+
+    # a warning unrelated to the misses within each cell is 1 however the cells' miss rates differ
+    # (pooling the cells first would reward one that merely fires where every interval misses more)
+    assert precision.warned_miss_ratio([cell(0.90, 0.8, 0.8), cell(0.99, 0.1, 0.1)]) == pytest.approx(1.0)
+    # 100 misses, 40 of them on the 20% of intervals warned: twice the cell's rate
+    assert precision.warned_miss_ratio([cell(0.90, 0.4, 0.2)]) == pytest.approx(2.0)
+    # two cells: (50 * 0.6 + 10 * 0.0) / (50 * 0.3 + 10 * 0.5)
+    assert precision.warned_miss_ratio([cell(0.95, 0.6, 0.3), cell(0.99, 0.0, 0.5)]) == pytest.approx(30 / 20)
+    assert math.isnan(precision.warned_miss_ratio([cell(0.95, 0.0, 0.0)]))
+    line = precision.regime_summary_lines([cell(0.90, 0.4, 0.2)], ("ceiling (rare hard problems)",), (0.93, 0.98), 30, 1.3)
+    assert "a warned interval misses 2.00x as often as the intervals of its cell do on average" in line
