@@ -238,6 +238,7 @@ from ._score_intervals import (
     WARN_END_SHARE,
     WARN_MAX_OFF_END_PROBLEMS,
     WARN_OFF_END_PROBLEMS,
+    apply_clustered_score,
     apply_near_end,
     paired_score_fallback,
     score_fallback,
@@ -628,6 +629,8 @@ def _mean_ci(values, *, clusters, method, confidence_level, n_resamples, rng, bo
                              few_clusters=few_clusters_note(n_clusters) is not None,
                              degenerate_fraction=SINGLE_DEGENERATE_FRACTION)
     if method == "studentized" and value_range is not None and few_clusters_note(n_clusters) is None:
+        if codes is not None:  # 10 or more clusters: the clustered score interval
+            apply_clustered_score(results, arr, codes, n_clusters, value_range, level, bound_range)
         apply_near_end(results, arr, codes, n_clusters, value_range, level, bound_range)
     _warn_few_clusters(n_clusters, method)
     _warn_degenerate(results, "value", replaced_tails=method != DEFAULT_INTERVAL_METHOD)

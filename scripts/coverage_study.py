@@ -97,9 +97,11 @@ from coverage_precision import (
 from kpass.metrics import (
     DEFAULT_INTERVAL_METHOD,
     DEFAULT_PAIRED_METHOD,
+    FEW_CLUSTERS,
     DegenerateIntervalWarning,
     IntervalMethodWarning,
     MeaninglessMetricWarning,
+    PairedResult,
     cons_at_k,
     g_pass_at_k,
     mean_ci_columns,
@@ -578,12 +580,19 @@ RARE_SHARE = 0.03
 
 
 def _warned(result) -> bool:
-    """Whether kpass warns about this column's interval (a fallback bound, a degenerate column, few clusters,
-    a single-model mean resting on a few problems off an end: ``details["few_off_end"]``)."""
+    """Whether kpass warns about this column's interval: a degenerate column, a replaced bootstrap-t tail that
+    kpass warns about (a non-default method's, or a t fallback: the default's score fallback is not warned
+    about), sparse differences, few clusters, a single-model mean resting on a few problems off an end
+    (``details["few_off_end"]``). Mirrors ``kpass.metrics._intervals``: ``tests/metrics/test_coverage.py``
+    checks it against the warnings kpass gives."""
     details = result.details
-    return bool(any(details.get("degenerate_tail", ())) or "degenerate" in details or details.get("sparse_differences")
+    methods = ([m for pair in details["model_bound_methods"] for m in pair] if "model_bound_methods" in details
+               else list(details.get("bound_methods", ())))
+    default = result.method == (DEFAULT_PAIRED_METHOD if isinstance(result, PairedResult) else DEFAULT_INTERVAL_METHOD)
+    replaced_warned = any(details.get("degenerate_tail", ())) and (not default or bool(set(methods) - {"studentized", "score"}))
+    return bool(replaced_warned or "degenerate" in details or details.get("sparse_differences")
                 or details.get("few_off_end")
-                or "score (few clusters)" in (details.get("scale"), *details.get("model_scales", ())))
+                or (result.n_clusters is not None and result.n_clusters < FEW_CLUSTERS))
 
 
 @dataclass

@@ -248,11 +248,18 @@ def test_cluster_studentized_matches_literal_loop():
     assert "few_off_end" not in ours.details
     low, high = _literal_studentized(values, 3000, seed=4, clusters=clusters)
     assert ours.details["resampling"] == "clusters"
-    # mean 0.80 over 15 clusters (Kish size 12.4): within 3 problems' worth of 1, so the shown lower
-    # bound is the wider near-end score bound; the bootstrap-t bounds are kept in the details
-    assert ours.details["near_end"] and ours.low < ours.details["studentized_bounds"][0]
-    assert ours.details["studentized_bounds"][0] == pytest.approx(low, abs=0.012)
-    assert ours.high == ours.details["studentized_bounds"][1] == pytest.approx(high, abs=0.012)
+    # the bootstrap-t bounds are kept in the details; with 10 or more clusters the shown interval is
+    # the clustered score interval (Wilson with n_eff = p(1-p)/SE_cl^2 and C - 1 = 14 degrees of
+    # freedom), and at a mean of 0.80 over 15 clusters (Kish size 12.4: within 3 problems' worth of 1)
+    # its lower bound the wider near-end score bound
+    assert ours.details["studentized_bounds"] == pytest.approx((low, high), abs=0.012)
+    assert ours.details["scale"] == "score (clustered)" and ours.details["near_end"]
+    p, se = ours.estimate, ours.standard_error
+    z, t = stats.norm.ppf(0.975), stats.t.ppf(0.975, 14)
+    n_star = p * (1 - p) / se**2 * (z / t) ** 2
+    wilson_high = (p + z**2 / (2 * n_star) + z * math.sqrt(p * (1 - p) / n_star + z**2 / (4 * n_star**2))) / (1 + z**2 / n_star)
+    assert ours.high == pytest.approx(wilson_high, abs=1e-12)
+    assert ours.details["bound_methods"] == ("score (near end)", "score (clustered)")
 
 
 def test_grouped_and_gather_paths_agree(monkeypatch):
