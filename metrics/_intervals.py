@@ -277,6 +277,10 @@ PAIRED_INTERVAL_METHODS: tuple[str, ...] = (*INTERVAL_METHODS, "mover")
 DEFAULT_PAIRED_METHOD = "mover"
 
 
+#: Fallback names of a replaced bootstrap-t tail that the default warns about (values without a known range).
+T_FALLBACKS = ("t", "clustered-t")
+
+
 def _warn_degenerate(results: list[dict[str, Any]], what: str, replaced_tails: bool = True) -> None:
     """Warn (never silently) about constant columns, infinite bounds and, with ``replaced_tails``, replaced
     bootstrap-t tails.
@@ -320,7 +324,7 @@ def _warn_degenerate(results: list[dict[str, Any]], what: str, replaced_tails: b
         return [m for pair in d["model_bound_methods"] for m in pair] if "model_bound_methods" in d else d["bound_methods"]
 
     replaced = [j for j, r in enumerate(results) if any(r["details"].get("degenerate_tail", ()))
-                and (replaced_tails or set(bound_methods(r["details"])) - {"studentized", "score"})]
+                and (replaced_tails or any(m in T_FALLBACKS for m in bound_methods(r["details"])))]
     if replaced:
         first = results[replaced[0]]["details"]
 

@@ -652,7 +652,8 @@ def apply_clustered_score(results: list[dict], arr: NDArray[np.float64], codes, 
     10-66 clusters the studentized cluster bootstrap (with the near-end rule) had 60 cells in
     93-98%, 71 above and 4 below, at 1.0x; this interval 109, 25 (98.1-98.9%) and 1 (91.5%), at
     0.95x the width on average (0.53x at 66 clusters near an end). The bootstrap's bounds stay in
-    ``details["studentized_bounds"]``.
+    ``details["studentized_bounds"]`` and which of its tails was degenerate in
+    ``details["studentized_degenerate_tail"]``.
     """
     mean, se, n_bernoulli, df = mean_and_se(arr, codes, n_clusters)
     size = np.where(se > 0, np.inf, n_bernoulli)
@@ -664,6 +665,8 @@ def apply_clustered_score(results: list[dict], arr: NDArray[np.float64], codes, 
         if r["constant"] or d.get("degenerate") or d.get("scale") == "score (0/1 values)":
             continue
         d["studentized_bounds"] = (r["low"], r["high"])
+        d["studentized_degenerate_tail"] = d.get("degenerate_tail", (False, False))
+        d["degenerate_tail"] = (False, False)  # the interval shown replaced no bootstrap-t tail
         r["low"], r["high"] = float(low[j]), float(high[j])
         d["scale"] = CLUSTERED_SCORE
         d["bound_methods"] = (CLUSTERED_SCORE, CLUSTERED_SCORE)

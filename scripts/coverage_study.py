@@ -589,7 +589,7 @@ def _warned(result) -> bool:
     methods = ([m for pair in details["model_bound_methods"] for m in pair] if "model_bound_methods" in details
                else list(details.get("bound_methods", ())))
     default = result.method == (DEFAULT_PAIRED_METHOD if isinstance(result, PairedResult) else DEFAULT_INTERVAL_METHOD)
-    replaced_warned = any(details.get("degenerate_tail", ())) and (not default or bool(set(methods) - {"studentized", "score"}))
+    replaced_warned = any(details.get("degenerate_tail", ())) and (not default or any(m in ("t", "clustered-t") for m in methods))
     return bool(replaced_warned or "degenerate" in details or details.get("sparse_differences")
                 or details.get("few_off_end")
                 or (result.n_clusters is not None and result.n_clusters < FEW_CLUSTERS))

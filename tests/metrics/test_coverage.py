@@ -399,6 +399,8 @@ def _kpass_warned(function, *args, **kwargs):
     (np.ones(30), None),                                  # every problem solved
     (np.linspace(0.2, 0.7, 24), np.repeat(np.arange(6), 4)),    # 6 clusters: the few-cluster rule
     (np.linspace(0.2, 0.7, 60), np.repeat(np.arange(20), 3)),   # 20 clusters: the clustered score interval
+    (np.r_[np.ones(56), 0.999, 0.0, 0.5, 0.98], np.repeat(np.arange(20), 3)),  # ... whose bootstrap tail is degenerate
+    (np.r_[np.ones(97), 0.2, 0.2, 0.2], None),            # a replaced tail and the near-end bound on the same side
     (np.random.default_rng(2).beta(2, 2, 50), None),      # mid-range: nothing
 ])
 def test_the_studys_warned_flag_is_what_kpass_warns(values, clusters):
