@@ -180,7 +180,7 @@ With fewer than 10 clusters (:data:`FEW_CLUSTERS`) every cluster-robust interval
 :func:`mean_ci` and :func:`paired_difference` then warn (``IntervalMethodWarning``) whatever the
 method. The default studentized interval stays finite there (its resamples are then mostly
 degenerate and its bounds come from the score interval with C - 1 degrees of freedom; at
-C = 10 the coverage study has it at 94.5-96.7% where ``"clustered-t"`` covers 80.7-94.0%, and
+C = 10 the coverage study has the default at 94.5-98.5% where ``"clustered-t"`` covers 80.7-94.0%, and
 below 10 clusters the score bounds are wider still).
 
 Bounds
