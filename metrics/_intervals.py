@@ -41,8 +41,11 @@ Methods (``method=``)
     design-effect size :math:`\hat p(1-\hat p)/\widehat{SE}_{cl}^2`): their bootstrap
     distribution has only N + 1 atoms, and a quantile of it covers 95.7% or 98.6% by the luck
     of where the atoms fall (Brown, Cai & DasGupta [10]_ recommend Wilson's interval for a
-    proportion). ``details["scale"]`` says which of "arcsine", "identity" (values without a
-    known range: the raw bootstrap-t) or "score (0/1 values)" applied.
+    proportion). With 10 or more clusters the other values in [0, 1] take the clustered score
+    interval (:func:`~._score_intervals.apply_clustered_score`: Wilson's with the design-effect
+    size of the clustered SE and C - 1 degrees of freedom). ``details["scale"]`` says which of
+    "arcsine", "identity" (values without a known range: the raw bootstrap-t), "score (0/1
+    values)" or "score (clustered)" applied.
 ``"mover"`` (default of :func:`paired_difference`; paired differences only)
     The MOVER combination (Zou & Donner [7]_; Newcombe [8]_ for paired proportions) of the two
     models' limits :math:`[l_a, u_a]`, :math:`[l_b, u_b]` from their studentized pivots,
@@ -289,7 +292,8 @@ def _warn_degenerate(results: list[dict[str, Any]], what: str, replaced_tails: b
     the per-model limits of MOVER) is part of the interval the coverage study measures and is not
     warned about (the t fallback of values without a known range still is): such
     intervals missed least in the study (1.1% of the single-model edge intervals against 4.0% for the
-    rest) and the warning marked nothing but that (docs/intervals-edges.md, "Warnings");
+    rest), so the warning, on 29% of them, pointed at the intervals that needed it least
+    (docs/intervals-edges.md, "Warnings");
     ``details["degenerate_tail"]`` and ``details["bound_methods"]`` still record it.
     """
     columns = (lambda js: "" if len(results) == 1 else f" (columns {js[:MAX_REPORTED]}{' ...' if len(js) > MAX_REPORTED else ''})")
