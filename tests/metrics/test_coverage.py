@@ -248,9 +248,10 @@ def test_near_end_pass1_cells_cover_within_the_band(regime, n_samples, before):
                                  seed=11, methods=(DEFAULT_INTERVAL_METHOD,))
     default = cell.coverage[DEFAULT_INTERVAL_METHOD]
     assert 0.915 <= default <= 0.995, (default, before)
-    # the reliability warning (within 30% of an end, 3 to 15 problems' worth off it) marks the misses more
-    # often than the intervals at large (seed 11: 93% of the misses against 40% of all; 100% / 38%; 70% / 55%)
-    assert cell.warned_share_of_misses >= cell.warned_share and cell.warned_share_of_misses > 0.5
+    # the reliability warning (within 30% of an end, 3 to 15 problems' worth off it) marks the misses at
+    # least twice as often as the intervals at large (seed 11: 93% of the misses against 40% of all;
+    # 100% / 38%; with 33 clusters 26% / 0.6%)
+    assert cell.warned_share_of_misses >= 2 * cell.warned_share and cell.warned_share_of_misses > 0.2
 
 
 def test_regime_tables_of_kpass_estimators():
