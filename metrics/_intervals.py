@@ -234,13 +234,11 @@ from numpy.typing import ArrayLike
 from ._bootstrap import DEFAULT_N_RESAMPLES
 from ._interval_engine import SINGLE_DEGENERATE_FRACTION, interval_core
 from ._resampling import DEFAULT_MAX_CHUNK_ELEMENTS, bootstrap_weights, canonical_order
+from ._interval_warnings import warn_degenerate, warn_few_off_end
 from ._result import IntervalResult, PairedResult
 from ._score_intervals import (
     FEW_CLUSTERS,
     TINY_DIFFERENCE,
-    WARN_END_SHARE,
-    WARN_MAX_OFF_END_PROBLEMS,
-    WARN_OFF_END_PROBLEMS,
     apply_clustered_score,
     apply_near_end,
     paired_score_fallback,
@@ -278,86 +276,6 @@ PAIRED_INTERVAL_METHODS: tuple[str, ...] = (*INTERVAL_METHODS, "mover")
 
 #: The default method of :func:`paired_difference`, chosen by the coverage study.
 DEFAULT_PAIRED_METHOD = "mover"
-
-
-#: Fallback names of a replaced bootstrap-t tail that the default warns about (values without a known range).
-T_FALLBACKS = ("t", "clustered-t")
-
-
-def _warn_degenerate(results: list[dict[str, Any]], what: str, replaced_tails: bool = True) -> None:
-    """Warn (never silently) about constant columns, infinite bounds and, with ``replaced_tails``, replaced
-    bootstrap-t tails.
-
-    A default method's tail replaced by its score bound (the studentized interval of :func:`mean_ci`,
-    the per-model limits of MOVER) is part of the interval the coverage study measures and is not
-    warned about (the t fallback of values without a known range still is): such
-    intervals missed least in the study (1.1% of the single-model edge intervals against 4.0% for the
-    rest), so the warning, on 29% of them, pointed at the intervals that needed it least
-    (docs/intervals-edges.md, "Warnings");
-    ``details["degenerate_tail"]`` and ``details["bound_methods"]`` still record it.
-    """
-    columns = (lambda js: "" if len(results) == 1 else f" (columns {js[:MAX_REPORTED]}{' ...' if len(js) > MAX_REPORTED else ''})")
-    constant = [j for j, r in enumerate(results) if r["constant"]]
-    if constant:
-        warnings.warn(
-            f"every per-problem {what} is identical{columns(constant)}: the interval has width 0 and the "
-            "standard error is 0, which says nothing about the uncertainty of the benchmark.",
-            DegenerateIntervalWarning,
-            stacklevel=4,
-        )
-    no_difference = [j for j, r in enumerate(results) if r.get("no_difference")]
-    if no_difference:
-        warnings.warn(
-            f"every per-problem {what} is 0{columns(no_difference)}: the two models agree on every problem, which "
-            "is not a proof that they are equal; the interval is the score bound of no difference seen on "
-            f"{results[no_difference[0]]['details'].get('n_problems_seen', 'these')} problems "
-            "(details['no_difference_bound']; compare a model with itself by passing the same array twice).",
-            DegenerateIntervalWarning,
-            stacklevel=4,
-        )
-    at_end = [j for j, r in enumerate(results) if r.get("constant_at_end")]
-    if at_end:
-        warnings.warn(
-            f"every per-problem {what} is at the same end of its range{columns(at_end)} (e.g. every problem "
-            "solved): the standard error is 0, so the interval rests on the score (Wilson) interval of that many "
-            "problems all at that end, which is what so few problems can rule out (details['bound_methods']).",
-            DegenerateIntervalWarning,
-            stacklevel=4,
-        )
-    def bound_methods(d):
-        return [m for pair in d["model_bound_methods"] for m in pair] if "model_bound_methods" in d else d["bound_methods"]
-
-    replaced = [j for j, r in enumerate(results) if any(r["details"].get("degenerate_tail", ()))
-                and (replaced_tails or any(m in T_FALLBACKS for m in bound_methods(r["details"])))]
-    if replaced:
-        first = results[replaced[0]]["details"]
-
-        sources = sorted({m for j in replaced for m in bound_methods(results[j]["details"])} - {"studentized"})
-        if len(results) == 1:
-            low_tail, high_tail = first["degenerate_tail"]
-            bound = "both bounds" if (low_tail and high_tail) else ("the lower bound" if low_tail else "the upper bound")
-            share = f"{max(first['degenerate_share']):.0%} of the resamples have"
-        else:
-            bound, share = "a bound", "too many resamples have"
-        mover = "model_bound_methods" in first
-        key = "model_bound_methods" if mover else "bound_methods"
-        warnings.warn(
-            f"the studentized bootstrap{' of a model' if mover else ''} cannot give {bound}{columns(replaced)}: "
-            f"{share} (almost) no spread (per-problem {'value' if mover else what}s piled up at a few values such "
-            "as 0 or 1), which makes the bootstrap-t bound infinite or meaningless; it comes from the "
-            f"{' / '.join(sources) or 'studentized'} interval instead (details['{key}'] names the method of each bound).",
-            IntervalMethodWarning,
-            stacklevel=4,
-        )
-    infinite = [j for j, r in enumerate(results) if r["details"].get("degenerate") == "infinite bound"]
-    if infinite:
-        warnings.warn(
-            f"the interval has an infinite bound{columns(infinite)}"
-            + (", clipped to the range of the values" if any(results[j]["details"].get("clipped") for j in infinite) else "")
-            + ": it says nothing about the uncertainty on that side.",
-            DegenerateIntervalWarning,
-            stacklevel=4,
-        )
 
 
 #: A paired difference carried by fewer problems than this (and by under a quarter of them) is flagged
@@ -641,8 +559,8 @@ def _mean_ci(values, *, clusters, method, confidence_level, n_resamples, rng, bo
             apply_clustered_score(results, arr, codes, n_clusters, value_range, level, bound_range)
         apply_near_end(results, arr, codes, n_clusters, value_range, level, bound_range)
     _warn_few_clusters(n_clusters, method)
-    _warn_degenerate(results, "value", replaced_tails=method != DEFAULT_INTERVAL_METHOD)
-    _warn_few_off_end(results)
+    warn_degenerate(results, "value", replaced_tails=method != DEFAULT_INTERVAL_METHOD)
+    warn_few_off_end(results)
     out = [
         IntervalResult(
             estimate=r["estimate"],
@@ -658,29 +576,6 @@ def _mean_ci(values, *, clusters, method, confidence_level, n_resamples, rng, bo
         for r in results
     ]
     return out
-
-
-def _warn_few_off_end(results: list[dict[str, Any]]) -> None:
-    """Warn when a single-model mean rests on a few problems off an end of its range (``details["few_off_end"]``).
-
-    A mean within :data:`WARN_END_SHARE` of an end and :data:`WARN_OFF_END_PROBLEMS` to
-    :data:`WARN_MAX_OFF_END_PROBLEMS` problems' worth from it, chosen by how much more often such
-    intervals miss than the others of the same coverage-study cell (about twice as often); closer
-    to the end the near-end rule (:func:`~._score_intervals.apply_near_end`) makes the interval
-    conservative, further from it the bootstrap's tails are well fed.
-    """
-    flagged = [j for j, r in enumerate(results) if r["details"].get("few_off_end")]
-    if not flagged:
-        return
-    shown = "" if len(results) == 1 else f" (columns {flagged[:MAX_REPORTED]}{' ...' if len(flagged) > MAX_REPORTED else ''})"
-    warnings.warn(
-        f"the mean lies within {100 * WARN_END_SHARE:g}% of an end of its range{shown} (near the ceiling or the "
-        f"floor) and rests on {WARN_OFF_END_PROBLEMS:g} to {WARN_MAX_OFF_END_PROBLEMS:g} problems' worth off that end "
-        "(details['off_end_problems']): such intervals miss about twice as often as others in the coverage study, "
-        "as they hang on how many of those problems this benchmark happened to draw (docs/intervals-edges.md).",
-        IntervalMethodWarning,
-        stacklevel=4,
-    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -882,7 +777,7 @@ def _paired_difference(a, b, *, problem_ids_a, problem_ids_b, intersect, cluster
         few_clusters=few,
     )
     _warn_few_clusters(n_clusters, method)
-    _warn_degenerate(results, "difference", replaced_tails=method != DEFAULT_PAIRED_METHOD)
+    warn_degenerate(results, "difference", replaced_tails=method != DEFAULT_PAIRED_METHOD)
     _warn_sparse_differences(differences, results, in_unit, warn=not (method == DEFAULT_PAIRED_METHOD and in_unit))
     mean_a = arr_a.mean(axis=0)
     mean_b = arr_b.mean(axis=0)

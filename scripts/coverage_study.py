@@ -583,7 +583,7 @@ def _warned(result) -> bool:
     """Whether kpass warns about this column's interval: a degenerate column, a replaced bootstrap-t tail that
     kpass warns about (a non-default method's, or a t fallback: the default's score fallback is not warned
     about), sparse differences, few clusters, a single-model mean resting on a few problems off an end
-    (``details["few_off_end"]``). Mirrors ``kpass.metrics._intervals``: ``tests/metrics/test_coverage.py``
+    (``details["few_off_end"]``). Mirrors ``kpass.metrics._interval_warnings``: ``tests/metrics/test_coverage.py``
     checks it against the warnings kpass gives."""
     details = result.details
     methods = ([m for pair in details["model_bound_methods"] for m in pair] if "model_bound_methods" in details

@@ -1,0 +1,124 @@
+"""The default intervals' warnings about degenerate columns, replaced tails and means resting on a few
+problems off an end (private module of :mod:`kpass.metrics._intervals`).
+
+Which intervals warn is chosen by the coverage study: a warning should mark intervals that miss more
+often than the others of their cell (docs/intervals-edges.md, "Warnings").
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from ._score_intervals import WARN_END_SHARE, WARN_MAX_OFF_END_PROBLEMS, WARN_OFF_END_PROBLEMS
+from ._validation import MAX_REPORTED
+from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning
+
+__all__ = ["T_FALLBACKS", "warn_degenerate", "warn_few_off_end"]
+
+
+#: Fallback names of a replaced bootstrap-t tail that the default warns about (values without a known range).
+T_FALLBACKS = ("t", "clustered-t")
+
+
+def warn_degenerate(results: list[dict[str, Any]], what: str, replaced_tails: bool = True) -> None:
+    """Warn (never silently) about constant columns, infinite bounds and, with ``replaced_tails``, replaced
+    bootstrap-t tails.
+
+    A default method's tail replaced by its score bound (the studentized interval of :func:`mean_ci`,
+    the per-model limits of MOVER) is part of the interval the coverage study measures and is not
+    warned about (the t fallback of values without a known range still is): such
+    intervals missed least in the study (1.1% of the single-model edge intervals against 4.0% for the
+    rest), so the warning, on 29% of them, pointed at the intervals that needed it least
+    (docs/intervals-edges.md, "Warnings");
+    ``details["degenerate_tail"]`` and ``details["bound_methods"]`` still record it.
+    """
+    def columns(js: list[int]) -> str:
+        return "" if len(results) == 1 else f" (columns {js[:MAX_REPORTED]}{' ...' if len(js) > MAX_REPORTED else ''})"
+
+    constant = [j for j, r in enumerate(results) if r["constant"]]
+    if constant:
+        warnings.warn(
+            f"every per-problem {what} is identical{columns(constant)}: the interval has width 0 and the "
+            "standard error is 0, which says nothing about the uncertainty of the benchmark.",
+            DegenerateIntervalWarning,
+            stacklevel=4,
+        )
+    no_difference = [j for j, r in enumerate(results) if r.get("no_difference")]
+    if no_difference:
+        warnings.warn(
+            f"every per-problem {what} is 0{columns(no_difference)}: the two models agree on every problem, which "
+            "is not a proof that they are equal; the interval is the score bound of no difference seen on "
+            f"{results[no_difference[0]]['details'].get('n_problems_seen', 'these')} problems "
+            "(details['no_difference_bound']; compare a model with itself by passing the same array twice).",
+            DegenerateIntervalWarning,
+            stacklevel=4,
+        )
+    at_end = [j for j, r in enumerate(results) if r.get("constant_at_end")]
+    if at_end:
+        warnings.warn(
+            f"every per-problem {what} is at the same end of its range{columns(at_end)} (e.g. every problem "
+            "solved): the standard error is 0, so the interval rests on the score (Wilson) interval of that many "
+            "problems all at that end, which is what so few problems can rule out (details['bound_methods']).",
+            DegenerateIntervalWarning,
+            stacklevel=4,
+        )
+    def bound_methods(d):
+        return [m for pair in d["model_bound_methods"] for m in pair] if "model_bound_methods" in d else d["bound_methods"]
+
+    replaced = [j for j, r in enumerate(results) if any(r["details"].get("degenerate_tail", ()))
+                and (replaced_tails or any(m in T_FALLBACKS for m in bound_methods(r["details"])))]
+    if replaced:
+        first = results[replaced[0]]["details"]
+
+        sources = sorted({m for j in replaced for m in bound_methods(results[j]["details"])} - {"studentized"})
+        if len(results) == 1:
+            low_tail, high_tail = first["degenerate_tail"]
+            bound = "both bounds" if (low_tail and high_tail) else ("the lower bound" if low_tail else "the upper bound")
+            share = f"{max(first['degenerate_share']):.0%} of the resamples have"
+        else:
+            bound, share = "a bound", "too many resamples have"
+        mover = "model_bound_methods" in first
+        key = "model_bound_methods" if mover else "bound_methods"
+        warnings.warn(
+            f"the studentized bootstrap{' of a model' if mover else ''} cannot give {bound}{columns(replaced)}: "
+            f"{share} (almost) no spread (per-problem {'value' if mover else what}s piled up at a few values such "
+            "as 0 or 1), which makes the bootstrap-t bound infinite or meaningless; it comes from the "
+            f"{' / '.join(sources) or 'studentized'} interval instead (details['{key}'] names the method of each bound).",
+            IntervalMethodWarning,
+            stacklevel=4,
+        )
+    infinite = [j for j, r in enumerate(results) if r["details"].get("degenerate") == "infinite bound"]
+    if infinite:
+        warnings.warn(
+            f"the interval has an infinite bound{columns(infinite)}"
+            + (", clipped to the range of the values" if any(results[j]["details"].get("clipped") for j in infinite) else "")
+            + ": it says nothing about the uncertainty on that side.",
+            DegenerateIntervalWarning,
+            stacklevel=4,
+        )
+
+
+
+
+def warn_few_off_end(results: list[dict[str, Any]]) -> None:
+    """Warn when a single-model mean rests on a few problems off an end of its range (``details["few_off_end"]``).
+
+    A mean within :data:`WARN_END_SHARE` of an end and :data:`WARN_OFF_END_PROBLEMS` to
+    :data:`WARN_MAX_OFF_END_PROBLEMS` problems' worth from it, chosen by how much more often such
+    intervals miss than the others of the same coverage-study cell (about twice as often); closer
+    to the end the near-end rule (:func:`~._score_intervals.apply_near_end`) makes the interval
+    conservative, further from it the bootstrap's tails are well fed.
+    """
+    flagged = [j for j, r in enumerate(results) if r["details"].get("few_off_end")]
+    if not flagged:
+        return
+    shown = "" if len(results) == 1 else f" (columns {flagged[:MAX_REPORTED]}{' ...' if len(flagged) > MAX_REPORTED else ''})"
+    warnings.warn(
+        f"the mean lies within {100 * WARN_END_SHARE:g}% of an end of its range{shown} (near the ceiling or the "
+        f"floor) and rests on {WARN_OFF_END_PROBLEMS:g} to {WARN_MAX_OFF_END_PROBLEMS:g} problems' worth off that end "
+        "(details['off_end_problems']): such intervals miss about twice as often as others in the coverage study, "
+        "as they hang on how many of those problems this benchmark happened to draw (docs/intervals-edges.md).",
+        IntervalMethodWarning,
+        stacklevel=4,
+    )
