@@ -36,33 +36,25 @@ def warn_degenerate(results: list[dict[str, Any]], what: str, replaced_tails: bo
     def columns(js: list[int]) -> str:
         return "" if len(results) == 1 else f" (columns {js[:MAX_REPORTED]}{' ...' if len(js) > MAX_REPORTED else ''})"
 
+    def degenerate(flagged: list[int], message: str) -> None:
+        if flagged:  # stacklevel: this helper, warn_degenerate, the body, the public function, its caller
+            warnings.warn(message, DegenerateIntervalWarning, stacklevel=5)
+
     constant = [j for j, r in enumerate(results) if r["constant"]]
-    if constant:
-        warnings.warn(
-            f"every per-problem {what} is identical{columns(constant)}: the interval has width 0 and the "
-            "standard error is 0, which says nothing about the uncertainty of the benchmark.",
-            DegenerateIntervalWarning,
-            stacklevel=4,
-        )
+    degenerate(constant, f"every per-problem {what} is identical{columns(constant)}: the interval has width 0 and the "
+               "standard error is 0, which says nothing about the uncertainty of the benchmark.")
     no_difference = [j for j, r in enumerate(results) if r.get("no_difference")]
     if no_difference:
-        warnings.warn(
-            f"every per-problem {what} is 0{columns(no_difference)}: the two models agree on every problem, which "
-            "is not a proof that they are equal; the interval is the score bound of no difference seen on "
-            f"{results[no_difference[0]]['details'].get('n_problems_seen', 'these')} problems "
-            "(details['no_difference_bound']; compare a model with itself by passing the same array twice).",
-            DegenerateIntervalWarning,
-            stacklevel=4,
-        )
+        seen = results[no_difference[0]]["details"].get("n_problems_seen", "these")
+        degenerate(no_difference, f"every per-problem {what} is 0{columns(no_difference)}: the two models agree on every "
+                   "problem, which is not a proof that they are equal; the interval is the score bound of no difference "
+                   f"seen on {seen} problems (details['no_difference_bound']; compare a model with itself by passing the "
+                   "same array twice).")
     at_end = [j for j, r in enumerate(results) if r.get("constant_at_end")]
-    if at_end:
-        warnings.warn(
-            f"every per-problem {what} is at the same end of its range{columns(at_end)} (e.g. every problem "
-            "solved): the standard error is 0, so the interval rests on the score (Wilson) interval of that many "
-            "problems all at that end, which is what so few problems can rule out (details['bound_methods']).",
-            DegenerateIntervalWarning,
-            stacklevel=4,
-        )
+    degenerate(at_end, f"every per-problem {what} is at the same end of its range{columns(at_end)} (e.g. every problem "
+               "solved): the standard error is 0, so the interval rests on the score (Wilson) interval of that many "
+               "problems all at that end, which is what so few problems can rule out (details['bound_methods']).")
+
     def bound_methods(d):
         return [m for pair in d["model_bound_methods"] for m in pair] if "model_bound_methods" in d else d["bound_methods"]
 
@@ -89,14 +81,9 @@ def warn_degenerate(results: list[dict[str, Any]], what: str, replaced_tails: bo
             stacklevel=4,
         )
     infinite = [j for j, r in enumerate(results) if r["details"].get("degenerate") == "infinite bound"]
-    if infinite:
-        warnings.warn(
-            f"the interval has an infinite bound{columns(infinite)}"
-            + (", clipped to the range of the values" if any(results[j]["details"].get("clipped") for j in infinite) else "")
-            + ": it says nothing about the uncertainty on that side.",
-            DegenerateIntervalWarning,
-            stacklevel=4,
-        )
+    clipped = any(results[j]["details"].get("clipped") for j in infinite)
+    degenerate(infinite, f"the interval has an infinite bound{columns(infinite)}"
+               + (", clipped to the range of the values" if clipped else "") + ": it says nothing about the uncertainty on that side.")
 
 
 
