@@ -14,11 +14,31 @@ from ._score_intervals import WARN_END_SHARE, WARN_MAX_OFF_END_PROBLEMS, WARN_OF
 from ._validation import MAX_REPORTED
 from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning
 
-__all__ = ["T_FALLBACKS", "warn_degenerate", "warn_few_off_end"]
+__all__ = ["T_FALLBACKS", "columns_note", "replaced_tail_warns", "warn_degenerate", "warn_few_off_end"]
 
 
 #: Fallback names of a replaced bootstrap-t tail that the default warns about (values without a known range).
 T_FALLBACKS = ("t", "clustered-t")
+
+
+def columns_note(flagged: list[int], n_columns: int) -> str:
+    """`` (columns [0, 3])`` naming at most :data:`MAX_REPORTED` flagged columns; empty for one column."""
+    if n_columns == 1:
+        return ""
+    return f" (columns {list(flagged[:MAX_REPORTED])}{' ...' if len(flagged) > MAX_REPORTED else ''})"
+
+
+def _bound_methods(details: dict[str, Any]) -> list[str]:
+    """The method of every bound: a single mean's two, or MOVER's four per-model limits."""
+    if "model_bound_methods" in details:
+        return [m for pair in details["model_bound_methods"] for m in pair]
+    return list(details.get("bound_methods", ()))
+
+
+def replaced_tail_warns(details: dict[str, Any], default_method: bool) -> bool:
+    """Whether a column's replaced bootstrap-t tail is warned about: always for a method other than the
+    function's default, for the default only when a bound came from a t fallback (no known range)."""
+    return any(details.get("degenerate_tail", ())) and (not default_method or any(m in T_FALLBACKS for m in _bound_methods(details)))
 
 
 def warn_degenerate(results: list[dict[str, Any]], what: str, replaced_tails: bool = True) -> None:
@@ -34,7 +54,7 @@ def warn_degenerate(results: list[dict[str, Any]], what: str, replaced_tails: bo
     ``details["degenerate_tail"]`` and ``details["bound_methods"]`` still record it.
     """
     def columns(js: list[int]) -> str:
-        return "" if len(results) == 1 else f" (columns {js[:MAX_REPORTED]}{' ...' if len(js) > MAX_REPORTED else ''})"
+        return columns_note(js, len(results))
 
     def degenerate(flagged: list[int], message: str) -> None:
         if flagged:  # stacklevel: this helper, warn_degenerate, the body, the public function, its caller
@@ -55,15 +75,10 @@ def warn_degenerate(results: list[dict[str, Any]], what: str, replaced_tails: bo
                "solved): the standard error is 0, so the interval rests on the score (Wilson) interval of that many "
                "problems all at that end, which is what so few problems can rule out (details['bound_methods']).")
 
-    def bound_methods(d):
-        return [m for pair in d["model_bound_methods"] for m in pair] if "model_bound_methods" in d else d["bound_methods"]
-
-    replaced = [j for j, r in enumerate(results) if any(r["details"].get("degenerate_tail", ()))
-                and (replaced_tails or any(m in T_FALLBACKS for m in bound_methods(r["details"])))]
+    replaced = [j for j, r in enumerate(results) if replaced_tail_warns(r["details"], default_method=not replaced_tails)]
     if replaced:
         first = results[replaced[0]]["details"]
-
-        sources = sorted({m for j in replaced for m in bound_methods(results[j]["details"])} - {"studentized"})
+        sources = sorted({m for j in replaced for m in _bound_methods(results[j]["details"])} - {"studentized"})
         if len(results) == 1:
             low_tail, high_tail = first["degenerate_tail"]
             bound = "both bounds" if (low_tail and high_tail) else ("the lower bound" if low_tail else "the upper bound")
@@ -86,8 +101,6 @@ def warn_degenerate(results: list[dict[str, Any]], what: str, replaced_tails: bo
                + (", clipped to the range of the values" if clipped else "") + ": it says nothing about the uncertainty on that side.")
 
 
-
-
 def warn_few_off_end(results: list[dict[str, Any]]) -> None:
     """Warn when a single-model mean rests on a few problems off an end of its range (``details["few_off_end"]``).
 
@@ -100,7 +113,7 @@ def warn_few_off_end(results: list[dict[str, Any]]) -> None:
     flagged = [j for j, r in enumerate(results) if r["details"].get("few_off_end")]
     if not flagged:
         return
-    shown = "" if len(results) == 1 else f" (columns {flagged[:MAX_REPORTED]}{' ...' if len(flagged) > MAX_REPORTED else ''})"
+    shown = columns_note(flagged, len(results))
     warnings.warn(
         f"the mean lies within {100 * WARN_END_SHARE:g}% of an end of its range{shown} (near the ceiling or the "
         f"floor) and rests on {WARN_OFF_END_PROBLEMS:g} to {WARN_MAX_OFF_END_PROBLEMS:g} problems' worth off that end "

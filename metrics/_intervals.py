@@ -234,7 +234,7 @@ from numpy.typing import ArrayLike
 from ._bootstrap import DEFAULT_N_RESAMPLES
 from ._interval_engine import SINGLE_DEGENERATE_FRACTION, interval_core
 from ._resampling import DEFAULT_MAX_CHUNK_ELEMENTS, bootstrap_weights, canonical_order
-from ._interval_warnings import warn_degenerate, warn_few_off_end
+from ._interval_warnings import columns_note, warn_degenerate, warn_few_off_end
 from ._result import IntervalResult, PairedResult
 from ._score_intervals import (
     FEW_CLUSTERS,
@@ -245,7 +245,7 @@ from ._score_intervals import (
     score_fallback,
     wilson_interval,
 )
-from ._validation import MAX_REPORTED, check_bounds, check_design, check_values, match_ids
+from ._validation import check_bounds, check_design, check_values, match_ids
 from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning
 
 __all__ = [
@@ -325,8 +325,7 @@ def _warn_sparse_differences(differences, results: list[dict[str, Any]], in_unit
                          "interval is as narrow as those small differences and cannot see a larger difference on problems "
                          "outside the sample (a saturated metric such as pass@8 near 1 for both); treat it as rough."))
     for columns, head, tail in messages:
-        shown = "" if one else f" (columns {columns[:MAX_REPORTED]}{' ...' if len(columns) > MAX_REPORTED else ''})"
-        warnings.warn(f"{head}{shown}: {tail}", IntervalMethodWarning, stacklevel=4)
+        warnings.warn(f"{head}{columns_note(columns, len(results))}: {tail}", IntervalMethodWarning, stacklevel=4)
 
 
 def few_clusters_note(n_clusters: int | None, method: str | None = None) -> str | None:
@@ -790,7 +789,7 @@ def _paired_difference(a, b, *, problem_ids_a, problem_ids_b, intersect, cluster
     if constant_model.any():
         warnings.warn(
             "one model's per-problem values are constant"
-            + ("" if k == 1 else f" (columns {np.flatnonzero(constant_model)[:MAX_REPORTED].tolist()})")
+            + columns_note(np.flatnonzero(constant_model).tolist(), k)
             + ": their correlation is undefined and is reported as NaN.",
             DegenerateIntervalWarning,
             stacklevel=3,

@@ -211,7 +211,7 @@ def mean_and_se(values: NDArray[np.float64], codes, n_clusters):
 
 
 def score_fallback(values: NDArray[np.float64], codes, n_clusters, value_range,
-                    design_effect: bool = True) -> Fallback | None:
+                    design_effect: bool = True, cut_at_n: bool = True) -> Fallback | None:
     r"""Wilson-type bounds on the mean of values in ``value_range`` (``None``: no known range).
 
     The effective size is the design-effect one, :math:`\min(\hat p(1-\hat p)/\widehat{SE}^2, N)`
@@ -219,13 +219,15 @@ def score_fallback(values: NDArray[np.float64], codes, n_clusters, value_range,
     spread; a column all at one end has no spread to measure and keeps the worst case :math:`n_B`
     (Kish's size with clusters). With ``design_effect=False`` (the per-model limits of MOVER
     with 10 or more clusters) the cap is :math:`n_B` for every column but 0/1 values: there the
-    design-effect cap covered 92.4-93.0% for a paired pass@8 near 1 with 20-30 clusters.
+    design-effect cap covered 92.4-93.0% for a paired pass@8 near 1 with 20-30 clusters. Without
+    ``cut_at_n`` the design-effect size is not cut at N (the clustered score interval of
+    :func:`apply_clustered_score`).
     """
     if value_range is None:
         return None
     mean, se, n_bernoulli, df = mean_and_se(values, codes, n_clusters)
     spread = at_range_ends(values, value_range) if not design_effect else np.ones(values.shape[1], dtype=bool)
-    cap = np.where(spread & (se > 0), float(values.shape[0]), n_bernoulli)
+    cap = np.where(spread & (se > 0), float(values.shape[0]) if cut_at_n else np.inf, n_bernoulli)
     return Fallback(wilson_effective(mean, se, cap, df, value_range), "score")
 
 
@@ -624,6 +626,13 @@ def near_end_bounds(values: NDArray[np.float64], codes, n_clusters, value_range:
     return near_end, p > 0.5, low, high, off_end
 
 
+def keeps_its_score_interval(result: dict) -> bool:
+    """A constant or degenerate column, or 0/1 values: their score interval already counts N trials, and
+    neither the clustered score interval nor the near-end rule applies to them."""
+    details = result["details"]
+    return bool(result["constant"] or details.get("degenerate") or details.get("scale") == "score (0/1 values)")
+
+
 #: The scale name of the single-model default's interval with 10 or more clusters (``details["scale"]``).
 CLUSTERED_SCORE = "score (clustered)"
 
@@ -655,14 +664,14 @@ def apply_clustered_score(results: list[dict], arr: NDArray[np.float64], codes, 
     ``details["studentized_bounds"]`` and which of its tails was degenerate in
     ``details["studentized_degenerate_tail"]``.
     """
-    mean, se, n_bernoulli, df = mean_and_se(arr, codes, n_clusters)
-    size = np.where(se > 0, np.inf, n_bernoulli)
-    low, high = wilson_effective(mean, se, size, df, value_range)(np.full(arr.shape[1], level))
+    clustered = score_fallback(arr, codes, n_clusters, value_range, cut_at_n=False)
+    assert clustered is not None  # value_range is known
+    low, high = clustered.bounds(np.full(arr.shape[1], level))
     if bound_range is not None:
         low, high = np.maximum(low, bound_range[0]), np.minimum(high, bound_range[1])
     for j, r in enumerate(results):
         d = r["details"]
-        if r["constant"] or d.get("degenerate") or d.get("scale") == "score (0/1 values)":
+        if keeps_its_score_interval(r):
             continue
         d["studentized_bounds"] = (r["low"], r["high"])
         d["studentized_degenerate_tail"] = d.get("degenerate_tail", (False, False))
@@ -692,8 +701,8 @@ def apply_near_end(results: list[dict], arr: NDArray[np.float64], codes, n_clust
     p = end_share(arr.mean(axis=0), value_range)
     close = np.minimum(p, 1.0 - p) < WARN_END_SHARE
     for j, r in enumerate(results):
-        if r["constant"] or r["details"].get("degenerate") or r["details"].get("scale") == "score (0/1 values)":
-            continue  # constant columns and 0/1 values keep their score interval (N trials already)
+        if keeps_its_score_interval(r):
+            continue
         r["details"]["off_end_problems"] = float(off_end[j])
         if close[j] and WARN_OFF_END_PROBLEMS <= off_end[j] < WARN_MAX_OFF_END_PROBLEMS:
             r["details"]["few_off_end"] = True

@@ -109,6 +109,7 @@ from kpass.metrics import (
     paired_difference_columns,
     pass_at_k,
 )
+from kpass.metrics._interval_warnings import replaced_tail_warns
 
 PRIORS: dict[str, tuple[float, float]] = {"Beta(0.4,0.3)": (0.4, 0.3), "Beta(2,2)": (2.0, 2.0)}
 N_PROBLEMS = (10, 30, 100, 1000)
@@ -581,16 +582,12 @@ RARE_SHARE = 0.03
 
 def _warned(result) -> bool:
     """Whether kpass warns about this column's interval: a degenerate column, a replaced bootstrap-t tail that
-    kpass warns about (a non-default method's, or a t fallback: the default's score fallback is not warned
-    about), sparse differences, few clusters, a single-model mean resting on a few problems off an end
-    (``details["few_off_end"]``). Mirrors ``kpass.metrics._interval_warnings``: ``tests/metrics/test_coverage.py``
-    checks it against the warnings kpass gives."""
+    kpass warns about (``replaced_tail_warns``: a non-default method's, or a t fallback), sparse differences,
+    fewer than 10 clusters (whatever the method), a single-model mean resting on a few problems off an end
+    (``details["few_off_end"]``). ``tests/metrics/test_coverage.py`` checks it against the warnings kpass gives."""
     details = result.details
-    methods = ([m for pair in details["model_bound_methods"] for m in pair] if "model_bound_methods" in details
-               else list(details.get("bound_methods", ())))
     default = result.method == (DEFAULT_PAIRED_METHOD if isinstance(result, PairedResult) else DEFAULT_INTERVAL_METHOD)
-    replaced_warned = any(details.get("degenerate_tail", ())) and (not default or any(m in ("t", "clustered-t") for m in methods))
-    return bool(replaced_warned or "degenerate" in details or details.get("sparse_differences")
+    return bool(replaced_tail_warns(details, default) or "degenerate" in details or details.get("sparse_differences")
                 or details.get("few_off_end")
                 or (result.n_clusters is not None and result.n_clusters < FEW_CLUSTERS))
 
