@@ -6,7 +6,9 @@
   set by the few values the count of rare problems (or clusters) can take;
 - :func:`discreteness_table`: that coverage, per benchmark size, as the markdown the study writes;
 - :func:`regime_table_markdown`, :func:`regime_summary_lines`: the regime table and its summary lines
-  (coverage with its Monte Carlo SE, out-of-band cells plainly and beyond 2 SE, width rule, warnings);
+  (coverage with its Monte Carlo SE, out-of-band cells plainly and beyond 2 SE, width rule, warnings,
+  the cells above the band that never missed on one side, the out-of-band cells where no method of the
+  table is inside the band);
 - :func:`parse_names` / :func:`parse_integers`: the study's subset flags (``--regimes``, ``--metrics``,
   ``--n-problems``, ``--n-samples``).
 """
@@ -141,6 +143,22 @@ def one_sided_line(chosen: list, band: tuple[float, float], comparison: str) -> 
             f"misses more than {100 * (1 - band[1]):g}%.")
 
 
+def no_method_in_band_line(chosen: list, band: tuple[float, float], comparison: str) -> str:
+    """Of the cells outside the band, how many have no method of the table inside it: above the band,
+    every method that covers at least ``band[0]`` covers more than ``band[1]`` (what is left out covers
+    less than ``band[0]``); below it, no method reaches ``band[0]``. In such a cell no method the study
+    compares would bring the cell inside the band, whatever rule picked it."""
+    above = [c for c in chosen if c.coverage[c.default] > band[1]]
+    below = [c for c in chosen if c.coverage[c.default] < band[0]]
+
+    def none_in_band(c) -> bool:
+        return not any(band[0] <= value <= band[1] for value in c.coverage.values())
+
+    return (f"- {comparison}, no method of the table inside the band: {sum(map(none_in_band, above))} of the "
+            f"{len(above)} cells above {100 * band[1]:g}% (every method covering at least {100 * band[0]:g}% covers more), "
+            f"{sum(map(none_in_band, below))} of the {len(below)} below {100 * band[0]:g}% (none reaches it).")
+
+
 def regime_summary_lines(cells, order: Sequence[str], band: tuple[float, float], assessed: int, width_rule: float) -> str:
     """One line per regime and comparison: the range of the default's coverage at N >= 30, the cells out
     of band (plainly and beyond 2 Monte Carlo standard errors), the width rule, and the warned share of
@@ -171,6 +189,7 @@ def regime_summary_lines(cells, order: Sequence[str], band: tuple[float, float],
                      f"{100 * of_all:.0f}% of all intervals; a warned interval misses {warned_miss_ratio(chosen):.2f}x "
                      "as often as the intervals of its cell do on average.")
         lines.append(one_sided_line(chosen, band, comparison))
+        lines.append(no_method_in_band_line(chosen, band, comparison))
     return "\n".join(lines)
 
 

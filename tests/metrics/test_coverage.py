@@ -364,6 +364,22 @@ def test_one_sided_line_counts_cells_above_the_band_that_never_missed_on_one_sid
     assert precision.one_sided_line(cells[2:], (0.93, 0.98), "paired") == "- paired: no cell above 98%."
 
 
+def test_no_method_in_band_line_counts_cells_that_no_method_of_the_table_brings_inside_the_band():
+    def cell(default, **others):
+        c = study.RegimeCell("ceiling (rare hard problems)", "paired", "pass@8", 100, 16, -0.003, n_sims=1000)
+        c.coverage = {"mover": default, **others}
+        return c
+
+    cells = [cell(0.995, t=0.999, bootstrap=0.90),   # above, and every method covering >= 93% covers > 98%
+             cell(0.990, t=0.960),                    # above, but t is inside the band
+             cell(0.920, t=0.900, bootstrap=0.910),   # below, and nothing reaches 93%
+             cell(0.925, t=0.940),                    # below, t reaches the band
+             cell(0.950, t=0.999)]                    # inside: counted nowhere
+    line = precision.no_method_in_band_line(cells, (0.93, 0.98), "paired")
+    assert "1 of the 2 cells above 98%" in line and "1 of the 2 below 93%" in line
+    assert "0 of the 0 cells above" in precision.no_method_in_band_line(cells[4:], (0.93, 0.98), "paired")
+
+
 def test_warned_miss_ratio_compares_warned_intervals_with_their_own_cell():
     def cell(coverage, warned_of_misses, warned_of_all):
         c = study.RegimeCell("ceiling (rare hard problems)", "single", "pass@8", 100, 16, 0.99, n_sims=1000)
