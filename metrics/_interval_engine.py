@@ -39,11 +39,13 @@ from ._score_intervals import (
     no_difference_bound,
     p_value_by_inversion,
     near_same_end,
+    paired_score_fallback,
     score_fallback,
     saturated_differences,
     score_standard_error,
     split_score_bounds,
     t_bounds,
+    within_share_of_same_end,
 )
 
 __all__ = ["SINGLE_DEGENERATE_FRACTION", "Studentized", "interval_core", "mover_interval"]
@@ -370,21 +372,54 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     and :math:`U` likewise (Zou & Donner 2008). Each bound is widened to the split score interval
     of the gains and losses (:func:`split_score_bounds`) where that is wider, except under the
     few-cluster rule. The p-value inverts the interval (with the widening) in its level.
+
+    For values in [0, 1] the interval shown is chosen per column from the differences
+    :math:`d_j = a_j - b_j` (docs/intervals-edges.md, "Paired differences"): unsaturated ones take
+    the paired t interval; saturated ones (:func:`saturated_differences`) without clusters, of two
+    models whose means lie within 30% of the same end (:func:`within_share_of_same_end`), take the
+    differences' own bootstrap-t interval, :math:`\hat d - t^*_q \widehat{SE}_d` from the same
+    resamples as the two models (the paired score fallback for a degenerate tail, as method
+    "studentized" gives it), widened to the t interval; the other saturated ones, and 10-29
+    clusters (but unsaturated differences of two models near the same end), take MOVER of the
+    models; 0/1 values take Bonett & Price's matched-pairs interval.
     """
     arr_a, arr_b, model_range = paired
     n, k = arr_a.shape
     stacked = np.concatenate([arr_a, arr_b], axis=1)
-    model_estimate = stacked.mean(axis=0)
-    model_constant = np.ptp(stacked, axis=0) == 0
-    centered = np.where(model_constant, 0.0, stacked - model_estimate)
-    model_estimate = np.where(model_constant, stacked[0], model_estimate)
-    # model a's column j and model b's are resampled together (the same problems)
-    units = Units(centered, codes, need_se=True, groups=[[j, k + j] for j in range(k)])
-    model_se = analytic_se(units, n, model_constant)
+    differences = arr_a - arr_b
+    saturated = saturated_differences(differences)
+    # values in [0, 1] without clusters whose differences are saturated and whose two models are near
+    # the same end also resample the differences with the same draws: their own studentized bootstrap
+    # is then the interval (#16; see "shown" below)
+    own_candidates = np.zeros(k, dtype=bool)
+    if model_range is not None and codes is None and not few_clusters:
+        own_candidates = saturated & within_share_of_same_end(stacked, model_range)
+    own_columns = np.flatnonzero(own_candidates)
+    resampled = np.concatenate([stacked, differences[:, own_columns]], axis=1)
+    resampled_constant = np.ptp(resampled, axis=0) == 0
+    resampled_estimate = resampled.mean(axis=0)
+    centered = np.where(resampled_constant, 0.0, resampled - resampled_estimate)
+    model_constant = resampled_constant[: 2 * k]
+    model_estimate = np.where(model_constant, stacked[0], resampled_estimate[: 2 * k])
+    # model a's column j, model b's (and their difference) are resampled together (the same problems);
+    # only the candidates carry their difference, so every column's draws are those of a call with it alone
+    own_position = dict(zip(own_columns.tolist(), range(2 * k, 2 * k + own_columns.size)))
+    groups = [[j, k + j] + ([own_position[j]] if j in own_position else []) for j in range(k)]
+    units = Units(centered, codes, need_se=True, groups=groups)
+    resampled_se = analytic_se(units, n, resampled_constant)
+    model_se = resampled_se[: 2 * k]
     streams = Streams(rng)
     parts, draw_info = resampled_sums(units, n_resamples, streams, max_chunk_elements)
-    boot_mean, boot_se = replicate_statistics(units, parts, n)
-    tol = ROUNDING_TOLERANCE * np.maximum(np.abs(centered).max(axis=0), 1e-300)
+    all_boot_mean, all_boot_se = replicate_statistics(units, parts, n)
+    all_tol = ROUNDING_TOLERANCE * np.maximum(np.abs(centered).max(axis=0), 1e-300)
+    boot_mean, boot_se, tol = all_boot_mean[:, : 2 * k], all_boot_se[:, : 2 * k], all_tol[: 2 * k]
+    own = None
+    if own_columns.size:
+        # the differences' bootstrap-t as method "studentized" gives it (the paired score fallback)
+        own = Studentized(estimate[own_columns], se[own_columns], all_boot_mean[:, 2 * k :], all_boot_se[:, 2 * k :],
+                          units.n_units, resampled_constant[2 * k :], all_tol[2 * k :],
+                          paired_score_fallback(arr_a[:, own_columns], arr_b[:, own_columns], codes, n_clusters),
+                          None, None, False)
     model_fallback = score_fallback(stacked, codes, n_clusters, model_range, design_effect=few_clusters)
     if model_fallback is None:
         model_fallback = Fallback(t_bounds(model_estimate, model_se, units.n_units - 1), "clustered-t" if codes is not None else "t")
@@ -416,14 +451,13 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
         return mover_bounds(estimate, down[:k], up[:k], down[k:], up[k:], correlation)
 
     # values in [0, 1] (#16): unsaturated differences (with no clusters or at least 30) take the
-    # paired t interval, saturated ones MOVER of the models, widened to the near-end split score
-    # bound without clusters where under 75% of the problems differ; each bound is widened to the
-    # split score interval of the gains and losses where that is wider. Under the few-cluster rule
-    # both bounds stay the score interval of every path (the studentized fallback is the same).
-    differences = arr_a - arr_b
+    # paired t interval; saturated ones without clusters their own studentized bootstrap widened to
+    # the t interval, with clusters MOVER of the models; saturated ones without clusters are widened
+    # to the near-end split score bound where under 75% of the problems differ; each bound is widened
+    # to the split score interval of the gains and losses where that is wider. Under the few-cluster
+    # rule both bounds stay the score interval of every path (the studentized fallback is the same).
     split = (None if model_range is None or per_model.few_clusters
              else split_score_bounds(differences, codes, n_clusters))
-    saturated = saturated_differences(differences)
     of_differences = ~saturated & (split is not None) & (codes is None or (n_clusters or 0) >= PAIRED_T_MIN_CLUSTERS)
     if split is not None and codes is not None and (n_clusters or 0) < PAIRED_T_MIN_CLUSTERS:
         # 10 to 29 clusters: MOVER of the models stays, except for unsaturated differences of two models
@@ -432,6 +466,11 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     t_of_differences = t_bounds(estimate, se, units.n_units - 1)
     near_end = near_end_split_bounds(differences, None, None) if split is not None and codes is None else None
     near_end_columns = saturated & ((differences != 0.0).mean(axis=0) < PAIRED_NEAR_END_DIFFERING_SHARE)
+    # saturated differences without clusters of two models near the same end: the differences' own
+    # studentized bootstrap widened to their t interval, not MOVER of the models, whose per-model limits
+    # there are lopsided on the same side and do not cancel (then the near-end split bound and the
+    # split score interval)
+    of_studentized = own_candidates & (split is not None)
     # 0/1 values of both models (pass@1 from one sample, pass^4 from four): the differences are a
     # trinomial and take Bonett & Price's matched-pairs interval alone (any number of clusters but few)
     binary = np.zeros(k, dtype=bool)
@@ -453,6 +492,10 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
         if split is not None:
             out["split-score"] = split(level_k)
             out["t"] = t_of_differences(level_k)
+            if own is not None:
+                own_low, own_high = np.full(k, np.nan), np.full(k, np.nan)
+                own_low[own_columns], own_high[own_columns] = own.bounds(level_k[own_columns])
+                out["studentized"] = own_low, own_high
             if near_end is not None:
                 out["split-score (near end)"] = near_end(level_k)
             if matched is not None:
@@ -464,13 +507,17 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
         if split is None:
             return low_k, high_k
         split_low, split_high = pieces["split-score"]
+        t_low, t_high = pieces["t"]
+        low_k = np.where(of_differences, t_low, low_k)
+        high_k = np.where(of_differences, t_high, high_k)
+        if "studentized" in pieces:
+            own_low, own_high = pieces["studentized"]
+            low_k = np.where(of_studentized, np.fmin(own_low, t_low), low_k)
+            high_k = np.where(of_studentized, np.fmax(own_high, t_high), high_k)
         if near_end is not None:
             near_low, near_high = pieces["split-score (near end)"]
             low_k = np.where(near_end_columns, np.fmin(low_k, near_low), low_k)
             high_k = np.where(near_end_columns, np.fmax(high_k, near_high), high_k)
-        t_low, t_high = pieces["t"]
-        low_k = np.where(of_differences, t_low, low_k)
-        high_k = np.where(of_differences, t_high, high_k)
         low_k, high_k = np.fmin(low_k, split_low), np.fmax(high_k, split_high)
         if "matched-pairs score" in pieces:
             matched_low, matched_high = pieces["matched-pairs score"]
@@ -490,7 +537,8 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     near_low, near_high = pieces.get("split-score (near end)", nan_pair)
     t_low, t_high = pieces.get("t", nan_pair)
     matched_low, matched_high = pieces.get("matched-pairs score", nan_pair)
-    not_mover = of_differences | binary  # columns whose interval does not rest on MOVER of the models
+    own_low, own_high = pieces.get("studentized", nan_pair)
+    not_mover = of_differences | of_studentized | binary  # columns whose interval does not rest on MOVER of the models
 
     def part(pair_low, pair_high, j: int) -> tuple[float, float] | None:
         # a part that does not apply to column j is None in ``details``, never a NaN pair
@@ -524,6 +572,7 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
             mover_of_models=(float(mover_low[j]), float(mover_high[j])),
             split_score_interval=part(split_low, split_high, j),
             t_of_differences=part(t_low, t_high, j),
+            studentized_of_differences=part(own_low, own_high, j),
             near_end_split_interval=part(near_low, near_high, j),
             matched_pairs_interval=part(matched_low, matched_high, j) if binary[j] else None,
             saturated_differences=bool(split is not None and saturated[j]),

@@ -493,11 +493,12 @@ def test_tiny_differences_everywhere_are_flagged():
     assert "sparse_differences" not in plain.details and "tiny_differences" not in plain.details
 
 
-def test_saturated_differences_take_mover_of_the_models_and_the_near_end_split_bound():
+def test_saturated_differences_take_their_own_studentized_bootstrap_and_the_near_end_split_bound():
     # pass@8 of two strong models (the tiny-difference case above): every difference is below 0.05,
-    # so the differences are saturated (#16) and the default is MOVER of the two models' limits,
-    # each bound widened to the split score bound and to the near-end split bound of the gains and
-    # losses on [0, 1] (Wilson with at most 5 n_B = 200 problems' worth, reduced for 39 df)
+    # so the differences are saturated (#16) and, without clusters, the default is the differences'
+    # own studentized bootstrap widened to their t interval, each bound widened to the split score
+    # bound and to the near-end split bound of the gains and losses on [0, 1] (Wilson with at most
+    # 5 n_B = 200 problems' worth, reduced for 39 df); MOVER of the models is kept in details only
     from math import comb
 
     from scipy import stats
@@ -522,17 +523,19 @@ def test_saturated_differences_take_mover_of_the_models_and_the_near_end_split_b
     near_low = d.mean() - math.sqrt(0.0 + (high_loss - p_loss) ** 2)
     near_high = d.mean() + math.sqrt(high_gain**2 + (p_loss - max(low_loss, 0.0)) ** 2)
     assert result.details["near_end_split_interval"] == pytest.approx((near_low, near_high), abs=1e-12)
-    mover_low, mover_high = result.details["mover_of_models"]
+    own_low, own_high = result.details["studentized_of_differences"]
+    t_low, t_high = result.details["t_of_differences"]
     split_low, split_high = result.details["split_score_interval"]
-    assert result.low == pytest.approx(min(mover_low, split_low, near_low), abs=1e-12)
-    assert result.high == pytest.approx(max(mover_high, split_high, near_high), abs=1e-12)
+    assert result.low == pytest.approx(min(own_low, t_low, split_low, near_low), abs=1e-12)
+    assert result.high == pytest.approx(max(own_high, t_high, split_high, near_high), abs=1e-12)
+    assert "mover" not in result.details["paired_bound_methods"] and result.details["mover_of_models"] is not None
     # the tiny differences seen (at most 8 / 12870) do not make the interval tiny
     assert result.low < -0.015 and result.high > 0.015
     # the p-value inverts the interval shown: 0 is inside it
     assert result.p_value > 0.05
 
 
-def test_saturated_differences_on_nearly_every_problem_keep_mover_of_the_models():
+def test_saturated_differences_on_nearly_every_problem_take_no_near_end_split_bound():
     # every one of 40 problems differs by a few thousandths (pass@8 from 16 samples, c = 7..9): the
     # near-end split bound applies only where under 75% of the problems differ (it over-covered the
     # main grid's pass@8 from n = 64 samples, where nearly every problem differs: 99.1%)
@@ -545,12 +548,35 @@ def test_saturated_differences_on_nearly_every_problem_keep_mover_of_the_models(
         warnings.simplefilter("ignore", IntervalMethodWarning)
         result = paired_difference(a, b, rng=0, n_resamples=999)
     assert result.details["saturated_differences"] and result.details["n_differing"] == 40
-    mover_low, mover_high = result.details["mover_of_models"]
+    own_low, own_high = result.details["studentized_of_differences"]
+    t_low, t_high = result.details["t_of_differences"]
     split_low, split_high = result.details["split_score_interval"]
-    assert (result.low, result.high) == pytest.approx((min(mover_low, split_low), max(mover_high, split_high)), abs=1e-12)
+    assert (result.low, result.high) == pytest.approx((min(own_low, t_low, split_low), max(own_high, t_high, split_high)), abs=1e-12)
     assert "split-score (near end)" not in result.details["paired_bound_methods"]
     near_low, near_high = result.details["near_end_split_interval"]
     assert near_low < 20 * result.low and near_high > 20 * result.high  # which would have been far wider
+
+
+def test_the_differences_own_studentized_bootstrap_is_the_one_method_studentized_gives():
+    # the default draws the differences' resamples together with the two models' (the same problems),
+    # so its bootstrap-t of the differences is method "studentized" up to the resamples drawn
+    from math import comb
+
+    value = {c: 1 - comb(16 - c, 8) / comb(16, 8) for c in range(17)}
+    rng = np.random.default_rng(11)
+    a = np.array([value[c] for c in rng.integers(6, 12, 60)])
+    b = np.array([value[c] for c in rng.integers(6, 12, 60)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IntervalMethodWarning)
+        default = paired_difference(a, b, rng=1, n_resamples=20_000)
+        plain = paired_difference(a, b, method="studentized", rng=2, n_resamples=20_000)
+    assert default.details["saturated_differences"]
+    own_low, own_high = default.details["studentized_of_differences"]
+    width = plain.high - plain.low
+    assert abs(own_low - plain.low) < 0.05 * width and abs(own_high - plain.high) < 0.05 * width
+    # with clusters the differences are not resampled on their own: MOVER of the models stays
+    clustered = paired_difference(a, b, clusters=np.arange(60) % 30, rng=1, n_resamples=999)
+    assert clustered.details["studentized_of_differences"] is None
 
 
 def test_parts_that_do_not_apply_are_none_so_equal_results_compare_equal():
