@@ -376,7 +376,7 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     For values in [0, 1] the interval shown is chosen per column from the differences
     :math:`d_j = a_j - b_j` (docs/intervals-edges.md, "Paired differences"): unsaturated ones take
     the paired t interval; saturated ones (:func:`saturated_differences`) without clusters, of two
-    models whose means lie within 30% of the same end (:func:`within_share_of_same_end`), take the
+    models whose means lie within 10% of the same end (:func:`within_share_of_same_end`), take the
     differences' own bootstrap-t interval, :math:`\hat d - t^*_q \widehat{SE}_d` from the same
     resamples as the two models (the paired score fallback for a degenerate tail, as method
     "studentized" gives it), widened to the t interval; the other saturated ones, and 10-29
