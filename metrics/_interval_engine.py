@@ -451,8 +451,9 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
         return mover_bounds(estimate, down[:k], up[:k], down[k:], up[k:], correlation)
 
     # values in [0, 1] (#16): unsaturated differences (with no clusters or at least 30) take the
-    # paired t interval; saturated ones without clusters their own studentized bootstrap widened to
-    # the t interval, with clusters MOVER of the models; saturated ones without clusters are widened
+    # paired t interval; saturated ones without clusters of two models within 10% of the same end their
+    # own studentized bootstrap widened to the t interval, the others MOVER of the models; saturated
+    # ones without clusters are widened
     # to the near-end split score bound where under 75% of the problems differ; each bound is widened
     # to the split score interval of the gains and losses where that is wider. Under the few-cluster
     # rule both bounds stay the score interval of every path (the studentized fallback is the same).
@@ -545,15 +546,34 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
         lo, hi = float(pair_low[j]), float(pair_high[j])
         return None if np.isnan(lo) or np.isnan(hi) else (lo, hi)
 
+    # the differences' own bootstrap-t at the shown level: which bound its fallback replaced, and why
+    own_shown = None if own is None else own.interval(levels[own_columns])
+    own_index = {int(j): i for i, j in enumerate(own_columns)}
+
     def source(j: int, side: int) -> str:
         value = (low, high)[side][j]
         for name, pair in pieces.items():  # mover first: a tie keeps the name of the method
             if pair[side][j] == value:
+                if name == "studentized" and own_shown is not None:  # or its fallback (e.g. "mover-score")
+                    return str(own_shown[("low_source", "high_source")[side]][own_index[j]])
                 return name
         return "mover"
 
+    def tails(j: int) -> tuple[tuple[bool, bool], tuple[float, float]]:
+        # replaced tails and degenerate shares of the interval the column rests on: the differences' own
+        # bootstrap-t, or MOVER of the models (a - b's lower bound rests on a's lower and b's upper bound)
+        if of_studentized[j] and own_shown is not None and own is not None:
+            i = own_index[j]
+            return ((bool(own_shown["replace_low"][i]), bool(own_shown["replace_high"][i])),
+                    (float(own.share_below[i]), float(own.share_above[i])))
+        return ((bool(models["replace_low"][j] or models["replace_high"][k + j]) and not not_mover[j],
+                 bool(models["replace_high"][j] or models["replace_low"][k + j]) and not not_mover[j]),
+                (float(max(per_model.share_below[j], per_model.share_above[k + j])),
+                 float(max(per_model.share_above[j], per_model.share_below[k + j]))))
+
     models = model_bounds(np.concatenate([levels, levels]))
     for j, d in enumerate(details):
+        degenerate_tail, degenerate_share = tails(j)
         d.update(
             n_resamples=n_resamples, seed=streams.seed, **draw_info[j],
             standard_error_kind="clustered" if codes is not None else "t",
@@ -562,12 +582,7 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
             interval_b=(float(models["low"][k + j]), float(models["high"][k + j])),
             model_bound_methods=((models["low_source"][j], models["high_source"][j]),
                                  (models["low_source"][k + j], models["high_source"][k + j])),
-            # the lower bound of a - b rests on a's lower and b's upper bound, and vice versa
-            # (only where MOVER of the models is what the interval rests on)
-            degenerate_tail=(bool(models["replace_low"][j] or models["replace_high"][k + j]) and not not_mover[j],
-                             bool(models["replace_high"][j] or models["replace_low"][k + j]) and not not_mover[j]),
-            degenerate_share=(float(max(per_model.share_below[j], per_model.share_above[k + j])),
-                              float(max(per_model.share_above[j], per_model.share_below[k + j]))),
+            degenerate_tail=degenerate_tail, degenerate_share=degenerate_share,
             model_scales=(str(scales[j]), str(scales[k + j])),
             mover_of_models=(float(mover_low[j]), float(mover_high[j])),
             split_score_interval=part(split_low, split_high, j),

@@ -74,7 +74,11 @@ Methods (``method=``)
     models sets the interval only where the differences are *saturated* (half or more of the
     differing problems differ by less than 0.05: :func:`~._score_intervals.saturated_differences`;
     then also the near-end split bound, :func:`~._score_intervals.near_end_split_bounds`, without
-    clusters) or with 10 to 29 clusters, unless both models are near the same end
+    clusters) and, without clusters, the two models' means do not both lie within 10% of the same
+    end (:func:`~._score_intervals.within_share_of_same_end`: there the studentized bootstrap of
+    the :math:`d_j`, drawn from the same resamples, widened to their t interval, replaces MOVER,
+    whose two limits lie on the same side of their means; ``details["studentized_of_differences"]``),
+    or with 10 to 29 clusters, unless both models are near the same end
     (:func:`~._score_intervals.near_same_end`: their limits are then the lopsided score bounds of a
     few clusters' worth, 2.5-10.7x the clustered t width); elsewhere it is the paired t interval of
     the :math:`d_j`. Every bound is widened to the split score interval of the gains
@@ -615,7 +619,10 @@ def paired_difference(
 
     and :math:`U` likewise, where the per-problem differences are saturated (most below 0.05) or
     there are 10 to 29 clusters (but for two models near the same end); elsewhere the paired t
-    interval of the :math:`d_j`; both widened to the split score interval of the gains and losses.
+    interval of the :math:`d_j`; saturated differences without clusters of two models whose means
+    both lie within 10% of the same end take the studentized bootstrap of the :math:`d_j` (the same
+    resamples) widened to that t interval; all widened to the split score interval of the gains and
+    losses.
     When both models' values are 0 or 1 (pass@1 from one sample), the interval is Bonett & Price's
     matched-pairs interval of the discordant problems instead (module docstring, "mover"). Every
     other method (``"studentized"``, ``"t"``, ...) is :func:`mean_ci` of the :math:`d_j`.

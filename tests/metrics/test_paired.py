@@ -493,10 +493,10 @@ def test_tiny_differences_everywhere_are_flagged():
     assert "sparse_differences" not in plain.details and "tiny_differences" not in plain.details
 
 
-def test_saturated_differences_take_their_own_studentized_bootstrap_and_the_near_end_split_bound():
+def test_saturated_differences_near_the_same_end_take_their_own_studentized_bootstrap_and_the_near_end_split_bound():
     # pass@8 of two strong models (the tiny-difference case above): every difference is below 0.05,
-    # so the differences are saturated (#16) and, without clusters, the default is the differences'
-    # own studentized bootstrap widened to their t interval, each bound widened to the split score
+    # so the differences are saturated (#16) and, without clusters and with both means within 10% of the
+    # ceiling, the default is the differences' own studentized bootstrap widened to their t interval, each bound widened to the split score
     # bound and to the near-end split bound of the gains and losses on [0, 1] (Wilson with at most
     # 5 n_B = 200 problems' worth, reduced for 39 df); MOVER of the models is kept in details only
     from math import comb
@@ -574,9 +574,58 @@ def test_the_differences_own_studentized_bootstrap_is_the_one_method_studentized
     own_low, own_high = default.details["studentized_of_differences"]
     width = plain.high - plain.low
     assert abs(own_low - plain.low) < 0.05 * width and abs(own_high - plain.high) < 0.05 * width
+    # its tails, and the fallback that replaces a degenerate one, are named as method "studentized" names them
+    assert set(default.details["paired_bound_methods"]) <= {"studentized", "mover-score", "t", "split-score",
+                                                             "split-score (near end)"}
     # with clusters the differences are not resampled on their own: MOVER of the models stays
     clustered = paired_difference(a, b, clusters=np.arange(60) % 30, rng=1, n_resamples=999)
     assert clustered.details["studentized_of_differences"] is None
+
+
+def test_a_replaced_tail_of_the_differences_own_bootstrap_is_named_and_recorded():
+    # pass@8 (n = 64) of two models at the ceiling on 200 problems, 3% of them rare hard ones: the
+    # bootstrap-t of the differences piles up on one side and the paired score fallback ("mover-score")
+    # replaces that bound; details name and record it as method "studentized" does, and the default does
+    # not warn about it (the score fallback is part of the interval the coverage study measures)
+    rng = np.random.default_rng(0)
+    p = np.where(rng.random(200) < 0.03, rng.beta(1, 1.5, 200), rng.beta(20, 0.2, 200))
+    a = pass_at_k(np.full(200, 64), rng.binomial(64, p), 8)
+    b = pass_at_k(np.full(200, 64), rng.binomial(64, np.clip(p + 0.01, 0, 1)), 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IntervalMethodWarning)
+        default = paired_difference(a, b, rng=0, n_resamples=999)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IntervalMethodWarning)
+        plain = paired_difference(a, b, method="studentized", rng=0, n_resamples=999)
+    assert default.details["studentized_of_differences"] is not None
+    assert default.details["degenerate_tail"] == plain.details["degenerate_tail"] == (False, True)
+    assert default.details["paired_bound_methods"][1] == plain.details["bound_methods"][1] == "mover-score"
+
+
+def test_saturated_differences_of_models_not_near_the_same_end_keep_mover_of_the_models():
+    from kpass.metrics._score_intervals import within_share_of_same_end
+
+    # the README's example: pass@8 means of 0.92 and 0.80 on 21 problems, saturated differences; the
+    # differences' own bootstrap-t applies only where both means lie within 10% of the same end
+    from math import comb
+
+    value = {c: 1 - comb(16 - c, 8) / comb(16, 8) for c in range(17)}
+    a = np.array([value[16]] * 10 + [value[9]] * 6 + [value[1]] * 5)
+    b = np.array([value[16]] * 10 + [value[8]] * 6 + [value[0]] * 5)
+    assert 0.75 < b.mean() < 0.9 and 0.75 < a.mean() < 0.9
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IntervalMethodWarning)
+        result = paired_difference(a, b, rng=0, n_resamples=999)
+    assert result.details["saturated_differences"] and result.details["studentized_of_differences"] is None
+    mover_low, mover_high = result.details["mover_of_models"]
+    split_low, split_high = result.details["split_score_interval"]
+    near_low, near_high = result.details["near_end_split_interval"]
+    assert result.low == pytest.approx(min(mover_low, split_low, near_low), abs=1e-12)
+    assert result.high == pytest.approx(max(mover_high, split_high, near_high), abs=1e-12)
+    assert not within_share_of_same_end(np.column_stack([a, b]), (0.0, 1.0))[0]
+    # columns (a, b): means 0.96 and 0.955, both within 10% of the ceiling; 0.05 and 0.15 of the floor: not both
+    assert within_share_of_same_end(np.array([[0.95, 0.93], [0.97, 0.98]]), (0.0, 1.0))[0]
+    assert not within_share_of_same_end(np.array([[0.0, 0.2], [0.1, 0.1]]), (0.0, 1.0))[0]
 
 
 def test_parts_that_do_not_apply_are_none_so_equal_results_compare_equal():
