@@ -453,10 +453,10 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     # values in [0, 1] (#16): unsaturated differences (with no clusters or at least 30) take the
     # paired t interval; saturated ones without clusters of two models within 10% of the same end their
     # own studentized bootstrap widened to the t interval, the others MOVER of the models; saturated
-    # ones without clusters are widened
-    # to the near-end split score bound where under 75% of the problems differ; each bound is widened
-    # to the split score interval of the gains and losses where that is wider. Under the few-cluster
-    # rule both bounds stay the score interval of every path (the studentized fallback is the same).
+    # ones without clusters are widened to the near-end split score bound where under 75% of the
+    # problems differ; each bound is widened to the split score interval of the gains and losses where
+    # that is wider. Under the few-cluster rule both bounds stay the score interval of every path (the
+    # studentized fallback is the same).
     split = (None if model_range is None or per_model.few_clusters
              else split_score_bounds(differences, codes, n_clusters))
     of_differences = ~saturated & (split is not None) & (codes is None or (n_clusters or 0) >= PAIRED_T_MIN_CLUSTERS)

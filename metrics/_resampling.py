@@ -254,7 +254,8 @@ class Units:
     ``centered`` is ``values - estimate`` (exactly 0 for constant columns), ``(N, K)``, rows in
     canonical order (:func:`canonical_order`). The K columns fall into *column groups* that are
     resampled together (``groups``; default: each column alone; the MOVER pairs model a's column j
-    with model b's, and with their difference where it takes the differences' own bootstrap-t). Each group puts the units in its own canonical order (rows of its summaries
+    with model b's, and with their difference where it takes the differences' own bootstrap-t).
+    Each group puts the units in its own canonical order (rows of its summaries
     sorted; clusters by size and totals) and is resampled on its own, so that a column's result
     is what a call with that column (group) alone gives. ``totals`` and ``sizes`` are ``(U, K)``,
     each column in its group's order. Summary columns of a group: ``T`` unit totals of centered
