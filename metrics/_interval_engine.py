@@ -562,7 +562,8 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     def tails(j: int) -> tuple[tuple[bool, bool], tuple[float, float]]:
         # replaced tails and degenerate shares of the interval the column rests on: the differences' own
         # bootstrap-t, or MOVER of the models (a - b's lower bound rests on a's lower and b's upper bound)
-        if of_studentized[j] and own_shown is not None and own is not None:
+        if of_studentized[j]:  # only candidates, which have ``own`` and ``own_shown``
+            assert own is not None and own_shown is not None
             i = own_index[j]
             return ((bool(own_shown["replace_low"][i]), bool(own_shown["replace_high"][i])),
                     (float(own.share_below[i]), float(own.share_above[i])))

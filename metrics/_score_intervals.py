@@ -396,6 +396,12 @@ def end_share(mean: NDArray[np.float64], value_range: tuple[float, float]) -> ND
     return np.clip((mean - lo) / (hi - lo), 0.0, 1.0)
 
 
+def _both_models_at(top: NDArray[np.bool_], bottom: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """Per pair of columns ``(j, K + j)``: both models near the top end, or both near the bottom end."""
+    k = top.shape[0] // 2
+    return (top[:k] & top[k:]) | (bottom[:k] & bottom[k:])
+
+
 def near_same_end(stacked: NDArray[np.float64], codes, n_clusters, value_range: tuple[float, float]) -> NDArray[np.bool_]:
     r"""Per pair of columns ``(j, K + j)`` of ``stacked`` (model a's, then model b's): both means near the same end.
 
@@ -414,10 +420,7 @@ def near_same_end(stacked: NDArray[np.float64], codes, n_clusters, value_range: 
     """
     _, _, n_bernoulli, _ = mean_and_se(stacked, codes, n_clusters)
     p = end_share(stacked.mean(axis=0), value_range)
-    top = n_bernoulli * (1.0 - p) < NEAR_END_PROBLEMS
-    bottom = n_bernoulli * p < NEAR_END_PROBLEMS
-    k = stacked.shape[1] // 2
-    return (top[:k] & top[k:]) | (bottom[:k] & bottom[k:])
+    return _both_models_at(n_bernoulli * (1.0 - p) < NEAR_END_PROBLEMS, n_bernoulli * p < NEAR_END_PROBLEMS)
 
 
 #: Saturated differences without clusters take their own studentized bootstrap instead of MOVER of the
@@ -440,8 +443,7 @@ def within_share_of_same_end(stacked: NDArray[np.float64], value_range: tuple[fl
     or :math:`\hat p_a, \hat p_b < s`. Two such models' MOVER limits are lopsided on the same side.
     """
     p = end_share(stacked.mean(axis=0), value_range)
-    k = stacked.shape[1] // 2
-    return ((p[:k] > 1.0 - share) & (p[k:] > 1.0 - share)) | ((p[:k] < share) & (p[k:] < share))
+    return _both_models_at(p > 1.0 - share, p < share)
 
 
 def saturated_differences(differences: NDArray[np.float64]) -> NDArray[np.bool_]:
