@@ -535,6 +535,49 @@ def test_saturated_differences_near_the_same_end_take_their_own_studentized_boot
     assert result.p_value > 0.05
 
 
+@pytest.mark.parametrize(
+    ("losses", "cap_factor"),
+    [
+        # pass@1 from 64 samples near the ceiling: 25 problems lost by 1 of 64, 15 by 2 of 64; the part
+        # rests on about 36 problems (participation ratio), so its cap is 15 n_B (#16)
+        ([1 / 64] * 25 + [2 / 64] * 15, 15),
+        # the same problems' worth (55/64, a mean of 0.0043 on 200) on 5 problems lost by 11 of 64: 5 n_B
+        ([11 / 64] * 5, 5),
+    ],
+)
+def test_near_end_split_bound_caps_a_part_by_how_many_problems_carry_it(losses, cap_factor):
+    from scipy import stats
+
+    from kpass.metrics._score_intervals import contributing_problems, near_end_split_bounds
+
+    n = 200
+    d = -np.array(losses + [0.0] * (n - len(losses)))
+    loss = np.maximum(-d, 0)
+    participation = loss.sum() ** 2 / (loss**2).sum()
+    assert contributing_problems(loss[:, None])[0] == pytest.approx(participation)
+    assert (participation >= 6) == (cap_factor == 15)
+    p_loss, se_loss = loss.mean(), loss.std(ddof=1) / math.sqrt(n)
+    assert n * p_loss < 3  # the loss part is near 0: within 3 problems' worth
+    z, t = stats.norm.ppf(0.975), stats.t.ppf(0.975, n - 1)
+    observed = p_loss * (1 - p_loss) / se_loss**2
+    assert observed > cap_factor * n  # the cap binds
+    low_loss, high_loss = _wilson(p_loss, cap_factor * n * (z / t) ** 2, z)
+    _, high_gain = _wilson(0.0, 5 * n * (z / t) ** 2, z)  # no gain at all: 0 of 5 n_B
+    expected = (d.mean() - (high_loss - p_loss), d.mean() + math.sqrt(high_gain**2 + (p_loss - low_loss) ** 2))
+    low, high = near_end_split_bounds(d[:, None], None, None)(np.array([0.95]))
+    assert (low[0], high[0]) == pytest.approx(expected, abs=1e-12)
+
+
+def test_contributing_problems_counts_equal_values_and_gives_zero_without_any():
+    from kpass.metrics._score_intervals import contributing_problems
+
+    parts = np.zeros((10, 4))
+    parts[:7, 0] = 0.3  # 7 equal values: 7 problems
+    parts[0, 1] = 0.9  # one value: 1 problem
+    parts[:2, 2] = (1.0, 1.0 / 3.0)  # (4/3)^2 / (10/9) = 1.6
+    assert contributing_problems(parts) == pytest.approx([7.0, 1.0, 1.6, 0.0])
+
+
 def test_saturated_differences_on_nearly_every_problem_take_no_near_end_split_bound():
     # every one of 40 problems differs by a few thousandths (pass@8 from 16 samples, c = 7..9): the
     # near-end split bound applies only where under 75% of the problems differ (it over-covered the
