@@ -680,3 +680,32 @@ def test_parts_that_do_not_apply_are_none_so_equal_results_compare_equal():
     first, second = (paired_difference(a, b, clusters=clusters, rng=3, n_resamples=199) for _ in range(2))
     assert first.details["near_end_split_interval"] is None
     assert first == second
+
+
+def test_the_default_warns_where_tiny_differences_carry_half_the_difference_or_more():
+    # ten problems lost by 0.02 and one gained by 0.1: 0.2 of the 0.3 of sum |d_j| is tiny (#16, point 6)
+    a = np.r_[np.ones(20), np.full(10, 0.98)]
+    b = np.r_[np.ones(19), 0.9, np.ones(10)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = paired_difference(a, b, rng=0, n_resamples=199)
+    assert result.details["tiny_difference_share"] == pytest.approx(2 / 3)
+    assert result.details["rests_on_tiny_differences"]
+    messages = [str(w.message) for w in caught if issubclass(w.category, IntervalMethodWarning)]
+    assert any(m.startswith("67% of the paired difference comes from per-problem differences below 0.05") for m in messages)
+    # the large difference doubled: 0.2 of 0.4 is half, still warned; tripled: 0.2 of 0.5, not warned
+    for gain, warned in ((0.2, True), (0.3, False)):
+        b_gain = np.r_[np.ones(19), 1 - gain, np.ones(10)]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = paired_difference(a, b_gain, rng=0, n_resamples=199)
+        assert result.details["tiny_difference_share"] == pytest.approx(0.2 / (0.2 + gain))
+        assert bool(result.details.get("rests_on_tiny_differences")) is warned
+        assert any("per-problem differences below" in str(w.message) for w in caught) is warned
+    # a model compared with itself has no difference to speak of, and other methods keep their own warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        itself = paired_difference(a, a, rng=0, n_resamples=199)
+        other = paired_difference(a, b, method="t")
+    assert "tiny_difference_share" not in itself.details and "tiny_difference_share" not in other.details
+    assert not any("per-problem differences below" in str(w.message) for w in caught)
