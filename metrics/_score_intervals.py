@@ -394,9 +394,9 @@ PAIRED_NEAR_END_DIFFERING_SHARE = 0.75
 #: recomputation of the default on the study's benchmarks, docs/intervals-edges.md, "Near-end split
 #: bound: parts spread over many problems"): with 6 and 15, 204 of the 315 cells in 93-98% and 8 below
 #: (before, 199 and 8); pass@1 from 64 samples at N = 100 and 200 at the ceiling and the floor
-#: 95.4-96.8% instead of 99.7-99.8%, 0.71-0.75x as wide. No cap at all for such parts gave the same
-#: counts but 93.4% at the ceiling, N = 100 (6.4% of the truths below the interval); a threshold of
-#: 3 gave 211 and 13 below, 4 gave 206 and 10, 8 or more 203 and 8.
+#: 95.4-96.8% instead of 99.7-99.8%, 0.69-0.76x as wide. No cap at all for such parts gave the same
+#: counts but 93.4% at the ceiling, N = 100 (6.4% of the truths below the interval); with 15 n_B a
+#: threshold of 3 gave 205 and 12 below, 4 gave 203 and 10, 8 gave 203 and 8.
 PAIRED_NEAR_END_CONTRIBUTING = 6.0
 PAIRED_NEAR_END_SPREAD_SIZE_FACTOR = 15.0
 
