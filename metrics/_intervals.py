@@ -678,9 +678,10 @@ def paired_difference(
         more of :math:`\sum_j |d_j|` comes from per-problem differences below 0.05
         (``details["tiny_difference_share"]``, ``details["rests_on_tiny_differences"]``; such
         intervals missed more than twice as often as others in the coverage study). For the
-        other methods: a bound rests on a score fallback because a bootstrap-t tail was degenerate
-        (values piled up at 0 or 1 but not all 0/1, see :func:`mean_ci`), or few or only tiny
-        differences (``details["sparse_differences"]``). 0/1 values take their score (Wilson)
+        other methods, and the default on values outside [0, 1]: a bound rests on a score fallback
+        because a bootstrap-t tail was degenerate (values piled up at 0 or 1 but not all 0/1, see
+        :func:`mean_ci`; the default: a t fallback), or few or only tiny differences
+        (``details["sparse_differences"]``). 0/1 values take their score (Wilson)
         limits without a warning.
 
     Examples

@@ -376,7 +376,8 @@ TINY_DIFFERENCE = 0.05
 #: :data:`NEAR_END_PROBLEMS` problems' worth of 0 is no more informative than this many times
 #: :math:`n_B` problems (chosen by measured coverage, docs/intervals-edges.md: 4 put the main grid's
 #: paired pass@8 of Beta(2, 2), N = 30, n = 16 at 98.6% with 2,000 simulations; 6 let point-mass
-#: pass@8 at N = 100 fall to 91.3% and sparse-gain mG-Pass@8 at N = 30 to 91.2%).
+#: pass@8 at N = 100 fall to 91.3% and sparse-gain mG-Pass@8 at N = 30 to 91.2%). A part that rests on
+#: :data:`PAIRED_NEAR_END_CONTRIBUTING` or more problems gets :data:`PAIRED_NEAR_END_SPREAD_SIZE_FACTOR` instead.
 PAIRED_NEAR_END_SIZE_FACTOR = 5.0
 
 #: The near-end split bound applies to saturated differences only where fewer than this share of the
@@ -398,6 +399,9 @@ PAIRED_NEAR_END_DIFFERING_SHARE = 0.75
 #: counts but 93.4% at the ceiling, N = 100 (6.4% of the truths below the interval); with 15 n_B a
 #: threshold of 3 gave 205 and 12 below, 4 gave 203 and 10, 8 gave 203 and 8.
 PAIRED_NEAR_END_CONTRIBUTING = 6.0
+
+#: The cap, in units of :math:`n_B`, of a part near its end that rests on
+#: :data:`PAIRED_NEAR_END_CONTRIBUTING` or more problems (the others: :data:`PAIRED_NEAR_END_SIZE_FACTOR`).
 PAIRED_NEAR_END_SPREAD_SIZE_FACTOR = 15.0
 
 #: Unsaturated differences with at least this many clusters (or none) take the paired t interval
@@ -505,8 +509,9 @@ def near_end_split_bounds(differences: NDArray[np.float64], codes, n_clusters) -
 
     def size(mean, se, part):
         near_end = n_bernoulli * mean < NEAR_END_PROBLEMS
-        factor = np.where(contributing_problems(part) < PAIRED_NEAR_END_CONTRIBUTING, PAIRED_NEAR_END_SIZE_FACTOR,
-                          PAIRED_NEAR_END_SPREAD_SIZE_FACTOR)
+        # (a rounding margin: six equal values' ratio can come out as 5.999999999999999)
+        spread = contributing_problems(part) >= PAIRED_NEAR_END_CONTRIBUTING * (1.0 - 1e-12)
+        factor = np.where(spread, PAIRED_NEAR_END_SPREAD_SIZE_FACTOR, PAIRED_NEAR_END_SIZE_FACTOR)
         return np.where(near_end, factor * n_bernoulli, np.where(se > 0, np.inf, n_bernoulli))
 
     gains, losses = np.maximum(differences, 0.0), np.maximum(-differences, 0.0)

@@ -183,7 +183,16 @@ def _pair_note(result: Any) -> str:
         notes.append(f"degenerate interval ({degenerate})")
     if not math.isfinite(result.correlation) and result.standard_error != 0:
         notes.append("one model's per-problem values are constant: correlation undefined")
+    if result.details and result.details.get("rests_on_tiny_differences"):
+        notes.append(f"{result.details['tiny_difference_share']:.1%} of the difference comes from per-problem "
+                     "differences below 0.05: the true difference may rest on rare problems with a large one "
+                     "that the benchmark did not draw; treat it as rough")
     return "; ".join(notes)
+
+
+#: The tiny-difference warning of :func:`kpass.metrics.paired_difference` names a block's columns; the
+#: leaderboard gives it per pair instead (:func:`_pair_note`).
+_TINY_DIFFERENCE_WARNING = "details['tiny_difference_share']"
 
 
 def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], matrix: NDArray[np.float64],
@@ -209,7 +218,8 @@ def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], mat
             warnings.simplefilter("always")
             results = paired_difference_columns(a, b, **options)
         other_warnings += [f"{column} comparisons: {w.message}" for w in caught
-                           if not issubclass(w.category, DegenerateIntervalWarning)]
+                           if not issubclass(w.category, DegenerateIntervalWarning)
+                           and _TINY_DIFFERENCE_WARNING not in str(w.message)]
         for (model_a, model_b), result in zip(block, results):
             comparisons.append({
                 "column": column, "model_a": model_a, "model_b": model_b,

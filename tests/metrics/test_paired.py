@@ -543,6 +543,8 @@ def test_saturated_differences_near_the_same_end_take_their_own_studentized_boot
         ([1 / 64] * 25 + [2 / 64] * 15, 15),
         # the same problems' worth (55/64, a mean of 0.0043 on 200) on 5 problems lost by 11 of 64: 5 n_B
         ([11 / 64] * 5, 5),
+        # six equal losses rest on exactly 6 problems (their ratio rounds to 5.999999999999999): 15 n_B
+        ([1 / 100] * 6, 15),
     ],
 )
 def test_near_end_split_bound_caps_a_part_by_how_many_problems_carry_it(losses, cap_factor):
@@ -555,7 +557,7 @@ def test_near_end_split_bound_caps_a_part_by_how_many_problems_carry_it(losses, 
     loss = np.maximum(-d, 0)
     participation = loss.sum() ** 2 / (loss**2).sum()
     assert contributing_problems(loss[:, None])[0] == pytest.approx(participation)
-    assert (participation >= 6) == (cap_factor == 15)
+    assert (participation >= 6 * (1 - 1e-12)) == (cap_factor == 15)
     p_loss, se_loss = loss.mean(), loss.std(ddof=1) / math.sqrt(n)
     assert n * p_loss < 3  # the loss part is near 0: within 3 problems' worth
     z, t = stats.norm.ppf(0.975), stats.t.ppf(0.975, n - 1)
@@ -683,29 +685,39 @@ def test_parts_that_do_not_apply_are_none_so_equal_results_compare_equal():
 
 
 def test_the_default_warns_where_tiny_differences_carry_half_the_difference_or_more():
-    # ten problems lost by 0.02 and one gained by 0.1: 0.2 of the 0.3 of sum |d_j| is tiny (#16, point 6)
-    a = np.r_[np.ones(20), np.full(10, 0.98)]
-    b = np.r_[np.ones(19), 0.9, np.ones(10)]
+    # ten problems lost by 1/64 and one gained by 5/64: 10/64 of the 15/64 of sum |d_j| is tiny (#16, point 6)
+    a = np.r_[np.ones(20), np.full(10, 1 - 1 / 64)]
+
+    def with_gain(gain):
+        return np.r_[np.ones(19), 1 - gain, np.ones(10)]
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = paired_difference(a, b, rng=0, n_resamples=199)
+        result = paired_difference(a, with_gain(5 / 64), rng=0, n_resamples=199)
     assert result.details["tiny_difference_share"] == pytest.approx(2 / 3)
     assert result.details["rests_on_tiny_differences"]
     messages = [str(w.message) for w in caught if issubclass(w.category, IntervalMethodWarning)]
-    assert any(m.startswith("67% of the paired difference comes from per-problem differences below 0.05") for m in messages)
-    # the large difference doubled: 0.2 of 0.4 is half, still warned; tripled: 0.2 of 0.5, not warned
-    for gain, warned in ((0.2, True), (0.3, False)):
-        b_gain = np.r_[np.ones(19), 1 - gain, np.ones(10)]
+    assert any(m.startswith("66.7% of the paired difference comes from per-problem differences below 0.05")
+               for m in messages)
+    # a gain of 10/64: exactly half (dyadic values, no rounding), still warned; 15/64: 0.4, not warned
+    for gain, share, warned in ((10 / 64, 0.5, True), (15 / 64, 0.4, False)):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = paired_difference(a, b_gain, rng=0, n_resamples=199)
-        assert result.details["tiny_difference_share"] == pytest.approx(0.2 / (0.2 + gain))
+            result = paired_difference(a, with_gain(gain), rng=0, n_resamples=199)
+        assert result.details["tiny_difference_share"] == share
         assert bool(result.details.get("rests_on_tiny_differences")) is warned
         assert any("per-problem differences below" in str(w.message) for w in caught) is warned
-    # a model compared with itself has no difference to speak of, and other methods keep their own warnings
+    # several columns: one warning naming the flagged ones
+    stacked_b = np.stack([with_gain(5 / 64), with_gain(15 / 64), with_gain(10 / 64)], axis=1)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        itself = paired_difference(a, a, rng=0, n_resamples=199)
-        other = paired_difference(a, b, method="t")
-    assert "tiny_difference_share" not in itself.details and "tiny_difference_share" not in other.details
+        paired_difference_columns(np.stack([a] * 3, axis=1), stacked_b, rng=0, n_resamples=199)
+    tiny = [str(w.message) for w in caught if "per-problem differences below" in str(w.message)]
+    assert tiny == [tiny[0]] and tiny[0].startswith("50% or more of the paired difference (columns [0, 2])")
+    # values outside [0, 1] (no known range) and other methods: no such warning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        unbounded = paired_difference(10 * a, 10 * with_gain(5 / 64), rng=0, n_resamples=199)
+        other = paired_difference(a, with_gain(5 / 64), method="t")
+    assert "tiny_difference_share" not in unbounded.details and "tiny_difference_share" not in other.details
     assert not any("per-problem differences below" in str(w.message) for w in caught)

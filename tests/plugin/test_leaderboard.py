@@ -802,3 +802,20 @@ def test_reconcile_rank_intervals_chains_and_leaves_separated_pairs_alone():
     assert none == [] and untouched.low.tolist() == [1, 2, 3, 4]
     with pytest.raises(ValueError, match="'z'"):
         reconcile_rank_intervals(ranks, [("a", "z")])
+
+
+def test_leaderboard_notes_a_pair_resting_on_tiny_differences_on_that_pair():
+    # pass@1 from 64 samples; "beta-near" differs from "beta" by one sample on 10 problems (1/64 each):
+    # the paired default's tiny-difference warning is the pair's note, not a block-level note naming
+    # columns of paired_difference's 2-D call (#16, point 6)
+    records = make_records(ABILITIES, n_samples=64, seed=3)
+    near = copy_model(records, "beta", "beta-near")
+    for r in near:
+        if r["sample_index"] == 0 and int(r["problem_id"][1:]) < 10:
+            r["correct"] = not r["correct"]
+    board = build_leaderboard(sample_table(records + near), "pass@1", n_resamples=300, curves=False)
+    pair = next(c for c in board.data["comparisons"] if {c["model_a"], c["model_b"]} == {"beta", "beta-near"})
+    assert "100.0% of the difference comes from per-problem differences below 0.05" in pair["note"]
+    others = [c for c in board.data["comparisons"] if "beta-near" not in (c["model_a"], c["model_b"])]
+    assert all("per-problem differences below" not in c["note"] for c in others)
+    assert not any("tiny_difference_share" in note or "columns [" in note for note in board.data["notes"])
