@@ -64,7 +64,7 @@ from ._result import IntervalResult, PairedResult, PowerInputs
 # --- end intervals, ranks and power ---
 
 # --- warnings ---
-from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning, KpassWarning
+from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning, KpassWarning, TinyDifferencesWarning
 # --- end warnings ---
 
 # --- token budgets ---

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from ._score_intervals import TINY_DIFFERENCE, WARN_END_SHARE, WARN_MAX_OFF_END_PROBLEMS, WARN_OFF_END_PROBLEMS
 from ._validation import MAX_REPORTED
-from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning
+from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning, TinyDifferencesWarning
 
 __all__ = ["T_FALLBACKS", "WARN_TINY_DIFFERENCE_SHARE", "columns_note", "replaced_tail_warns", "warn_degenerate",
            "warn_few_off_end", "warn_tiny_difference_share"]
@@ -145,8 +145,8 @@ def warn_tiny_difference_share(differences: NDArray[np.float64], results: list[d
 
     Records :math:`s = \sum_{|d_j| < 0.05} |d_j| \,/\, \sum_j |d_j|` as
     ``details["tiny_difference_share"]`` for every column with a difference; where
-    :math:`s \ge` :data:`WARN_TINY_DIFFERENCE_SHARE` ``details["rests_on_tiny_differences"]`` is set and an
-    ``IntervalMethodWarning`` says so. Such a difference is built of small per-problem differences (a
+    :math:`s \ge` :data:`WARN_TINY_DIFFERENCE_SHARE` ``details["rests_on_tiny_differences"]`` is set and a
+    :class:`~kpass.metrics.TinyDifferencesWarning` (an ``IntervalMethodWarning``) says so. Such a difference is built of small per-problem differences (a
     saturated metric of two strong models, or pass@1 of two models near an end), while the true
     difference may rest on rare problems with a large one that the benchmark did not draw: in the
     coverage study the paired default's warned intervals missed more than twice as often as the average
@@ -172,9 +172,9 @@ def warn_tiny_difference_share(differences: NDArray[np.float64], results: list[d
     amount = f"{share[flagged[0]]:.1%}" if len(results) == 1 else f"{WARN_TINY_DIFFERENCE_SHARE:.0%} or more"
     warnings.warn(
         f"{amount} of the paired difference{shown} comes from per-problem differences below {TINY_DIFFERENCE:g} "
-        "(details['tiny_difference_share']): the true difference may rest on rare problems with a large one that "
-        "this benchmark did not draw, and the paired default's warned intervals missed more than twice as often "
-        "as the average interval of their coverage-study cell (docs/intervals-edges.md); treat it as rough.",
-        IntervalMethodWarning,
+        f"(details['tiny_difference_share']): {TinyDifferencesWarning.CAVEAT}, and the paired default's warned "
+        "intervals missed more than twice as often as the average interval of their coverage-study cell "
+        "(docs/intervals-edges.md); treat it as rough.",
+        TinyDifferencesWarning,
         stacklevel=4,
     )

@@ -676,7 +676,8 @@ def paired_difference(
     IntervalMethodWarning
         Fewer than 10 clusters, for every method. For the default on values in [0, 1]: half or
         more of :math:`\sum_j |d_j|` comes from per-problem differences below 0.05
-        (``details["tiny_difference_share"]``, ``details["rests_on_tiny_differences"]``; such
+        (:class:`TinyDifferencesWarning`; ``details["tiny_difference_share"]``,
+        ``details["rests_on_tiny_differences"]``; such
         intervals missed more than twice as often as others in the coverage study). For the
         other methods, and the default on values outside [0, 1]: a bound rests on a score fallback
         because a bootstrap-t tail was degenerate (values piled up at 0 or 1 but not all 0/1, see
@@ -791,7 +792,7 @@ def _paired_difference(a, b, *, problem_ids_a, problem_ids_b, intersect, cluster
     _warn_few_clusters(n_clusters, method)
     warn_degenerate(results, "difference", replaced_tails=method != DEFAULT_PAIRED_METHOD)
     _warn_sparse_differences(differences, results, in_unit, warn=not (method == DEFAULT_PAIRED_METHOD and in_unit))
-    if method == DEFAULT_PAIRED_METHOD and in_unit and not self_comparison:
+    if method == DEFAULT_PAIRED_METHOD and in_unit:  # (a model with itself: no difference, nothing recorded)
         warn_tiny_difference_share(differences, results)
     mean_a = arr_a.mean(axis=0)
     mean_b = arr_b.mean(axis=0)

@@ -8,7 +8,8 @@ would also swallow kpass's warnings). The subclasses say what kind of caveat a r
 - :class:`DegenerateIntervalWarning`: defined but carrying no information about uncertainty
   (every value identical, a standard error of 0, a correlation of a constant);
 - :class:`IntervalMethodWarning`: usable, but (partly) from a fallback method, or resting on too
-  few clusters;
+  few clusters; :class:`TinyDifferencesWarning`, one of them, for a paired difference that rests
+  mostly on tiny per-problem differences;
 - :class:`UndefinedBudgetMetricWarning`: a token-budget metric is undefined (reported as NaN);
 - :class:`UndefinedDecompositionWarning`: a term of the pass@1 decomposition is undefined (NaN).
 
@@ -29,6 +30,7 @@ __all__ = [
     "DegenerateIntervalWarning",
     "IntervalMethodWarning",
     "KpassWarning",
+    "TinyDifferencesWarning",
     "UndefinedBudgetMetricWarning",
     "UndefinedDecompositionWarning",
 ]
@@ -62,6 +64,18 @@ class IntervalMethodWarning(KpassWarning):
     :class:`DegenerateIntervalWarning` the numbers do carry information about the uncertainty;
     the warning says how to read them.
     """
+
+
+class TinyDifferencesWarning(IntervalMethodWarning):
+    r"""A paired difference of values in [0, 1] rests mostly on per-problem differences below 0.05.
+
+    Issued by the paired default where half or more of :math:`\sum_j |d_j|` comes from such tiny
+    differences (``details["tiny_difference_share"]``, ``details["rests_on_tiny_differences"]``): the
+    true difference may rest on rare problems with a large difference that the benchmark did not draw.
+    :attr:`CAVEAT` is the sentence every report gives with it.
+    """
+
+    CAVEAT = "the true difference may rest on rare problems with a large one that the benchmark did not draw"
 
 
 class UndefinedBudgetMetricWarning(KpassWarning):

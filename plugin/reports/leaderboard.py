@@ -66,6 +66,7 @@ from kpass.errors import UsageError
 from kpass.host.lookups import parse_metric_specs
 from kpass.metrics import (
     DegenerateIntervalWarning,
+    TinyDifferencesWarning,
     budget_counts,
     budget_curve,
     paired_difference_columns,
@@ -185,14 +186,8 @@ def _pair_note(result: Any) -> str:
         notes.append("one model's per-problem values are constant: correlation undefined")
     if result.details and result.details.get("rests_on_tiny_differences"):
         notes.append(f"{result.details['tiny_difference_share']:.1%} of the difference comes from per-problem "
-                     "differences below 0.05: the true difference may rest on rare problems with a large one "
-                     "that the benchmark did not draw; treat it as rough")
+                     f"differences below 0.05: {TinyDifferencesWarning.CAVEAT}; treat it as rough")
     return "; ".join(notes)
-
-
-#: The tiny-difference warning of :func:`kpass.metrics.paired_difference` names a block's columns; the
-#: leaderboard gives it per pair instead (:func:`_pair_note`).
-_TINY_DIFFERENCE_WARNING = "details['tiny_difference_share']"
 
 
 def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], matrix: NDArray[np.float64],
@@ -217,9 +212,10 @@ def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], mat
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             results = paired_difference_columns(a, b, **options)
+        # the per-pair caveats (a degenerate interval, tiny differences) are each pair's note (_pair_note);
+        # the 2-D call's warnings name its block's columns, which mean nothing here
         other_warnings += [f"{column} comparisons: {w.message}" for w in caught
-                           if not issubclass(w.category, DegenerateIntervalWarning)
-                           and _TINY_DIFFERENCE_WARNING not in str(w.message)]
+                           if not issubclass(w.category, (DegenerateIntervalWarning, TinyDifferencesWarning))]
         for (model_a, model_b), result in zip(block, results):
             comparisons.append({
                 "column": column, "model_a": model_a, "model_b": model_b,

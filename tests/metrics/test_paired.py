@@ -699,6 +699,10 @@ def test_the_default_warns_where_tiny_differences_carry_half_the_difference_or_m
     messages = [str(w.message) for w in caught if issubclass(w.category, IntervalMethodWarning)]
     assert any(m.startswith("66.7% of the paired difference comes from per-problem differences below 0.05")
                for m in messages)
+    from kpass.metrics import TinyDifferencesWarning
+
+    assert issubclass(TinyDifferencesWarning, IntervalMethodWarning)
+    assert [w.category for w in caught if "per-problem differences below" in str(w.message)] == [TinyDifferencesWarning]
     # a gain of 10/64: exactly half (dyadic values, no rounding), still warned; 15/64: 0.4, not warned
     for gain, share, warned in ((10 / 64, 0.5, True), (15 / 64, 0.4, False)):
         with warnings.catch_warnings(record=True) as caught:
