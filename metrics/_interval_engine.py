@@ -380,8 +380,10 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     differences' own bootstrap-t interval, :math:`\hat d - t^*_q \widehat{SE}_d` from the same
     resamples as the two models (the paired score fallback for a degenerate tail, as method
     "studentized" gives it), widened to the t interval; the other saturated ones, and 10-29
-    clusters (but unsaturated differences of two models near the same end), take MOVER of the
-    models; 0/1 values take Bonett & Price's matched-pairs interval.
+    clusters (but unsaturated differences of two models near the same end: the clustered t interval,
+    widened to the split score interval without its reduction for the degrees of freedom, which the
+    t quantile already carries), take MOVER of the models; 0/1 values take Bonett & Price's
+    matched-pairs interval.
     """
     arr_a, arr_b, model_range = paired
     n, k = arr_a.shape
@@ -460,10 +462,17 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     split = (None if model_range is None or per_model.few_clusters
              else split_score_bounds(differences, codes, n_clusters))
     of_differences = ~saturated & (split is not None) & (codes is None or (n_clusters or 0) >= PAIRED_T_MIN_CLUSTERS)
+    shared_end_t = np.zeros(k, dtype=bool)
+    split_of_shared_end = None
     if split is not None and codes is not None and (n_clusters or 0) < PAIRED_T_MIN_CLUSTERS:
         # 10 to 29 clusters: MOVER of the models stays, except for unsaturated differences of two models
-        # near the same end, whose per-model limits are lopsided on the same side (PAIRED_SHARED_END_T)
-        of_differences = of_differences | (~saturated & near_same_end(stacked, codes, n_clusters, model_range))
+        # near the same end, whose per-model limits are lopsided on the same side (PAIRED_SHARED_END_T);
+        # their clustered t interval has the t quantile of C - 1 df already, so the split score interval
+        # that widens it is not reduced for the df a second time (it adds the skew of the rarer sign)
+        shared_end_t = ~saturated & near_same_end(stacked, codes, n_clusters, model_range)
+        of_differences = of_differences | shared_end_t
+        if shared_end_t.any():
+            split_of_shared_end = split_score_bounds(differences, codes, n_clusters, reduce_for_df=False)
     t_of_differences = t_bounds(estimate, se, units.n_units - 1)
     near_end = near_end_split_bounds(differences, None, None) if split is not None and codes is None else None
     near_end_columns = saturated & ((differences != 0.0).mean(axis=0) < PAIRED_NEAR_END_DIFFERING_SHARE)
@@ -492,6 +501,11 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
         out = {"mover": combined(level_k)}
         if split is not None:
             out["split-score"] = split(level_k)
+            if split_of_shared_end is not None:
+                shared_low, shared_high = split_of_shared_end(level_k)
+                split_low, split_high = out["split-score"]
+                out["split-score"] = (np.where(shared_end_t, shared_low, split_low),
+                                      np.where(shared_end_t, shared_high, split_high))
             out["t"] = t_of_differences(level_k)
             if own is not None:
                 own_low, own_high = np.full(k, np.nan), np.full(k, np.nan)

@@ -104,7 +104,7 @@ def wilson_effective(
     mean: NDArray[np.float64],
     se: NDArray[np.float64],
     n_bernoulli: float | NDArray[np.float64],
-    df: int,
+    df: float,
     value_range: tuple[float, float],
 ) -> LevelBounds:
     r"""Wilson score bounds on a mean of values in ``value_range`` with the Bernoulli worst-case
@@ -269,7 +269,7 @@ def _gains_and_losses(differences: NDArray[np.float64], codes, n_clusters, scale
     return mean_gain, se_gain, mean_loss, se_loss, n_bernoulli, df, np.clip(correlation, -1.0, 1.0)
 
 
-def split_score_bounds(differences: NDArray[np.float64], codes, n_clusters) -> LevelBounds:
+def split_score_bounds(differences: NDArray[np.float64], codes, n_clusters, reduce_for_df: bool = True) -> LevelBounds:
     r"""Score bounds on a mean paired difference from its gains and its losses (values in [-1, 1]).
 
     Each difference splits into a gain and a loss, :math:`d_j = d_j^+ - d_j^-` with
@@ -285,13 +285,17 @@ def split_score_bounds(differences: NDArray[np.float64], codes, n_clusters) -> L
     by MOVER (:func:`mover_bounds`) with :math:`r = (SE_+^2 + SE_-^2 - SE_d^2)/(2 SE_+ SE_-)`
     from the same (t or clustered) standard errors, so that near the estimate the variance is the
     paired :math:`SE_d^2`. Columns with every difference 0 get NaN (the caller's
-    "no difference seen" bound applies there).
+    "no difference seen" bound applies there). Without ``reduce_for_df`` the sizes are not reduced
+    for the degrees of freedom (:math:`z` throughout): the widening of a clustered t interval,
+    which already carries the :math:`t_{C-1}` quantile (10 to 29 clusters, two models near the
+    same end; docs/intervals-edges.md, "0/1 values and 10-29 clusters").
     """
     magnitude = np.abs(differences).max(axis=0)
     scale = np.where(magnitude > 0, magnitude, np.nan)
     mean_gain, se_gain, mean_loss, se_loss, n_bernoulli, df, correlation = _gains_and_losses(differences, codes, n_clusters, scale)
-    gain_bounds = wilson_effective(mean_gain, se_gain, np.where(se_gain > 0, np.inf, n_bernoulli), df, (0.0, 1.0))
-    loss_bounds = wilson_effective(mean_loss, se_loss, np.where(se_loss > 0, np.inf, n_bernoulli), df, (0.0, 1.0))
+    df_of_sizes = df if reduce_for_df else np.inf
+    gain_bounds = wilson_effective(mean_gain, se_gain, np.where(se_gain > 0, np.inf, n_bernoulli), df_of_sizes, (0.0, 1.0))
+    loss_bounds = wilson_effective(mean_loss, se_loss, np.where(se_loss > 0, np.inf, n_bernoulli), df_of_sizes, (0.0, 1.0))
     scaled = mover_difference(gain_bounds, loss_bounds, mean_gain, mean_loss, correlation)
 
     def bounds(level: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -437,7 +441,10 @@ def near_same_end(stacked: NDArray[np.float64], codes, n_clusters, value_range: 
     n = 4, 16; pass^4 n = 16, 64; pass@8 n = 16, 64), where that covered 94.0-97.1%; with the rule the 26
     ceiling and floor cells (n = 4-64) cover 94.1-100% at most 1.45x the narrowest method that covers, and
     the 13 point-mass cells 93.6-98.1% (MOVER 94.5-98.5%). Saturated differences keep MOVER: with the rule
-    clustered ceiling cons@5 (n = 16) fell to 37%.
+    clustered ceiling cons@5 (n = 16) fell to 37%. The widening takes the split score interval without its
+    reduction for the degrees of freedom (:func:`split_score_bounds` with ``reduce_for_df=False``): the
+    five cells beyond the width rule at 10 clusters (1.37-1.45x the clustered t interval) came inside it,
+    and 206 of the 315 paired edge cells are in 93-98% instead of 204.
     """
     _, _, n_bernoulli, _ = mean_and_se(stacked, codes, n_clusters)
     p = end_share(stacked.mean(axis=0), value_range)

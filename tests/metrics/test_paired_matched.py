@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 from kpass.metrics import paired_difference, paired_difference_columns
-from kpass.metrics._score_intervals import matched_pairs_bounds, near_same_end, no_difference_bound
+from kpass.metrics._score_intervals import matched_pairs_bounds, near_same_end, no_difference_bound, split_score_bounds
 
 Z = stats.norm.ppf(0.975)
 
@@ -164,6 +164,23 @@ def test_ten_clusters_near_the_same_end_take_the_clustered_t_and_split_score():
     # MOVER of the models would be several times wider here
     mover_low, mover_high = result.details["mover_of_models"]
     assert mover_high - mover_low > 2.0 * (result.high - result.low)
+
+
+def test_ten_clusters_near_the_same_end_widen_without_a_second_df_reduction():
+    # the clustered t interval carries t_9 already: the split score interval that widens it takes z
+    a, b, labels = _ceiling_pair_in_ten_clusters(0)
+    result = paired_difference(a, b, clusters=labels, rng=0, n_resamples=999)
+    differences = (a - b)[:, None]
+    level = np.array([0.95])
+    plain = split_score_bounds(differences, labels, 10, reduce_for_df=False)(level)
+    reduced = split_score_bounds(differences, labels, 10)(level)
+    assert result.details["split_score_interval"] == pytest.approx((plain[0][0], plain[1][0]), abs=1e-12)
+    assert reduced[0][0] < plain[0][0] and plain[1][0] < reduced[1][0]
+    # with 30 or more clusters, and on MOVER's path, the split score keeps its df reduction
+    many = np.arange(30)
+    wide = paired_difference(a, b, clusters=many, rng=0, n_resamples=999)
+    own = split_score_bounds(differences, many, 30)(level)
+    assert wide.details["split_score_interval"] == pytest.approx((own[0][0], own[1][0]), abs=1e-12)
 
 
 def test_ten_clusters_in_the_middle_keep_mover_of_the_models():
