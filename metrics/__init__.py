@@ -64,7 +64,13 @@ from ._result import IntervalResult, PairedResult, PowerInputs
 # --- end intervals, ranks and power ---
 
 # --- warnings ---
-from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning, KpassWarning, TinyDifferencesWarning
+from ._warnings import (
+    DegenerateIntervalWarning,
+    FewDifferencesWarning,
+    IntervalMethodWarning,
+    KpassWarning,
+    TinyDifferencesWarning,
+)
 # --- end warnings ---
 
 # --- token budgets ---

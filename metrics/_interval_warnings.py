@@ -16,10 +16,11 @@ from numpy.typing import NDArray
 
 from ._score_intervals import TINY_DIFFERENCE, WARN_END_SHARE, WARN_MAX_OFF_END_PROBLEMS, WARN_OFF_END_PROBLEMS
 from ._validation import MAX_REPORTED
-from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning, TinyDifferencesWarning
+from ._warnings import DegenerateIntervalWarning, FewDifferencesWarning, IntervalMethodWarning, TinyDifferencesWarning
 
-__all__ = ["T_FALLBACKS", "WARN_TINY_DIFFERENCE_SHARE", "columns_note", "replaced_tail_warns", "warn_degenerate",
-           "warn_few_off_end", "warn_tiny_difference_share"]
+__all__ = ["T_FALLBACKS", "WARN_FEW_DIFFERING_PROBLEMS", "WARN_TINY_DIFFERENCE_SHARE", "columns_note",
+           "replaced_tail_warns", "warn_degenerate", "warn_few_differences", "warn_few_off_end",
+           "warn_tiny_difference_share"]
 
 
 #: Fallback names of a replaced bootstrap-t tail that the default warns about (values without a known range).
@@ -176,5 +177,41 @@ def warn_tiny_difference_share(differences: NDArray[np.float64], results: list[d
         "intervals missed more than twice as often as the average interval of their coverage-study cell "
         "(docs/intervals-edges.md); treat it as rough.",
         TinyDifferencesWarning,
+        stacklevel=4,
+    )
+
+
+#: The paired default warns where the two models differ on at most this many problems (values in [0, 1]).
+#: Chosen by how much more often such intervals missed than the others of their coverage-study cell
+#: (scratch dump of the default on the 315 paired edge cells at N >= 30, 1,000 simulated benchmarks each):
+#: one differing problem 3.1x (5% of the misses on 5% of the intervals; in the sparse-gain cells at N = 30
+#: 16-32% of them missed), at most two 2.0x, at most three 1.7x, at most five 1.5x; together with the
+#: tiny-difference warning, 17% of the misses on 12% of the intervals at 2.9x (that warning alone: 13% on
+#: 8%, 2.8x). docs/intervals-edges.md, "Which paired intervals warn".
+WARN_FEW_DIFFERING_PROBLEMS = 1
+
+
+def warn_few_differences(differences: NDArray[np.float64], results: list[dict[str, Any]]) -> None:
+    r"""Warn when a paired difference of values in [0, 1] rests on the one problem where the models differ.
+
+    Where :math:`\#\{j : d_j \ne 0\}` is between 1 and :data:`WARN_FEW_DIFFERING_PROBLEMS`,
+    ``details["rests_on_few_differences"]`` is set and a :class:`~kpass.metrics.FewDifferencesWarning`
+    (an ``IntervalMethodWarning``) says so (``details["n_differing"]`` has the count for every column).
+    The side of the interval away from that difference rests on no problem at all: a benchmark that
+    drew one of the problems where the two models differ says little of how often they differ.
+    """
+    differing = (differences != 0.0).sum(axis=0)
+    flagged = [j for j in range(len(results)) if 0 < differing[j] <= WARN_FEW_DIFFERING_PROBLEMS]
+    for j in flagged:
+        results[j]["details"]["rests_on_few_differences"] = True
+    if not flagged:
+        return
+    n = differences.shape[0]
+    counts = {int(differing[j]) for j in flagged}
+    count = f"{counts.pop()} of {n}" if len(counts) == 1 else f"{WARN_FEW_DIFFERING_PROBLEMS} or fewer of {n}"
+    warnings.warn(
+        f"the two models differ on only {count} problems{columns_note(flagged, len(results))} "
+        f"(details['n_differing']): {FewDifferencesWarning.CAVEAT} (docs/intervals-edges.md); treat it as rough.",
+        FewDifferencesWarning,
         stacklevel=4,
     )

@@ -238,7 +238,13 @@ from numpy.typing import ArrayLike
 from ._bootstrap import DEFAULT_N_RESAMPLES
 from ._interval_engine import SINGLE_DEGENERATE_FRACTION, interval_core
 from ._resampling import DEFAULT_MAX_CHUNK_ELEMENTS, bootstrap_weights, canonical_order
-from ._interval_warnings import columns_note, warn_degenerate, warn_few_off_end, warn_tiny_difference_share
+from ._interval_warnings import (
+    columns_note,
+    warn_degenerate,
+    warn_few_differences,
+    warn_few_off_end,
+    warn_tiny_difference_share,
+)
 from ._result import IntervalResult, PairedResult
 from ._score_intervals import (
     FEW_CLUSTERS,
@@ -284,7 +290,8 @@ DEFAULT_PAIRED_METHOD = "mover"
 
 #: A paired difference carried by fewer problems than this (and by under a quarter of them) is flagged
 #: for every method but the default (the t interval covered 60.7-92.2% for sparse paired gains); the
-#: default's miss rate does not depend on it (2.5-4.3% per band, docs/intervals-edges.md).
+#: default's pooled miss rate does not depend on it (2.5-4.3% per band, docs/intervals-edges.md), and it
+#: warns only where a single problem differs (``_interval_warnings.WARN_FEW_DIFFERING_PROBLEMS``).
 SPARSE_DIFFERENCES = 20
 
 
@@ -794,6 +801,7 @@ def _paired_difference(a, b, *, problem_ids_a, problem_ids_b, intersect, cluster
     _warn_sparse_differences(differences, results, in_unit, warn=not (method == DEFAULT_PAIRED_METHOD and in_unit))
     if method == DEFAULT_PAIRED_METHOD and in_unit:  # (a model with itself: no difference, nothing recorded)
         warn_tiny_difference_share(differences, results)
+        warn_few_differences(differences, results)
     mean_a = arr_a.mean(axis=0)
     mean_b = arr_b.mean(axis=0)
     sd_a = arr_a.std(axis=0)

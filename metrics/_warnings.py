@@ -28,6 +28,7 @@ from __future__ import annotations
 
 __all__ = [
     "DegenerateIntervalWarning",
+    "FewDifferencesWarning",
     "IntervalMethodWarning",
     "KpassWarning",
     "TinyDifferencesWarning",
@@ -76,6 +77,20 @@ class TinyDifferencesWarning(IntervalMethodWarning):
     """
 
     CAVEAT = "the true difference may rest on rare problems with a large one that the benchmark did not draw"
+
+
+class FewDifferencesWarning(IntervalMethodWarning):
+    """A paired difference of values in [0, 1] rests on a single problem where the two models differ.
+
+    Issued by the paired default where the two models differ on at most
+    ``kpass.metrics._interval_warnings.WARN_FEW_DIFFERING_PROBLEMS`` (1) of the N problems
+    (``details["n_differing"]``, ``details["rests_on_few_differences"]``): the interval's side away
+    from that difference rests on no problem at all, and the benchmark may have drawn too few of the
+    problems on which the models differ. :attr:`CAVEAT` is the sentence every report gives with it.
+    """
+
+    CAVEAT = ("one problem cannot show how often, or by how much, the two models differ elsewhere: such intervals "
+              "missed the true difference about three times as often as the others of their coverage-study cell")
 
 
 class UndefinedBudgetMetricWarning(KpassWarning):

@@ -585,12 +585,14 @@ def _warned(result) -> bool:
     kpass warns about (``replaced_tail_warns``: a non-default method's, or a t fallback), sparse differences,
     fewer than 10 clusters (whatever the method), a single-model mean resting on a few problems off an end
     (``details["few_off_end"]``), a paired difference resting mostly on tiny ones
-    (``details["rests_on_tiny_differences"]``). ``tests/metrics/test_coverage.py`` checks it against the
+    (``details["rests_on_tiny_differences"]``) or on one differing problem (``details["rests_on_few_differences"]``).
+    ``tests/metrics/test_coverage.py`` checks it against the
     warnings kpass gives."""
     details = result.details
     default = result.method == (DEFAULT_PAIRED_METHOD if isinstance(result, PairedResult) else DEFAULT_INTERVAL_METHOD)
     return bool(replaced_tail_warns(details, default) or "degenerate" in details or details.get("sparse_differences")
                 or details.get("few_off_end") or details.get("rests_on_tiny_differences")
+                or details.get("rests_on_few_differences")
                 or (result.n_clusters is not None and result.n_clusters < FEW_CLUSTERS))
 
 

@@ -66,6 +66,7 @@ from kpass.errors import UsageError
 from kpass.host.lookups import parse_metric_specs
 from kpass.metrics import (
     DegenerateIntervalWarning,
+    FewDifferencesWarning,
     TinyDifferencesWarning,
     budget_counts,
     budget_curve,
@@ -187,6 +188,9 @@ def _pair_note(result: Any) -> str:
     if result.details and result.details.get("rests_on_tiny_differences"):
         notes.append(f"{result.details['tiny_difference_share']:.1%} of the difference comes from per-problem "
                      f"differences below 0.05: {TinyDifferencesWarning.CAVEAT}; treat it as rough")
+    if result.details and result.details.get("rests_on_few_differences"):
+        notes.append(f"the two models differ on only {result.details['n_differing']} of {result.n_problems} problems: "
+                     f"{FewDifferencesWarning.CAVEAT}; treat it as rough")
     return "; ".join(notes)
 
 
@@ -212,10 +216,10 @@ def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], mat
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             results = paired_difference_columns(a, b, **options)
-        # the per-pair caveats (a degenerate interval, tiny differences) are each pair's note (_pair_note);
-        # the 2-D call's warnings name its block's columns, which mean nothing here
-        other_warnings += [f"{column} comparisons: {w.message}" for w in caught
-                           if not issubclass(w.category, (DegenerateIntervalWarning, TinyDifferencesWarning))]
+        # the per-pair caveats (a degenerate interval, tiny or few differences) are each pair's note
+        # (_pair_note); the 2-D call's warnings name its block's columns, which mean nothing here
+        per_pair = (DegenerateIntervalWarning, TinyDifferencesWarning, FewDifferencesWarning)
+        other_warnings += [f"{column} comparisons: {w.message}" for w in caught if not issubclass(w.category, per_pair)]
         for (model_a, model_b), result in zip(block, results):
             comparisons.append({
                 "column": column, "model_a": model_a, "model_b": model_b,

@@ -432,8 +432,11 @@ def test_the_studys_warned_flag_is_what_kpass_warns_for_paired_differences(metho
     a, b = _sparse_block(6)
     tiny_a = np.r_[np.ones(20), np.full(10, 0.98)][:, None]  # ten tiny losses of 0.02 and one of 0.1:
     tiny_b = np.r_[np.ones(19), 0.9, np.ones(10)][:, None]       # 2/3 of the difference is tiny (the default warns)
+    one_a = np.r_[np.ones(20), np.zeros(10)][:, None]    # a single differing problem (the default warns)
+    one_b = one_a.copy()
+    one_b[3] = 0.4
     blocks = [(a, b), (np.r_[np.ones(39), 0.0][:, None], np.r_[np.ones(37), 0.0, 0.0, 0.0][:, None]),
-              (np.ones((30, 1)), np.ones((30, 1))), (tiny_a, tiny_b)]
+              (np.ones((30, 1)), np.ones((30, 1))), (tiny_a, tiny_b), (one_a, one_b)]
     for x, y in blocks:
         for j in range(x.shape[1]):
             result, warned = _kpass_warned(study.paired_difference_columns, x[:, [j]], y[:, [j]], method=method,

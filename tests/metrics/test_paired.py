@@ -725,3 +725,34 @@ def test_the_default_warns_where_tiny_differences_carry_half_the_difference_or_m
         other = paired_difference(a, with_gain(5 / 64), method="t")
     assert "tiny_difference_share" not in unbounded.details and "tiny_difference_share" not in other.details
     assert not any("per-problem differences below" in str(w.message) for w in caught)
+
+
+def test_the_default_warns_where_the_models_differ_on_one_problem_only():
+    # one of 30 problems differs: the interval's other side rests on no problem (#16, point 6)
+    from kpass.metrics import FewDifferencesWarning
+
+    a = np.r_[np.ones(20), np.zeros(10)]
+    one, two = a.copy(), a.copy()
+    one[3] = 0.4
+    two[[3, 25]] = (0.4, 0.3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = paired_difference(a, one, rng=0, n_resamples=199)
+    assert result.details["n_differing"] == 1 and result.details["rests_on_few_differences"]
+    few = [w for w in caught if issubclass(w.category, FewDifferencesWarning)]
+    assert len(few) == 1 and str(few[0].message).startswith("the two models differ on only 1 of 30 problems")
+    assert issubclass(FewDifferencesWarning, IntervalMethodWarning) and few[0].filename == __file__
+    # two differing problems, every difference 0, values outside [0, 1] and other methods: no such warning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = [paired_difference(a, two, rng=0, n_resamples=199), paired_difference(a, a.copy(), rng=0),
+                   paired_difference(10 * a, 10 * one, rng=0, n_resamples=199), paired_difference(a, one, method="t")]
+    assert not any(issubclass(w.category, FewDifferencesWarning) for w in caught)
+    assert not any(r.details.get("rests_on_few_differences") for r in results)
+    # several columns: one warning naming the flagged ones
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        paired_difference_columns(np.stack([a] * 3, axis=1), np.stack([two, one, one], axis=1), rng=0, n_resamples=199)
+    few = [str(w.message) for w in caught if issubclass(w.category, FewDifferencesWarning)]
+    assert few == ["the two models differ on only 1 of 30 problems (columns [1, 2]) (details['n_differing']): "
+                   f"{FewDifferencesWarning.CAVEAT} (docs/intervals-edges.md); treat it as rough."]

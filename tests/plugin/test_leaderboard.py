@@ -819,3 +819,18 @@ def test_leaderboard_notes_a_pair_resting_on_tiny_differences_on_that_pair():
     others = [c for c in board.data["comparisons"] if "beta-near" not in (c["model_a"], c["model_b"])]
     assert all("per-problem differences below" not in c["note"] for c in others)
     assert not any("tiny_difference_share" in note or "columns [" in note for note in board.data["notes"])
+
+
+def test_leaderboard_notes_a_pair_that_differs_on_one_problem_on_that_pair():
+    # pass@1 from one sample; "beta-one" differs from "beta" on a single problem: the paired default's
+    # few-differences warning is that pair's note, not a block-level note naming 2-D columns (#16, point 6)
+    records = make_records(ABILITIES, n_samples=1, seed=3)
+    one = copy_model(records, "beta", "beta-one")
+    flipped = next(r for r in one if r["problem_id"] == "q000")
+    flipped["correct"] = not flipped["correct"]
+    board = build_leaderboard(sample_table(records + one), "pass@1", n_resamples=300, curves=False)
+    pair = next(c for c in board.data["comparisons"] if {c["model_a"], c["model_b"]} == {"beta", "beta-one"})
+    assert f"the two models differ on only 1 of {pair['n_problems']} problems" in pair["note"]
+    others = [c for c in board.data["comparisons"] if "beta-one" not in (c["model_a"], c["model_b"])]
+    assert all("differ on only" not in c["note"] for c in others)
+    assert not any("differ on only" in note for note in board.data["notes"])
