@@ -536,19 +536,12 @@ def _linear_terms(x: NDArray[np.float64], n_budgets: int, mean_method: str, pair
     """
     blocks = x.reshape(x.shape[0], n_budgets, _N_COLUMNS)
     linear: dict[tuple[str, int], IntervalResult] = {}
-    # five terms per budget give the same caveat (e.g. the few-cluster note) up to 5 K times: each
-    # distinct warning is given once, in the order first seen, from the caller's line
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        for b in range(n_budgets):
-            for name, column in (("base_pass", "p_base"), ("model_pass", "p_model"),
-                                 ("base_fin", "fin_base"), ("model_fin", "fin_model")):
-                linear[name, b] = mean_ci(blocks[:, b, _C[column]], method=mean_method, **options)
-            linear["delta", b] = paired_difference(blocks[:, b, _C["p_model"]], blocks[:, b, _C["p_base"]],
-                                                   method=paired_method, **options)
-    distinct = dict.fromkeys((w.category, str(w.message)) for w in caught)
-    for category, message in distinct:
-        warnings.warn(message, category, stacklevel=3)
+    for b in range(n_budgets):
+        for name, column in (("base_pass", "p_base"), ("model_pass", "p_model"),
+                             ("base_fin", "fin_base"), ("model_fin", "fin_model")):
+            linear[name, b] = mean_ci(blocks[:, b, _C[column]], method=mean_method, **options)
+        linear["delta", b] = paired_difference(blocks[:, b, _C["p_model"]], blocks[:, b, _C["p_base"]],
+                                               method=paired_method, **options)
     return linear
 
 

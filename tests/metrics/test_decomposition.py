@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import math
 import pathlib
-import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -450,23 +449,3 @@ def test_seeded_coverage_of_f_p_and_reach_at_100_problems():
     for row in table:
         # 400 simulations: the binomial standard error of a 95% coverage is about 1.1 points
         assert 0.915 <= row["coverage"] <= 0.985, row
-
-
-def test_linear_terms_give_each_caveat_once_for_all_budgets():
-    # three budgets, five linear terms each, 5 clusters: the few-cluster note and the all-finished
-    # note once each (they were given once per term and budget), from the caller's line
-    rng = np.random.default_rng(0)
-    n = np.full(30, 8)
-    base_finished = np.sort(rng.integers(0, 9, (30, 3)), axis=1)
-    base_correct = np.minimum(base_finished, rng.integers(0, 9, (30, 3)))
-    model_finished, model_correct = np.full((30, 3), 8), np.full((30, 3), 8)
-    model_correct[0] = 7
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        decompose_pass_change(n, base_finished, base_correct, n, model_finished, model_correct,
-                              budgets=[1000, 2000, 4000], clusters=np.arange(30) % 5, rng=0)
-    messages = [(w.category.__name__, str(w.message)) for w in caught]
-    assert len(messages) == len(set(messages))
-    few = [m for m in messages if m[0] == "IntervalMethodWarning" and m[1].startswith("only 5 clusters")]
-    assert len(few) == 1
-    assert {w.filename for w in caught} == {__file__}
