@@ -684,8 +684,10 @@ def paired_difference(
         Fewer than 10 clusters, for every method. For the default on values in [0, 1]: half or
         more of :math:`\sum_j |d_j|` comes from per-problem differences below 0.05
         (:class:`TinyDifferencesWarning`; ``details["tiny_difference_share"]``,
-        ``details["rests_on_tiny_differences"]``; such
-        intervals missed more than twice as often as others in the coverage study). For the
+        ``details["rests_on_tiny_differences"]``), or the two models differ on a single problem
+        (:class:`FewDifferencesWarning`; ``details["n_differing"]``,
+        ``details["rests_on_few_differences"]``); with them the default's warned intervals missed
+        2.53x as often as the average interval of their coverage-study cell. For the
         other methods, and the default on values outside [0, 1]: a bound rests on a score fallback
         because a bootstrap-t tail was degenerate (values piled up at 0 or 1 but not all 0/1, see
         :func:`mean_ci`; the default: a t fallback), or few or only tiny differences

@@ -8,8 +8,8 @@ would also swallow kpass's warnings). The subclasses say what kind of caveat a r
 - :class:`DegenerateIntervalWarning`: defined but carrying no information about uncertainty
   (every value identical, a standard error of 0, a correlation of a constant);
 - :class:`IntervalMethodWarning`: usable, but (partly) from a fallback method, or resting on too
-  few clusters; :class:`TinyDifferencesWarning`, one of them, for a paired difference that rests
-  mostly on tiny per-problem differences;
+  few clusters; :class:`TinyDifferencesWarning` and :class:`FewDifferencesWarning`, two of them, for a
+  paired difference that rests mostly on tiny per-problem differences or on a single differing problem;
 - :class:`UndefinedBudgetMetricWarning`: a token-budget metric is undefined (reported as NaN);
 - :class:`UndefinedDecompositionWarning`: a term of the pass@1 decomposition is undefined (NaN).
 
@@ -89,8 +89,9 @@ class FewDifferencesWarning(IntervalMethodWarning):
     problems on which the models differ. :attr:`CAVEAT` is the sentence every report gives with it.
     """
 
-    CAVEAT = ("one problem cannot show how often, or by how much, the two models differ elsewhere: such intervals "
-              "missed the true difference about three times as often as the others of their coverage-study cell")
+    CAVEAT = ("one problem shows neither how often nor by how much the two models differ elsewhere, and such "
+              "intervals missed the true difference about three times as often as the average interval of their "
+              "coverage-study cell")
 
 
 class UndefinedBudgetMetricWarning(KpassWarning):

@@ -189,7 +189,7 @@ def _pair_note(result: Any) -> str:
         notes.append(f"{result.details['tiny_difference_share']:.1%} of the difference comes from per-problem "
                      f"differences below 0.05: {TinyDifferencesWarning.CAVEAT}; treat it as rough")
     if result.details and result.details.get("rests_on_few_differences"):
-        notes.append(f"the two models differ on only {result.details['n_differing']} of {result.n_problems} problems: "
+        notes.append(f"the interval rests on the one problem of {result.n_problems} where the two models differ: "
                      f"{FewDifferencesWarning.CAVEAT}; treat it as rough")
     return "; ".join(notes)
 

@@ -721,8 +721,8 @@ def test_interval_options_are_checked_alike_everywhere():
 
 
 def test_every_kpass_warning_is_a_kpass_warning_and_none_is_a_runtime_warning():
-    for name in ("DegenerateIntervalWarning", "IntervalMethodWarning", "UndefinedBudgetMetricWarning",
-                 "UndefinedDecompositionWarning"):
+    for name in ("DegenerateIntervalWarning", "IntervalMethodWarning", "TinyDifferencesWarning", "FewDifferencesWarning",
+                 "UndefinedBudgetMetricWarning", "UndefinedDecompositionWarning"):
         category = getattr(km, name)
         assert issubclass(category, km.KpassWarning) and issubclass(category, UserWarning), name
         assert not issubclass(category, RuntimeWarning), name  # a RuntimeWarning filter must not swallow them

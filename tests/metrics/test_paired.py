@@ -740,7 +740,7 @@ def test_the_default_warns_where_the_models_differ_on_one_problem_only():
         result = paired_difference(a, one, rng=0, n_resamples=199)
     assert result.details["n_differing"] == 1 and result.details["rests_on_few_differences"]
     few = [w for w in caught if issubclass(w.category, FewDifferencesWarning)]
-    assert len(few) == 1 and str(few[0].message).startswith("the two models differ on only 1 of 30 problems")
+    assert len(few) == 1 and str(few[0].message).startswith("the paired interval rests on the one problem of 30 where")
     assert issubclass(FewDifferencesWarning, IntervalMethodWarning) and few[0].filename == __file__
     # two differing problems, every difference 0, values outside [0, 1] and other methods: no such warning
     with warnings.catch_warnings(record=True) as caught:
@@ -754,5 +754,5 @@ def test_the_default_warns_where_the_models_differ_on_one_problem_only():
         warnings.simplefilter("always")
         paired_difference_columns(np.stack([a] * 3, axis=1), np.stack([two, one, one], axis=1), rng=0, n_resamples=199)
     few = [str(w.message) for w in caught if issubclass(w.category, FewDifferencesWarning)]
-    assert few == ["the two models differ on only 1 of 30 problems (columns [1, 2]) (details['n_differing']): "
-                   f"{FewDifferencesWarning.CAVEAT} (docs/intervals-edges.md); treat it as rough."]
+    assert few == ["the paired interval (columns [1, 2]) rests on the one problem of 30 where the two models differ "
+                   f"(details['n_differing']): {FewDifferencesWarning.CAVEAT} (docs/intervals-edges.md); treat it as rough."]

@@ -181,6 +181,22 @@ def test_ten_clusters_near_the_same_end_widen_without_a_second_df_reduction():
     wide = paired_difference(a, b, clusters=many, rng=0, n_resamples=999)
     own = split_score_bounds(differences, many, 30)(level)
     assert wide.details["split_score_interval"] == pytest.approx((own[0][0], own[1][0]), abs=1e-12)
+    # one call with a column on the path and one off it (mid-range, MOVER of the models): each is what it
+    # gives alone, interval, p-value and split score interval, and only the first takes the unreduced one
+    rng = np.random.default_rng(5)
+    level_of_cluster = rng.random(10)[labels]
+    mid_a = np.clip(level_of_cluster + rng.normal(0.05, 0.2, 30), 0, 1).round(2)
+    mid_b = np.clip(level_of_cluster + rng.normal(0.0, 0.2, 30), 0, 1).round(2)
+    assert not near_same_end(np.column_stack([mid_a, mid_b]), labels, 10, (0.0, 1.0))[0]
+    together = paired_difference_columns(np.column_stack([a, mid_a]), np.column_stack([b, mid_b]), clusters=labels,
+                                         rng=3, n_resamples=400)
+    for column, (x, y) in enumerate(((a, b), (mid_a, mid_b))):
+        alone = paired_difference(x, y, clusters=labels, rng=3, n_resamples=400)
+        assert together[column].interval == pytest.approx(alone.interval, abs=1e-12)
+        assert together[column].p_value == pytest.approx(alone.p_value, abs=1e-12)
+        assert together[column].details["split_score_interval"] == pytest.approx(alone.details["split_score_interval"], abs=1e-12)
+    mid_reduced = split_score_bounds((mid_a - mid_b)[:, None], labels, 10)(level)
+    assert together[1].details["split_score_interval"] == pytest.approx((mid_reduced[0][0], mid_reduced[1][0]), abs=1e-12)
 
 
 def test_ten_clusters_in_the_middle_keep_mover_of_the_models():

@@ -830,7 +830,7 @@ def test_leaderboard_notes_a_pair_that_differs_on_one_problem_on_that_pair():
     flipped["correct"] = not flipped["correct"]
     board = build_leaderboard(sample_table(records + one), "pass@1", n_resamples=300, curves=False)
     pair = next(c for c in board.data["comparisons"] if {c["model_a"], c["model_b"]} == {"beta", "beta-one"})
-    assert f"the two models differ on only 1 of {pair['n_problems']} problems" in pair["note"]
+    assert f"the interval rests on the one problem of {pair['n_problems']} where the two models differ" in pair["note"]
     others = [c for c in board.data["comparisons"] if "beta-one" not in (c["model_a"], c["model_b"])]
-    assert all("differ on only" not in c["note"] for c in others)
-    assert not any("differ on only" in note for note in board.data["notes"])
+    assert all("where the two models differ" not in c["note"] for c in others)
+    assert not any("where the two models differ" in note for note in board.data["notes"])
