@@ -459,20 +459,17 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     # problems differ; each bound is widened to the split score interval of the gains and losses where
     # that is wider. Under the few-cluster rule both bounds stay the score interval of every path (the
     # studentized fallback is the same).
-    split = (None if model_range is None or per_model.few_clusters
-             else split_score_bounds(differences, codes, n_clusters))
-    of_differences = ~saturated & (split is not None) & (codes is None or (n_clusters or 0) >= PAIRED_T_MIN_CLUSTERS)
+    with_split = model_range is not None and not per_model.few_clusters
     shared_end_t = np.zeros(k, dtype=bool)
-    split_of_shared_end = None
-    if split is not None and codes is not None and (n_clusters or 0) < PAIRED_T_MIN_CLUSTERS:
+    if with_split and codes is not None and (n_clusters or 0) < PAIRED_T_MIN_CLUSTERS:
         # 10 to 29 clusters: MOVER of the models stays, except for unsaturated differences of two models
         # near the same end, whose per-model limits are lopsided on the same side (PAIRED_SHARED_END_T);
         # their clustered t interval has the t quantile of C - 1 df already, so the split score interval
         # that widens it is not reduced for the df a second time (it adds the skew of the rarer sign)
         shared_end_t = ~saturated & near_same_end(stacked, codes, n_clusters, model_range)
-        of_differences = of_differences | shared_end_t
-        if shared_end_t.any():
-            split_of_shared_end = split_score_bounds(differences, codes, n_clusters, reduce_for_df=False)
+    split = split_score_bounds(differences, codes, n_clusters, reduce_for_df=~shared_end_t) if with_split else None
+    of_differences = ~saturated & with_split & (codes is None or (n_clusters or 0) >= PAIRED_T_MIN_CLUSTERS)
+    of_differences = of_differences | shared_end_t
     t_of_differences = t_bounds(estimate, se, units.n_units - 1)
     near_end = near_end_split_bounds(differences, None, None) if split is not None and codes is None else None
     near_end_columns = saturated & ((differences != 0.0).mean(axis=0) < PAIRED_NEAR_END_DIFFERING_SHARE)
@@ -501,11 +498,6 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
         out = {"mover": combined(level_k)}
         if split is not None:
             out["split-score"] = split(level_k)
-            if split_of_shared_end is not None:
-                shared_low, shared_high = split_of_shared_end(level_k)
-                split_low, split_high = out["split-score"]
-                out["split-score"] = (np.where(shared_end_t, shared_low, split_low),
-                                      np.where(shared_end_t, shared_high, split_high))
             out["t"] = t_of_differences(level_k)
             if own is not None:
                 own_low, own_high = np.full(k, np.nan), np.full(k, np.nan)

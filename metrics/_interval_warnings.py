@@ -193,24 +193,24 @@ def warn_tiny_difference_share(differences: NDArray[np.float64], results: list[d
 WARN_FEW_DIFFERING_PROBLEMS = 1
 
 
-def warn_few_differences(differences: NDArray[np.float64], results: list[dict[str, Any]]) -> None:
+def warn_few_differences(results: list[dict[str, Any]], n_problems: int) -> None:
     r"""Warn when a paired difference of values in [0, 1] rests on the one problem where the models differ.
 
     Where :math:`\#\{j : d_j \ne 0\}` is between 1 and :data:`WARN_FEW_DIFFERING_PROBLEMS`,
     ``details["rests_on_few_differences"]`` is set and a :class:`~kpass.metrics.FewDifferencesWarning`
-    (an ``IntervalMethodWarning``) says so (``details["n_differing"]`` has the count for every column).
+    (an ``IntervalMethodWarning``) says so, from the count ``details["n_differing"]`` that every column
+    of the paired difference records.
     The side of the interval away from that difference rests on no problem at all: a benchmark that
     drew one of the problems where the two models differ says little of how often they differ.
     """
-    differing = (differences != 0.0).sum(axis=0)
-    flagged = [j for j in range(len(results)) if 0 < differing[j] <= WARN_FEW_DIFFERING_PROBLEMS]
+    flagged = [j for j, r in enumerate(results) if 0 < r["details"]["n_differing"] <= WARN_FEW_DIFFERING_PROBLEMS]
     for j in flagged:
         results[j]["details"]["rests_on_few_differences"] = True
     if not flagged:
         return
     shown = columns_note(flagged, len(results))
     warnings.warn(
-        f"the paired interval{shown} rests on the one problem of {differences.shape[0]} where the two models differ "
+        f"the paired interval{shown} rests on the one problem of {n_problems} where the two models differ "
         f"(details['n_differing']): {FewDifferencesWarning.CAVEAT} (docs/intervals-edges.md); treat it as rough.",
         FewDifferencesWarning,
         stacklevel=4,

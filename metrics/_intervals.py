@@ -803,7 +803,7 @@ def _paired_difference(a, b, *, problem_ids_a, problem_ids_b, intersect, cluster
     _warn_sparse_differences(differences, results, in_unit, warn=not (method == DEFAULT_PAIRED_METHOD and in_unit))
     if method == DEFAULT_PAIRED_METHOD and in_unit:  # (a model with itself: no difference, nothing recorded)
         warn_tiny_difference_share(differences, results)
-        warn_few_differences(differences, results)
+        warn_few_differences(results, n)
     mean_a = arr_a.mean(axis=0)
     mean_b = arr_b.mean(axis=0)
     sd_a = arr_a.std(axis=0)

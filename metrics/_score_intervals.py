@@ -104,7 +104,7 @@ def wilson_effective(
     mean: NDArray[np.float64],
     se: NDArray[np.float64],
     n_bernoulli: float | NDArray[np.float64],
-    df: float,
+    df: float | NDArray[np.float64],
     value_range: tuple[float, float],
 ) -> LevelBounds:
     r"""Wilson score bounds on a mean of values in ``value_range`` with the Bernoulli worst-case
@@ -269,7 +269,8 @@ def _gains_and_losses(differences: NDArray[np.float64], codes, n_clusters, scale
     return mean_gain, se_gain, mean_loss, se_loss, n_bernoulli, df, np.clip(correlation, -1.0, 1.0)
 
 
-def split_score_bounds(differences: NDArray[np.float64], codes, n_clusters, reduce_for_df: bool = True) -> LevelBounds:
+def split_score_bounds(differences: NDArray[np.float64], codes, n_clusters,
+                       reduce_for_df: bool | NDArray[np.bool_] = True) -> LevelBounds:
     r"""Score bounds on a mean paired difference from its gains and its losses (values in [-1, 1]).
 
     Each difference splits into a gain and a loss, :math:`d_j = d_j^+ - d_j^-` with
@@ -285,15 +286,16 @@ def split_score_bounds(differences: NDArray[np.float64], codes, n_clusters, redu
     by MOVER (:func:`mover_bounds`) with :math:`r = (SE_+^2 + SE_-^2 - SE_d^2)/(2 SE_+ SE_-)`
     from the same (t or clustered) standard errors, so that near the estimate the variance is the
     paired :math:`SE_d^2`. Columns with every difference 0 get NaN (the caller's
-    "no difference seen" bound applies there). Without ``reduce_for_df`` the sizes are not reduced
-    for the degrees of freedom (:math:`z` throughout): the widening of a clustered t interval,
+    "no difference seen" bound applies there). Where ``reduce_for_df`` is false (one flag, or one per
+    column) the sizes are not reduced for the degrees of freedom (:math:`z` throughout): the widening
+    of a clustered t interval,
     which already carries the :math:`t_{C-1}` quantile (10 to 29 clusters, two models near the
     same end; docs/intervals-edges.md, "0/1 values and 10-29 clusters").
     """
     magnitude = np.abs(differences).max(axis=0)
     scale = np.where(magnitude > 0, magnitude, np.nan)
     mean_gain, se_gain, mean_loss, se_loss, n_bernoulli, df, correlation = _gains_and_losses(differences, codes, n_clusters, scale)
-    df_of_sizes = df if reduce_for_df else np.inf
+    df_of_sizes = np.where(reduce_for_df, float(df), np.inf)
     gain_bounds = wilson_effective(mean_gain, se_gain, np.where(se_gain > 0, np.inf, n_bernoulli), df_of_sizes, (0.0, 1.0))
     loss_bounds = wilson_effective(mean_loss, se_loss, np.where(se_loss > 0, np.inf, n_bernoulli), df_of_sizes, (0.0, 1.0))
     scaled = mover_difference(gain_bounds, loss_bounds, mean_gain, mean_loss, correlation)
