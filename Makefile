@@ -49,8 +49,8 @@ bench-scale: $(STAMP)
 
 coverage: $(STAMP)
 	KPASS_COVERAGE_FULL=1 $(PY) scripts/coverage_study.py --full --no-regimes --output docs/coverage.md
-	KPASS_COVERAGE_FULL=1 $(PY) scripts/coverage_study.py --full --regimes-only --comparisons single --edges-output docs/coverage-edges.md
-	KPASS_COVERAGE_FULL=1 $(PY) scripts/coverage_study.py --full --regimes-only --paired-only --edges-output docs/coverage-edges-paired.md
+	KPASS_COVERAGE_FULL=1 $(PY) scripts/coverage_study.py --full --regimes-only --comparisons single --edges-output docs/coverage-edges.md --summary-doc docs/intervals-edges.md
+	KPASS_COVERAGE_FULL=1 $(PY) scripts/coverage_study.py --full --regimes-only --paired-only --edges-output docs/coverage-edges-paired.md --summary-doc docs/intervals-edges.md
 
 # A wheel and an sdist in dist/ (kpass is not on the package index: install from these or a clone).
 dist: $(STAMP)

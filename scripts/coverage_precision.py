@@ -9,6 +9,9 @@
   (coverage with its Monte Carlo SE, out-of-band cells plainly and beyond 2 SE, width rule, warnings,
   the cells above the band that never missed on one side, the out-of-band cells where no method of the
   table is inside the band);
+- :func:`regime_overview_markdown`, :func:`doc_block_parts`, :func:`write_doc_block`: the per-regime overview table of one
+  comparison and the writer that puts it into a marked block of a docs page (``--summary-doc``), so the
+  overview in ``docs/intervals-edges.md`` is the run's, not pasted by hand;
 - :func:`parse_names` / :func:`parse_integers`: the study's subset flags (``--regimes``, ``--metrics``,
   ``--n-problems``, ``--n-samples``).
 """
@@ -191,6 +194,60 @@ def regime_summary_lines(cells, order: Sequence[str], band: tuple[float, float],
         lines.append(one_sided_line(chosen, band, comparison))
         lines.append(no_method_in_band_line(chosen, band, comparison))
     return "\n".join(lines)
+
+
+def regime_overview_markdown(cells, order: Sequence[str], band: tuple[float, float], assessed: int,
+                             comparison: str) -> str:
+    """Markdown: per regime of ``comparison``, then for all its cells at N >= ``assessed``: the cells in
+    band, below and above it (with those beyond 2 Monte Carlo SE), beyond the width rule, the range of
+    the default's coverage, and the warned share of the default's misses and of all its intervals
+    (:func:`_warned_shares`); the total row adds :func:`warned_miss_ratio`. The numbers are those of
+    :func:`regime_summary_lines` for the same cells."""
+    lines = ["| regime | cells | in band | below (beyond 2 MC SE) | above (beyond 2 MC SE) | beyond the width rule | "
+             "default's coverage | misses warned | intervals warned |", "|" + "---|" * 9]
+
+    def row(name: str, chosen: list, tail: str = "") -> str:
+        below = [c for c in chosen if c.coverage[c.default] < band[0]]
+        above = [c for c in chosen if c.coverage[c.default] > band[1]]
+        values = [100 * c.coverage[c.default] for c in chosen]
+        of_misses, of_all = _warned_shares(chosen)
+        return (f"| {name} | {len(chosen)} | {len(chosen) - len(below) - len(above)} | {len(below)} "
+                f"({sum(c.beyond_mc_error() for c in below)}) | {len(above)} ({sum(c.beyond_mc_error() for c in above)}) | "
+                f"{sum(not c.within_width_rule() for c in chosen)} | {min(values):.1f}-{max(values):.1f}% | "
+                f"{100 * of_misses:.0f}% | {100 * of_all:.0f}%{tail} |")
+
+    assessed_cells = [c for c in cells if c.comparison == comparison and c.n_problems >= assessed]
+    if not assessed_cells:
+        raise ValueError(f"no {comparison} cell with N >= {assessed} to summarize")
+    for regime in order:
+        chosen = [c for c in assessed_cells if c.regime == regime]
+        if chosen:
+            lines.append(row(regime, chosen))
+    ratio = warned_miss_ratio(assessed_cells)
+    lines.append(row(f"**all {comparison} cells**", assessed_cells,
+                     f" (a warned interval misses **{ratio:.2f}x** as often as its cell's intervals)"))
+    return "\n".join(lines)
+
+
+def doc_block_parts(path, name: str) -> tuple[str, str, str, str]:
+    """The page ``path`` split around its block ``name``: the text before ``<!-- NAME:start -->``, the two
+    markers and the text after ``<!-- NAME:end -->``. ``ValueError`` names the page and the markers when
+    they are missing, repeated or out of order (``OSError`` when the page cannot be read)."""
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    with open(path, encoding="utf-8") as handle:
+        page = handle.read()
+    if page.count(start) != 1 or page.count(end) != 1 or page.index(start) > page.index(end):
+        raise ValueError(f"{path}: expected one {start} followed by one {end} to write the run's table into")
+    head, rest = page.split(start, 1)
+    return head, start, end, rest.split(end, 1)[1]
+
+
+def write_doc_block(path, name: str, text: str) -> None:
+    """Replace the text between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` in the page ``path``
+    with ``text``, keeping the rest of the page byte for byte (:func:`doc_block_parts`)."""
+    head, start, end, tail = doc_block_parts(path, name)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(f"{head}{start}\n{text}\n{end}{tail}")
 
 
 def parse_names(text: str, known: Sequence[str], flag: str, partial: bool = False) -> tuple[str, ...]:

@@ -88,11 +88,14 @@ from scipy import special, stats
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the study's helpers next to it, when loaded by path
 from coverage_precision import (
     discreteness_table,
+    doc_block_parts,
     monte_carlo_se,
     parse_integers,
     parse_names,
+    regime_overview_markdown,
     regime_summary_lines,
     regime_table_markdown,
+    write_doc_block,
 )
 from kpass.metrics import (
     DEFAULT_INTERVAL_METHOD,
@@ -787,7 +790,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metrics", help="edge regimes: only these metrics (comma-separated, e.g. pass@1,cons@5)")
     parser.add_argument("--n-problems", help="edge regimes: only these N (comma-separated)")
     parser.add_argument("--n-samples", help="edge regimes: only these n (comma-separated)")
+    parser.add_argument("--summary-doc", help="edge regimes (full profile, whole grid): also write the per-regime "
+                        "overview of each comparison into this page's <!-- coverage-edges-COMPARISON:start/end --> block")
     args = parser.parse_args(argv)
+    if args.summary_doc and args.no_regimes:
+        parser.error("--summary-doc writes the edge regimes' overview: not with --no-regimes")
     full = args.full or os.environ.get("KPASS_COVERAGE_FULL") == "1"
     config = StudyConfig() if full else SMALL
     overrides = {}
@@ -837,7 +844,17 @@ def main(argv: list[str] | None = None) -> int:
         comparisons = ("paired",) if args.paired_only else tuple(c.strip() for c in args.comparisons.split(",") if c.strip())
         n_sims = args.regime_sims or (REGIME_SIMS if full else config.n_sims)
         n_resamples = args.resamples or (REGIME_RESAMPLES if full else config.n_resamples)
-        grid = {**({} if full else QUICK_REGIME_GRID), **regime_filters(args, parser)}
+        filters = regime_filters(args, parser)
+        if args.summary_doc and (not full or filters or args.regime_sims or args.resamples):
+            parser.error("--summary-doc writes the docs' overview: only with the full profile's whole edge grid "
+                         "(no --regimes, --metrics, --n-problems, --n-samples, --regime-sims or --resamples)")
+        if args.summary_doc:
+            try:  # before the run: a page without its blocks fails now, not after it
+                for comparison in comparisons:
+                    doc_block_parts(args.summary_doc, f"coverage-edges-{comparison}")
+            except (OSError, ValueError) as error:
+                parser.error(f"--summary-doc: {error}")
+        grid = {**({} if full else QUICK_REGIME_GRID), **filters}
         regime_cells = run_regimes(n_sims=n_sims, n_resamples=n_resamples, seed=config.seed, comparisons=comparisons,
                                    **grid, progress=_regime_progress(started))
         text = "\n".join([
@@ -853,6 +870,19 @@ def main(argv: list[str] | None = None) -> int:
             with open(args.output, encoding="utf-8") as handle:  # one file: the main tables, then the regimes
                 text = handle.read() + "\n" + text
         _emit(text, target)
+        if args.summary_doc:
+            source = f" that wrote [{os.path.basename(target)}]({os.path.basename(target)})" if target else ""
+            for comparison in comparisons:
+                overview = regime_overview_markdown(regime_cells, (*REGIMES, *CLUSTERED_REGIMES), BAND, ASSESSED_PROBLEMS,
+                                                    comparison)
+                caption = (f"Written by the full run of `scripts/coverage_study.py`{source} ({comparison}, the cells at "
+                           f"N >= {ASSESSED_PROBLEMS}, {n_sims} simulated benchmarks each, band "
+                           f"{100 * BAND[0]:g}-{100 * BAND[1]:g}%, width rule {WIDTH_RULE}x).")
+                try:
+                    write_doc_block(args.summary_doc, f"coverage-edges-{comparison}", caption + "\n\n" + overview)
+                except (OSError, ValueError) as error:
+                    print(f"coverage_study.py: --summary-doc: {error}", file=sys.stderr)
+                    return 2
     return 1 if (failures and full) else 0
 
 

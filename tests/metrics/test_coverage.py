@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import pathlib
+import re
 import sys
 import warnings
 
@@ -442,3 +443,111 @@ def test_the_studys_warned_flag_is_what_kpass_warns_for_paired_differences(metho
             result, warned = _kpass_warned(study.paired_difference_columns, x[:, [j]], y[:, [j]], method=method,
                                            n_resamples=199, rng=0)
             assert study._warned(result) is warned, (method, j, result.details)
+
+
+# ---------------------------------------------------------------------------------------------
+# the per-regime overview the full edge runs write into docs/intervals-edges.md (--summary-doc)
+# ---------------------------------------------------------------------------------------------
+
+def _regime_cell(regime, comparison, n_problems, coverage, *, width=0.1, narrowest=None, warned=(0.0, 0.0), n_sims=1000):
+    c = study.RegimeCell(regime, comparison, "pass@8", n_problems, 16, 0.9, n_sims=n_sims)
+    default = c.default
+    c.coverage = {default: coverage, "t": 0.95 if narrowest else 0.5}
+    c.width = {default: width, "t": narrowest or width}
+    c.warned_share_of_misses, c.warned_share = warned
+    return c
+
+
+def test_regime_overview_counts_every_regime_and_all_cells():
+    cells = [_regime_cell("ceiling (rare hard problems)", "single", 30, 0.950, warned=(0.5, 0.25)),
+             _regime_cell("ceiling (rare hard problems)", "single", 100, 0.990, width=0.2, narrowest=0.1),  # > 2 SE, 2x
+             _regime_cell("ceiling (rare hard problems)", "single", 10, 0.700),   # N = 10: not assessed
+             _regime_cell("floor (rare easy problems)", "single", 30, 0.920),     # below, within 2 SE (91.4%)
+             _regime_cell("floor (rare easy problems)", "paired", 30, 0.800)]     # the other comparison
+    text = precision.regime_overview_markdown(cells, (*study.REGIMES, *study.CLUSTERED_REGIMES), (0.93, 0.98), 30, "single")
+    rows = text.splitlines()
+    assert rows[0].startswith("| regime | cells | in band |") and len(rows) == 5
+    assert rows[2] == "| ceiling (rare hard problems) | 2 | 1 | 0 (0) | 1 (1) | 1 | 95.0-99.0% | 42% | 12% |"
+    assert rows[3] == "| floor (rare easy problems) | 1 | 0 | 1 (0) | 0 (0) | 0 | 92.0-92.0% | 0% | 0% |"
+    # 50 misses of the first cell, half of them warned, 10 + 80 misses in the others, none warned: 25 of 60 + 80 ...
+    assert rows[4].startswith("| **all single cells** | 3 | 1 | 1 (0) | 1 (1) | 1 | 92.0-99.0% | 18% | 8% (a warned ")
+    assert "misses **2.00x** as often" in rows[4]  # (50 * 0.5) / (50 * 0.25): the only warned cell
+    with pytest.raises(ValueError, match="no paired cell with N >= 30"):
+        precision.regime_overview_markdown(cells[:4], study.REGIMES, (0.93, 0.98), 30, "paired")
+
+
+def test_write_doc_block_replaces_its_block_only_and_names_a_missing_marker(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("intro\n<!-- b:start -->\nold\n<!-- b:end -->\n| kept | table |\n", encoding="utf-8")
+    precision.write_doc_block(page, "b", "| new |")
+    assert page.read_text(encoding="utf-8") == "intro\n<!-- b:start -->\n| new |\n<!-- b:end -->\n| kept | table |\n"
+    for broken in ("no markers\n", "<!-- b:end -->\n<!-- b:start -->\n", "<!-- b:start -->\n<!-- b:start -->\n<!-- b:end -->\n"):
+        page.write_text(broken, encoding="utf-8")
+        with pytest.raises(ValueError, match=r"page\.md: expected one <!-- b:start --> followed by one <!-- b:end -->"):
+            precision.write_doc_block(page, "b", "x")
+        assert page.read_text(encoding="utf-8") == broken
+
+
+@pytest.mark.parametrize("flags", [
+    ["--full", "--regimes", "ceiling"],             # a subset would replace the whole run's overview
+    ["--full", "--regime-sims", "30"],
+    [],                                             # the quick profile
+])
+def test_summary_doc_only_with_the_full_profiles_whole_grid(flags, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("KPASS_COVERAGE_FULL", raising=False)
+    with pytest.raises(SystemExit) as raised:
+        study.main(["--regimes-only", "--paired-only", "--summary-doc", str(tmp_path / "page.md"), *flags])
+    assert raised.value.code == 2 and "--summary-doc" in capsys.readouterr().err
+
+
+def test_summary_doc_without_its_block_fails_before_the_run(tmp_path, capsys, monkeypatch):
+    page = tmp_path / "page.md"
+    page.write_text("no blocks here\n", encoding="utf-8")
+    monkeypatch.setattr(study, "run_regimes", lambda **_: pytest.fail("the run started"))
+    with pytest.raises(SystemExit) as raised:
+        study.main(["--full", "--regimes-only", "--paired-only", "--summary-doc", str(page)])
+    assert raised.value.code == 2 and "<!-- coverage-edges-paired:start -->" in capsys.readouterr().err
+
+
+DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs"
+
+
+def _summary_bullets(path, comparison):
+    """Per regime (and "all"): the counts and warned shares of the study's summary lines in ``path``."""
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        regime = re.match(rf"- (.+), {comparison}: default ([\d.]+)-([\d.]+)% at N >= 30; (\d+) of (\d+) in band, (\d+) below "
+                          r"\((\d+) beyond 2 MC SE\), (\d+) above \((\d+) beyond 2 MC SE\); .*wider than 1\.3x the narrowest "
+                          r"method covering >= 94%: (.*); warned: (\d+)% of the misses, (\d+)% of all intervals\.$", line)
+        if regime:
+            g = regime.groups()
+            wide = 0 if g[9] == "none" else len(re.findall(r"N=\d+ n=\d+", g[9]))
+            out[g[0]] = (int(g[4]), int(g[3]), int(g[5]), int(g[6]), int(g[7]), int(g[8]), wide, f"{g[1]}-{g[2]}%", g[10], g[11])
+        total = re.match(rf"- \*\*All {comparison} cells at N >= 30\*\*: (\d+) of (\d+) in band, (\d+) below \((\d+) beyond 2 MC SE\), "
+                         r"(\d+) above \((\d+) beyond 2 MC SE\); wider than 1\.3x: (\d+); warned: (\d+)% of the misses, "
+                         r"(\d+)% of all intervals; a warned interval misses ([\d.]+)x", line)
+        if total:
+            g = total.groups()
+            out["all"] = (int(g[1]), int(g[0]), *map(int, g[2:7]), g[7], g[8], g[9])
+    return out
+
+
+@pytest.mark.parametrize("comparison, table", [("single", "coverage-edges.md"), ("paired", "coverage-edges-paired.md")])
+def test_the_docs_overview_is_the_one_of_the_committed_edge_tables(comparison, table):
+    # the overview block of docs/intervals-edges.md and the summary lines of the edge table come from the same run
+    # (--summary-doc beside --edges-output): neither is edited by hand, nor rerun without the other
+    bullets = _summary_bullets(DOCS / table, comparison)
+    assert len(bullets) >= 5 and "all" in bullets
+    page = (DOCS / "intervals-edges.md").read_text(encoding="utf-8")
+    block = page.split(f"<!-- coverage-edges-{comparison}:start -->")[1].split(f"<!-- coverage-edges-{comparison}:end -->")[0]
+    assert f"[{table}]({table})" in block
+    rows = {}
+    for line in block.splitlines():
+        m = re.match(r"\| (.+?) \| (\d+) \| (\d+) \| (\d+) \((\d+)\) \| (\d+) \((\d+)\) \| (\d+) \| ([\d.]+-[\d.]+%) \| (\d+)% \| "
+                     r"(\d+)%(?: \(a warned interval misses \*\*([\d.]+)x\*\*.*)? \|$", line)
+        if m:
+            g = m.groups()
+            name = "all" if g[0] == f"**all {comparison} cells**" else g[0]
+            rows[name] = (*map(int, g[1:8]), g[8], g[9], g[10]) if name != "all" else (*map(int, g[1:8]), g[9], g[10], g[11])
+            assert (g[11] is not None) == (name == "all"), line  # only the total row carries the ratio
+    assert rows == bullets  # every regime's counts, coverage range and warned shares; the totals and the ratio
