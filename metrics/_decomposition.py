@@ -64,7 +64,7 @@ pass@1) are by default exactly :func:`kpass.metrics.mean_ci` and
 :func:`kpass.metrics.paired_difference` of their per-problem values. Reach, robust reach and lone wins live on a handful of problems,
 where every bootstrap (and the t interval) under-covers; without clusters they get score intervals
 instead (Wilson; MOVER for reach; ``reach_interval="bootstrap"`` restores the bootstrap). The
-seeded coverage study ``tests/budget_coverage.py`` measures both (README, "Token budgets").
+seeded coverage study ``scripts/budget_coverage.py`` measures both (docs/token-budgets.md).
 
 References
 ----------
@@ -813,7 +813,7 @@ def decompose_pass_change(
     the variance function ``V(mu) = kappa mu - mu^2`` (kappa = sum v^2 / sum v; Wilson's interval
     scaled by kappa), with the t quantile for N - 1 df, and the difference is combined by MOVER
     with the sample correlation of a and b (Zou & Donner 2008; Newcombe 1998). The coverage
-    study (``tests/budget_coverage.py``, README "Token budgets") measures it. ``n`` may differ between
+    study (``scripts/budget_coverage.py``, docs/token-budgets.md) measures it. ``n`` may differ between
     problems and models: each problem counts once (weight ``1/N``), as in pass@1.
 
     References

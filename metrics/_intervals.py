@@ -13,7 +13,7 @@ Methods (``method=``)
     each resample (the t standard error, or the clustered one), and invert the bootstrap
     distribution of :math:`t^*`:
     :math:`[\hat\theta - t^*_{1-\alpha/2}\,\widehat{SE},\ \hat\theta - t^*_{\alpha/2}\,\widehat{SE}]`.
-    Chosen by the coverage study (``tests/coverage_study.py``, README "Intervals"): it corrects
+    Chosen by the coverage study (``scripts/coverage_study.py``, docs/intervals.md): it corrects
     for the skewness of per-problem pass@k values piled up near 1, where the t interval and the
     percentile bootstrap cover about 83% at N = 30. A tail of :math:`t^*` can be degenerate; it
     is then replaced as described under "Degenerate bootstrap-t tails" below.
@@ -278,7 +278,7 @@ __all__ = [
 #: Interval methods understood by :func:`mean_ci` and :func:`paired_difference`.
 INTERVAL_METHODS: tuple[str, ...] = ("studentized", "t", "clustered-t", "bootstrap", "bca")
 
-#: The default method, chosen by the coverage study (tests/coverage_study.py; README "Intervals").
+#: The default method, chosen by the coverage study (scripts/coverage_study.py; docs/intervals.md).
 DEFAULT_INTERVAL_METHOD = "studentized"
 
 #: Methods of :func:`paired_difference`: those of :func:`mean_ci` and "mover" (two models' intervals combined).

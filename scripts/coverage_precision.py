@@ -13,7 +13,9 @@
   comparison and the writer that puts it into a marked block of a docs page (``--summary-doc``), so the
   overview in ``docs/intervals-edges.md`` is the run's, not pasted by hand;
 - :func:`parse_names` / :func:`parse_integers`: the study's subset flags (``--regimes``, ``--metrics``,
-  ``--n-problems``, ``--n-samples``).
+  ``--n-problems``, ``--n-samples``);
+- :data:`COPULA_CORRELATION`, :data:`CLUSTER_SHARE`, :func:`default_method`: what the main grid
+  (``coverage_study.py``) and the edge regimes (``coverage_regimes.py``) share.
 """
 
 from __future__ import annotations
@@ -24,7 +26,18 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats
 
-from kpass.metrics import wilson_interval
+from kpass.metrics import DEFAULT_INTERVAL_METHOD, DEFAULT_PAIRED_METHOD, wilson_interval
+
+#: Correlation of the Gaussian copula joining the two models' per-problem probabilities (paired cells).
+COPULA_CORRELATION = 0.8
+#: In a clustered design, the probability that a problem takes its cluster's shared probability
+#: (else it draws its own, so its marginal stays the population's).
+CLUSTER_SHARE = 0.6
+
+
+def default_method(comparison: str) -> str:
+    """The library default for a single mean (``"single"``) or a paired difference (``"paired"``)."""
+    return DEFAULT_INTERVAL_METHOD if comparison == "single" else DEFAULT_PAIRED_METHOD
 
 
 def monte_carlo_se(coverage: float, n_sims: int) -> float:

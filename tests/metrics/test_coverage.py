@@ -40,6 +40,7 @@ def _load_study():
 
 study = _load_study()
 precision = importlib.import_module("coverage_precision")  # next to the study, on its path once loaded
+regimes = importlib.import_module("coverage_regimes")  # the edge regimes (issue #16), next to it too
 
 SIMS = 1500
 LOW, HIGH = 0.925, 0.985  # about 95% +- 3 Monte Carlo standard errors (0.56 points each at 1500)
@@ -187,7 +188,7 @@ REGIME_SIMS = 600  # 3 Monte Carlo standard errors of a 95% coverage: 2.7 points
     ("floor (rare easy problems)", "paired", "pass@1", 100),
 ])
 def test_edge_regimes_cover_within_the_band_and_the_width_rule(regime, comparison, metric, n_problems):
-    cell = study.run_regime_cell(regime, comparison, metric, n_problems, 16, n_sims=REGIME_SIMS, n_resamples=499, seed=7)
+    cell = regimes.run_regime_cell(regime, comparison, metric, n_problems, 16, n_sims=REGIME_SIMS, n_resamples=499, seed=7)
     default = cell.coverage[cell.default]
     assert 0.92 <= default <= 0.985, cell.coverage
     assert cell.miss_low[cell.default] + cell.miss_high[cell.default] == pytest.approx(1 - default)
@@ -205,7 +206,7 @@ def test_sparse_paired_pass8_is_covered_and_the_default_does_not_warn_on_everyth
     # differences 74.8%. The saturated differences (most differ by less than 0.05) now get the
     # near-end split score bound, and the sparse-difference warning, which fired on every interval
     # of this regime while the miss rate did not depend on it, is left to the other methods
-    cell = study.run_regime_cell("sparse paired gains", "paired", "pass@8", 100, 16, n_sims=REGIME_SIMS, n_resamples=499, seed=7)
+    cell = regimes.run_regime_cell("sparse paired gains", "paired", "pass@8", 100, 16, n_sims=REGIME_SIMS, n_resamples=499, seed=7)
     assert cell.coverage["mover"] >= 0.93, cell.coverage
     assert cell.coverage["t"] < 0.8, cell.coverage
     assert cell.warned_share < 0.2
@@ -214,24 +215,24 @@ def test_sparse_paired_pass8_is_covered_and_the_default_does_not_warn_on_everyth
     with pytest.warns(study.IntervalMethodWarning, match="differ"):
         study.paired_difference_columns(*_sparse_block(), method="t")
     # and a benchmark where a third of the problems differ is not flagged wholesale
-    point_masses = study.run_regime_cell("point masses at 0 and 1", "paired", "pass@1", 100, 16, n_sims=200, n_resamples=199, seed=7)
+    point_masses = regimes.run_regime_cell("point masses at 0 and 1", "paired", "pass@1", 100, 16, n_sims=200, n_resamples=199, seed=7)
     assert point_masses.warned_share < 0.2
 
 
 def _sparse_block(n_sims=20):
     rng = np.random.default_rng(5)
-    p_a, p_b, _ = study.regime_probabilities(rng, "sparse paired gains", (100, n_sims))
-    table = study.regime_table("pass@8", 16)
+    p_a, p_b, _ = regimes.regime_probabilities(rng, "sparse paired gains", (100, n_sims))
+    table = regimes.regime_table("pass@8", 16)
     return table[rng.binomial(16, p_a)], table[rng.binomial(16, p_b)]
 
 
 def test_regime_population_values_are_exact():
     # a mixture's value is the share-weighted value of its kinds; point masses are exact
-    assert study.regime_value("sparse paired gains", "pass@1") == pytest.approx(0.45 * 0 + 0.45 * 1 + 0.10 * 2 / 5)
-    assert study.regime_value("point masses at 0 and 1", "pass^4", "b") == pytest.approx(
-        0.35 + 0.30 * study._component_value("pass^4", (3.0, 2.0)))
+    assert regimes.regime_value("sparse paired gains", "pass@1") == pytest.approx(0.45 * 0 + 0.45 * 1 + 0.10 * 2 / 5)
+    assert regimes.regime_value("point masses at 0 and 1", "pass^4", "b") == pytest.approx(
+        0.35 + 0.30 * regimes._component_value("pass^4", (3.0, 2.0)))
     weighted, _ = integrate.quad(lambda p: stats.binom.sf(0, 8, p) * stats.beta.pdf(p, 1.0, 1.5), 0, 1)
-    assert study._component_value("pass@8", (1.0, 1.5)) == pytest.approx(weighted, abs=1e-9)
+    assert regimes._component_value("pass@8", (1.0, 1.5)) == pytest.approx(weighted, abs=1e-9)
 
 
 NEAR_END_SIMS = 1000  # one Monte Carlo standard error of a 95% coverage: 0.69 points
@@ -245,7 +246,7 @@ NEAR_END_SIMS = 1000  # one Monte Carlo standard error of a 95% coverage: 0.69 p
 def test_near_end_pass1_cells_cover_within_the_band(regime, n_samples, before):
     # pass@1 carried by 3% rare problems at N = 100: the bootstrap-t alone sat below 93%; the
     # default's near-end score bound brings it into 93-98% (within 2.2 Monte Carlo standard errors)
-    cell = study.run_regime_cell(regime, "single", "pass@1", 100, n_samples, n_sims=NEAR_END_SIMS, n_resamples=499,
+    cell = regimes.run_regime_cell(regime, "single", "pass@1", 100, n_samples, n_sims=NEAR_END_SIMS, n_resamples=499,
                                  seed=11, methods=(DEFAULT_INTERVAL_METHOD,))
     default = cell.coverage[DEFAULT_INTERVAL_METHOD]
     assert 0.915 <= default <= 0.995, (default, before)
@@ -257,23 +258,23 @@ def test_near_end_pass1_cells_cover_within_the_band(regime, n_samples, before):
 
 def test_regime_tables_of_kpass_estimators():
     # mG-Pass@8 (published) and cons@5 with one wrong class come from kpass's own estimators
-    table = study.regime_table("mG-Pass@8", 16)
+    table = regimes.regime_table("mG-Pass@8", 16)
     assert table[16] == pytest.approx(1.0) and table[0] == 0.0
     assert table[8] == pytest.approx(sum(stats.hypergeom.sf(i - 1, 16, 8, 8) for i in range(5, 9)) / 4)
-    assert study.regime_table("cons@5", 16)[9] == pytest.approx(stats.hypergeom.sf(2, 16, 9, 5))
+    assert regimes.regime_table("cons@5", 16)[9] == pytest.approx(stats.hypergeom.sf(2, 16, 9, 5))
     # population values: closed forms against numerical integration over the Beta
     for metric, g in (("mG-Pass@8", lambda p: sum(stats.binom.sf(i - 1, 8, p) for i in range(5, 9)) / 4),
                       ("cons@5", lambda p: stats.binom.sf(2, 5, p))):
         weighted, _ = integrate.quad(lambda p, g=g: g(p) * stats.beta.pdf(p, 3.5, 2.5), 0, 1)
-        assert study.regime_value("bell-shaped near 0.98", metric) == pytest.approx(weighted, abs=1e-9)
+        assert regimes.regime_value("bell-shaped near 0.98", metric) == pytest.approx(weighted, abs=1e-9)
 
 
 def test_clustered_regime_keeps_the_population_value_and_has_ten_clusters_at_30():
     rng = np.random.default_rng(3)
-    p_a, _, labels = study.regime_probabilities(rng, "clustered ceiling (10+ clusters)", (30, 4000))
+    p_a, _, labels = regimes.regime_probabilities(rng, "clustered ceiling (10+ clusters)", (30, 4000))
     assert labels.max() + 1 == 10
     # every problem's marginal is the regime's mixture: the mean probability is its pass@1
-    assert p_a.mean() == pytest.approx(study.regime_value("clustered ceiling (10+ clusters)", "pass@1"), abs=0.004)
+    assert p_a.mean() == pytest.approx(regimes.regime_value("clustered ceiling (10+ clusters)", "pass@1"), abs=0.004)
     # and problems of one cluster are correlated (the design effect the clustered interval must see)
     same = np.corrcoef(p_a[0], p_a[10])[0, 1]
     other = np.corrcoef(p_a[0], p_a[1])[0, 1]
@@ -288,8 +289,8 @@ def test_clustered_regime_keeps_the_population_value_and_has_ten_clusters_at_30(
 def test_single_model_counts_do_not_depend_on_drawing_model_b():
     # single-model cells skip model B's Beta quantiles; model A's benchmarks must be the same ones
     for regime in ("ceiling (rare hard problems)", "clustered floor (10+ clusters)"):
-        single = study.simulate_regime(regime, 30, 16, 50, seed=5, need_b=False)
-        paired = study.simulate_regime(regime, 30, 16, 50, seed=5, need_b=True)
+        single = regimes.simulate_regime(regime, 30, 16, 50, seed=5, need_b=False)
+        paired = regimes.simulate_regime(regime, 30, 16, 50, seed=5, need_b=True)
         assert single[1] is None and paired[1].shape == (30, 50)
         np.testing.assert_array_equal(single[0], paired[0])
         np.testing.assert_array_equal(single[2], paired[2]) if single[2] is not None else None
@@ -298,17 +299,17 @@ def test_single_model_counts_do_not_depend_on_drawing_model_b():
 def test_run_regimes_shares_simulations_across_metrics_and_keeps_table_order():
     grid = dict(n_problems=(30,), n_samples=(4, 16), regimes=("floor (rare easy problems)",), metrics=("pass@1", "pass^4"),
                 comparisons=("single",))
-    cells = study.run_regimes(n_sims=40, n_resamples=99, seed=3, **grid)
+    cells = regimes.run_regimes(n_sims=40, n_resamples=99, seed=3, **grid)
     assert [(c.metric, c.n_samples) for c in cells] == [("pass@1", 4), ("pass@1", 16), ("pass^4", 4), ("pass^4", 16)]
     # each cell equals the one computed on its own (same simulated benchmarks, same resamples)
-    alone = study.run_regime_cell("floor (rare easy problems)", "single", "pass^4", 30, 16, n_sims=40, n_resamples=99, seed=3)
+    alone = regimes.run_regime_cell("floor (rare easy problems)", "single", "pass^4", 30, 16, n_sims=40, n_resamples=99, seed=3)
     assert cells[3].coverage == alone.coverage and cells[3].width == alone.width
 
 
 def test_monte_carlo_error_and_the_band_beyond_it():
     assert precision.monte_carlo_se(0.95, 1000) == pytest.approx(math.sqrt(0.95 * 0.05 / 1000))  # 0.69 points
-    assert study.regime_sims(1000, 30, 64) == 1000 and study.regime_sims(1000, 10, 1) == 300
-    cell = study.RegimeCell("r", "single", "pass@1", 100, 16, 0.5, coverage={DEFAULT_INTERVAL_METHOD: 0.985}, n_sims=1000)
+    assert regimes.regime_sims(1000, 30, 64) == 1000 and regimes.regime_sims(1000, 10, 1) == 300
+    cell = regimes.RegimeCell("r", "single", "pass@1", 100, 16, 0.5, coverage={DEFAULT_INTERVAL_METHOD: 0.985}, n_sims=1000)
     # 98.5% of 1000 is above 98% but within 2 standard errors (0.89 points) of it
     assert not cell.in_band() and not cell.beyond_mc_error()
     cell.coverage[DEFAULT_INTERVAL_METHOD] = 0.99
@@ -354,7 +355,7 @@ def test_clopper_pearson_never_covers_less_than_its_level(n_trials, p):
 
 def test_one_sided_line_counts_cells_above_the_band_that_never_missed_on_one_side():
     def cell(coverage, low, high):
-        c = study.RegimeCell("ceiling (rare hard problems)", "single", "pass@8", 100, 16, 0.99, n_sims=1000)
+        c = regimes.RegimeCell("ceiling (rare hard problems)", "single", "pass@8", 100, 16, 0.99, n_sims=1000)
         c.coverage["studentized"], c.miss_low["studentized"], c.miss_high["studentized"] = coverage, low, high
         return c
 
@@ -367,7 +368,7 @@ def test_one_sided_line_counts_cells_above_the_band_that_never_missed_on_one_sid
 
 def test_no_method_in_band_line_counts_cells_that_no_method_of_the_table_brings_inside_the_band():
     def cell(default, **others):
-        c = study.RegimeCell("ceiling (rare hard problems)", "paired", "pass@8", 100, 16, -0.003, n_sims=1000)
+        c = regimes.RegimeCell("ceiling (rare hard problems)", "paired", "pass@8", 100, 16, -0.003, n_sims=1000)
         c.coverage = {"mover": default, **others}
         return c
 
@@ -383,7 +384,7 @@ def test_no_method_in_band_line_counts_cells_that_no_method_of_the_table_brings_
 
 def test_warned_miss_ratio_compares_warned_intervals_with_their_own_cell():
     def cell(coverage, warned_of_misses, warned_of_all):
-        c = study.RegimeCell("ceiling (rare hard problems)", "single", "pass@8", 100, 16, 0.99, n_sims=1000)
+        c = regimes.RegimeCell("ceiling (rare hard problems)", "single", "pass@8", 100, 16, 0.99, n_sims=1000)
         c.coverage["studentized"] = coverage
         c.warned_share_of_misses, c.warned_share = warned_of_misses, warned_of_all
         return c
@@ -425,7 +426,7 @@ def test_the_studys_warned_flag_is_what_kpass_warns(values, clusters):
     for method in ("studentized", "t" if clusters is None else "clustered-t"):
         result, warned = _kpass_warned(study.mean_ci_columns, values[:, None], clusters=clusters, method=method,
                                        n_resamples=199, rng=0)
-        assert study._warned(result) is warned, (method, result.details)
+        assert regimes._warned(result) is warned, (method, result.details)
 
 
 @pytest.mark.parametrize("method", ["mover", "studentized", "t"])
@@ -442,7 +443,7 @@ def test_the_studys_warned_flag_is_what_kpass_warns_for_paired_differences(metho
         for j in range(x.shape[1]):
             result, warned = _kpass_warned(study.paired_difference_columns, x[:, [j]], y[:, [j]], method=method,
                                            n_resamples=199, rng=0)
-            assert study._warned(result) is warned, (method, j, result.details)
+            assert regimes._warned(result) is warned, (method, j, result.details)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -450,7 +451,7 @@ def test_the_studys_warned_flag_is_what_kpass_warns_for_paired_differences(metho
 # ---------------------------------------------------------------------------------------------
 
 def _regime_cell(regime, comparison, n_problems, coverage, *, width=0.1, narrowest=None, warned=(0.0, 0.0), n_sims=1000):
-    c = study.RegimeCell(regime, comparison, "pass@8", n_problems, 16, 0.9, n_sims=n_sims)
+    c = regimes.RegimeCell(regime, comparison, "pass@8", n_problems, 16, 0.9, n_sims=n_sims)
     default = c.default
     c.coverage = {default: coverage, "t": 0.95 if narrowest else 0.5}
     c.width = {default: width, "t": narrowest or width}
@@ -464,7 +465,7 @@ def test_regime_overview_counts_every_regime_and_all_cells():
              _regime_cell("ceiling (rare hard problems)", "single", 10, 0.700),   # N = 10: not assessed
              _regime_cell("floor (rare easy problems)", "single", 30, 0.920),     # below, within 2 SE (91.4%)
              _regime_cell("floor (rare easy problems)", "paired", 30, 0.800)]     # the other comparison
-    text = precision.regime_overview_markdown(cells, (*study.REGIMES, *study.CLUSTERED_REGIMES), (0.93, 0.98), 30, "single")
+    text = precision.regime_overview_markdown(cells, (*regimes.REGIMES, *regimes.CLUSTERED_REGIMES), (0.93, 0.98), 30, "single")
     rows = text.splitlines()
     assert rows[0].startswith("| regime | cells | in band |") and len(rows) == 5
     assert rows[2] == "| ceiling (rare hard problems) | 2 | 1 | 0 (0) | 1 (1) | 1 | 95.0-99.0% | 42% | 12% |"
@@ -473,7 +474,7 @@ def test_regime_overview_counts_every_regime_and_all_cells():
     assert rows[4].startswith("| **all single cells** | 3 | 1 | 1 (0) | 1 (1) | 1 | 92.0-99.0% | 18% | 8% (a warned ")
     assert "misses **2.00x** as often" in rows[4]  # (50 * 0.5) / (50 * 0.25): the only warned cell
     with pytest.raises(ValueError, match="no paired cell with N >= 30"):
-        precision.regime_overview_markdown(cells[:4], study.REGIMES, (0.93, 0.98), 30, "paired")
+        precision.regime_overview_markdown(cells[:4], regimes.REGIMES, (0.93, 0.98), 30, "paired")
 
 
 def test_write_doc_block_replaces_its_block_only_and_names_a_missing_marker(tmp_path):
