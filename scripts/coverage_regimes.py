@@ -10,9 +10,9 @@ N = 10 (:func:`regime_sims`). Per cell: the default's coverage and its Monte Car
 misses below and above, mean width, the narrowest method covering >= 94% and the 1.3x width rule,
 the warned share of misses and of all; per regime and in total, the cells outside 93-98% plainly
 and beyond 2 Monte Carlo standard errors (:meth:`RegimeCell.beyond_mc_error`), and the exact
-binomial coverage of the rare-kind count (:func:`discreteness_table`). The simulated benchmarks of
+binomial coverage of the rare-kind count (``coverage_precision.discreteness_table``). The simulated benchmarks of
 a (regime, N, n) are drawn once for all its metrics (:func:`simulate_regime`), single-model cells
-skip model B's Beta quantiles, and ``--regimes/--metrics/--n-problems/--n-samples`` run a subset.
+skip model B's Beta quantiles, and the study's ``--regimes/--metrics/--n-problems/--n-samples`` run a subset.
 """
 
 from __future__ import annotations

@@ -408,8 +408,6 @@ def acceptance(cells: list[Cell], *, low: float = 0.93, high: float = 0.98, min_
     return failures
 
 
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="full size (2,000 simulations per cell); also KPASS_COVERAGE_FULL=1")
