@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -247,7 +248,7 @@ def doc_block_parts(path, name: str) -> tuple[str, str, str, str]:
     markers and the text after ``<!-- NAME:end -->``. ``ValueError`` names the page and the markers when
     they are missing, repeated or out of order (``OSError`` when the page cannot be read)."""
     start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-    with open(path, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8", newline="") as handle:  # CRLF pages stay CRLF
         page = handle.read()
     if page.count(start) != 1 or page.count(end) != 1 or page.index(start) > page.index(end):
         raise ValueError(f"{path}: expected one {start} followed by one {end} to write the run's table into")
@@ -257,10 +258,15 @@ def doc_block_parts(path, name: str) -> tuple[str, str, str, str]:
 
 def write_doc_block(path, name: str, text: str) -> None:
     """Replace the text between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` in the page ``path``
-    with ``text``, keeping the rest of the page byte for byte (:func:`doc_block_parts`)."""
+    with ``text``, keeping the rest of the page byte for byte (:func:`doc_block_parts`). The new page is
+    written next to the old one and then moved over it, so an interrupted write leaves the old page whole."""
     head, start, end, tail = doc_block_parts(path, name)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(f"{head}{start}\n{text}\n{end}{tail}")
+    newline = "\r\n" if "\r\n" in head + tail else "\n"  # the page's own line ending
+    block = text.replace("\n", newline)
+    partial = f"{path}.partial"
+    with open(partial, "w", encoding="utf-8", newline="") as handle:
+        handle.write(f"{head}{start}{newline}{block}{newline}{end}{tail}")
+    os.replace(partial, path)
 
 
 def parse_names(text: str, known: Sequence[str], flag: str, partial: bool = False) -> tuple[str, ...]:

@@ -402,5 +402,5 @@ def regime_summary(cells: list[RegimeCell]) -> str:
 #: exactly 95% shows outside 93-98% in about 0.3% of the cells (binomial SE 0.69 points).
 REGIME_SIMS = 1000
 REGIME_RESAMPLES = 499
-#: The quick profile (CI and ``--regimes-only`` without ``--full``): the cells at N = 30 and 100, n = 16.
+#: The quick profile (any run without ``--full``, as in CI): the cells at N = 30 and 100, n = 16.
 QUICK_REGIME_GRID = {"n_problems": (30, 100), "n_samples": (16,)}

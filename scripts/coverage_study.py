@@ -54,7 +54,10 @@ A third table uses populations of its own near the ends of the range (``coverage
 next to this script describes them and runs them); this script is its command line.
 
 Run ``python scripts/coverage_study.py --full`` (or ``make coverage``, which writes
-``docs/coverage.md`` and, with ``--edges-output``, ``docs/coverage-edges.md``); without ``--full``
+``docs/coverage.md``, ``docs/coverage-edges.md`` and ``docs/coverage-edges-paired.md`` with
+``--output``/``--edges-output``, and the overview blocks of ``docs/intervals-edges.md`` with
+``--summary-doc``, which is refused before any run for a subset, the quick profile, a page without its
+blocks or the file the tables go to); without ``--full``
 a small version (the regimes' quick profile: N = 30 and 100, n = 16) runs in a few minutes.
 ``--regimes-only --comparisons single`` runs the single-model regime cells alone (the run time is
 the last line of ``docs/coverage-edges.md``).
@@ -428,9 +431,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--summary-doc", help="edge regimes (full profile, whole grid): also write the per-regime "
                         "overview of each comparison into this page's <!-- coverage-edges-COMPARISON:start/end --> block")
     args = parser.parse_args(argv)
-    if args.summary_doc and args.no_regimes:
+    if args.summary_doc is not None and args.no_regimes:
         parser.error("--summary-doc writes the edge regimes' overview: not with --no-regimes")
     full = args.full or os.environ.get("KPASS_COVERAGE_FULL") == "1"
+    comparisons = ("paired",) if args.paired_only else tuple(dict.fromkeys(
+        c.strip() for c in args.comparisons.split(",") if c.strip()))
+    filters = regime_filters(args, parser)
+    if args.summary_doc is not None:  # every refusal before any run: a page without its blocks fails now
+        if not full or filters or args.regime_sims or args.resamples:
+            parser.error("--summary-doc writes the docs' overview: only with the full profile's whole edge grid "
+                         "(no --regimes, --metrics, --n-problems, --n-samples, --regime-sims or --resamples)")
+        tables = [p for p in (args.output, args.edges_output) if p]
+        page_exists = os.path.exists(args.summary_doc)
+        if page_exists and any(os.path.exists(p) and os.path.samefile(p, args.summary_doc) for p in tables):
+            parser.error("--summary-doc names the file the tables are written to (--output/--edges-output): "
+                         "the page would be overwritten; give the docs page and a separate table file")
+        try:
+            for comparison in comparisons:
+                doc_block_parts(args.summary_doc, f"coverage-edges-{comparison}")
+        except (OSError, ValueError) as error:
+            parser.error(f"--summary-doc: {error}")
     config = StudyConfig() if full else SMALL
     overrides = {}
     if args.sims:
@@ -476,19 +496,8 @@ def main(argv: list[str] | None = None) -> int:
         _emit("\n".join(parts), args.output)
     if not args.no_regimes:
         regime_started = time.perf_counter()
-        comparisons = ("paired",) if args.paired_only else tuple(c.strip() for c in args.comparisons.split(",") if c.strip())
         n_sims = args.regime_sims or (REGIME_SIMS if full else config.n_sims)
         n_resamples = args.resamples or (REGIME_RESAMPLES if full else config.n_resamples)
-        filters = regime_filters(args, parser)
-        if args.summary_doc and (not full or filters or args.regime_sims or args.resamples):
-            parser.error("--summary-doc writes the docs' overview: only with the full profile's whole edge grid "
-                         "(no --regimes, --metrics, --n-problems, --n-samples, --regime-sims or --resamples)")
-        if args.summary_doc:
-            try:  # before the run: a page without its blocks fails now, not after it
-                for comparison in comparisons:
-                    doc_block_parts(args.summary_doc, f"coverage-edges-{comparison}")
-            except (OSError, ValueError) as error:
-                parser.error(f"--summary-doc: {error}")
         grid = {**({} if full else QUICK_REGIME_GRID), **filters}
         regime_cells = run_regimes(n_sims=n_sims, n_resamples=n_resamples, seed=config.seed, comparisons=comparisons,
                                    **grid, progress=_regime_progress(started))
@@ -505,7 +514,7 @@ def main(argv: list[str] | None = None) -> int:
             with open(args.output, encoding="utf-8") as handle:  # one file: the main tables, then the regimes
                 text = handle.read() + "\n" + text
         _emit(text, target)
-        if args.summary_doc:
+        if args.summary_doc is not None:
             source = f" that wrote [{os.path.basename(target)}]({os.path.basename(target)})" if target else ""
             for comparison in comparisons:
                 overview = regime_overview_markdown(regime_cells, (*REGIMES, *CLUSTERED_REGIMES), BAND, ASSESSED_PROBLEMS,

@@ -510,6 +510,36 @@ def test_summary_doc_without_its_block_fails_before_the_run(tmp_path, capsys, mo
     assert raised.value.code == 2 and "<!-- coverage-edges-paired:start -->" in capsys.readouterr().err
 
 
+def test_summary_doc_refusals_come_before_the_main_grid(tmp_path, capsys, monkeypatch):
+    """Without --regimes-only the main grid runs first (830 s and more): a bad --summary-doc must not wait for it."""
+    page = tmp_path / "page.md"
+    page.write_text("<!-- coverage-edges-single:start -->\n<!-- coverage-edges-single:end -->\n", encoding="utf-8")
+    monkeypatch.setattr(study, "run_independent", lambda *_, **__: pytest.fail("the main grid started"))
+    for flags in (["--regimes", "ceiling"], ["--comparisons", "paired"]):  # a subset; a comparison without its block
+        with pytest.raises(SystemExit) as raised:
+            study.main(["--full", "--summary-doc", str(page), *flags])
+        assert raised.value.code == 2 and "--summary-doc" in capsys.readouterr().err
+
+
+def test_summary_doc_may_not_be_the_table_file(tmp_path, capsys, monkeypatch):
+    page = tmp_path / "page.md"
+    text = "<!-- coverage-edges-paired:start -->\n<!-- coverage-edges-paired:end -->\n"
+    page.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(study, "run_regimes", lambda **_: pytest.fail("the run started"))
+    with pytest.raises(SystemExit) as raised:
+        study.main(["--full", "--regimes-only", "--paired-only", "--edges-output", str(page), "--summary-doc", str(page)])
+    assert raised.value.code == 2 and "would be overwritten" in capsys.readouterr().err
+    assert page.read_text(encoding="utf-8") == text
+
+
+def test_write_doc_block_keeps_a_crlf_page_crlf(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_bytes(b"intro\r\n<!-- b:start -->\r\nold\r\n<!-- b:end -->\r\nend\r\n")
+    precision.write_doc_block(page, "b", "| a |\n| b |")
+    assert page.read_bytes() == b"intro\r\n<!-- b:start -->\r\n| a |\r\n| b |\r\n<!-- b:end -->\r\nend\r\n"
+    assert [path.name for path in tmp_path.iterdir()] == ["page.md"]  # no partial file left behind
+
+
 DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs"
 
 
