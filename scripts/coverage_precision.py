@@ -21,12 +21,12 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats
 
+from kpass.cli.output import write_outputs
 from kpass.metrics import DEFAULT_INTERVAL_METHOD, DEFAULT_PAIRED_METHOD, wilson_interval
 
 #: Correlation of the Gaussian copula joining the two models' per-problem probabilities (paired cells).
@@ -258,15 +258,12 @@ def doc_block_parts(path, name: str) -> tuple[str, str, str, str]:
 
 def write_doc_block(path, name: str, text: str) -> None:
     """Replace the text between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` in the page ``path``
-    with ``text``, keeping the rest of the page byte for byte (:func:`doc_block_parts`). The new page is
-    written next to the old one and then moved over it, so an interrupted write leaves the old page whole."""
+    with ``text``, keeping the rest of the page byte for byte (:func:`doc_block_parts`). kpass's own atomic
+    writer (:func:`kpass.cli.output.write_outputs`) replaces the page, so an interrupted write leaves it whole."""
     head, start, end, tail = doc_block_parts(path, name)
     newline = "\r\n" if "\r\n" in head + tail else "\n"  # the page's own line ending
     block = text.replace("\n", newline)
-    partial = f"{path}.partial"
-    with open(partial, "w", encoding="utf-8", newline="") as handle:
-        handle.write(f"{head}{start}{newline}{block}{newline}{end}{tail}")
-    os.replace(partial, path)
+    write_outputs([(path, f"{head}{start}{newline}{block}{newline}{end}{tail}")])
 
 
 def parse_names(text: str, known: Sequence[str], flag: str, partial: bool = False) -> tuple[str, ...]:

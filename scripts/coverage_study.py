@@ -442,8 +442,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--summary-doc writes the docs' overview: only with the full profile's whole edge grid "
                          "(no --regimes, --metrics, --n-problems, --n-samples, --regime-sims or --resamples)")
         tables = [p for p in (args.output, args.edges_output) if p]
-        page_exists = os.path.exists(args.summary_doc)
-        if page_exists and any(os.path.exists(p) and os.path.samefile(p, args.summary_doc) for p in tables):
+        if os.path.exists(args.summary_doc) and any(os.path.exists(p) and os.path.samefile(p, args.summary_doc) for p in tables):
             parser.error("--summary-doc names the file the tables are written to (--output/--edges-output): "
                          "the page would be overwritten; give the docs page and a separate table file")
         try:
