@@ -49,14 +49,15 @@ bench-scale: $(STAMP)
 
 # The full coverage study: the main grid (it exits 1 when a cell at N >= 30 is outside 93-98%), then
 # the single-model and paired edge regimes, which also write their overview into docs/intervals-edges.md.
-# All three run whatever the first one's acceptance check says; the target fails if any of them did.
+# All three run whatever the first one's acceptance check says; the target exits with the worst status
+# of the three (2, a usage error, over 1, a cell outside the band).
 coverage: $(STAMP)
 	status=0; \
-	KPASS_COVERAGE_FULL=1 $(PY) scripts/coverage_study.py --full --no-regimes --output docs/coverage.md || status=$$?; \
+	KPASS_COVERAGE_FULL=1 $(PY) scripts/coverage_study.py --full --no-regimes --output docs/coverage.md || { rc=$$?; [ $$rc -le $$status ] || status=$$rc; }; \
 	KPASS_COVERAGE_FULL=1 $(PY) scripts/coverage_study.py --full --regimes-only --comparisons single \
-		--edges-output docs/coverage-edges.md --summary-doc docs/intervals-edges.md || status=$$?; \
+		--edges-output docs/coverage-edges.md --summary-doc docs/intervals-edges.md || { rc=$$?; [ $$rc -le $$status ] || status=$$rc; }; \
 	KPASS_COVERAGE_FULL=1 $(PY) scripts/coverage_study.py --full --regimes-only --paired-only \
-		--edges-output docs/coverage-edges-paired.md --summary-doc docs/intervals-edges.md || status=$$?; \
+		--edges-output docs/coverage-edges-paired.md --summary-doc docs/intervals-edges.md || { rc=$$?; [ $$rc -le $$status ] || status=$$rc; }; \
 	exit $$status
 
 # A wheel and an sdist in dist/ (kpass is not on the package index: install from these or a clone).

@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -243,17 +244,25 @@ def regime_overview_markdown(cells, order: Sequence[str], band: tuple[float, flo
     return "\n".join(lines)
 
 
+DOC_BLOCK_MARKER = re.compile(r"<!-- [^<>]*?:(?:start|end) -->")  # any block's marker, for overlaps
+
+
 def doc_block_parts(path, name: str) -> tuple[str, str, str, str]:
     """The page ``path`` split around its block ``name``: the text before ``<!-- NAME:start -->``, the two
     markers and the text after ``<!-- NAME:end -->``. ``ValueError`` names the page and the markers when
-    they are missing, repeated or out of order (``OSError`` when the page cannot be read)."""
+    they are missing, repeated or out of order, or when another block's marker lies between them (the blocks
+    overlap: writing one would delete the other's marker); ``OSError`` when the page cannot be read."""
     start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
     with open(path, encoding="utf-8", newline="") as handle:  # CRLF pages stay CRLF
         page = handle.read()
     if page.count(start) != 1 or page.count(end) != 1 or page.index(start) > page.index(end):
         raise ValueError(f"{path}: expected one {start} followed by one {end} to write the run's table into")
     head, rest = page.split(start, 1)
-    return head, start, end, rest.split(end, 1)[1]
+    inside, tail = rest.split(end, 1)
+    nested = DOC_BLOCK_MARKER.search(inside)
+    if nested:  # another block's marker inside this one: replacing it would delete that block's marker
+        raise ValueError(f"{path}: {nested.group(0)} lies between {start} and {end}; the blocks overlap")
+    return head, start, end, tail
 
 
 def write_doc_block(path, name: str, text: str) -> None:

@@ -506,7 +506,7 @@ def main(argv: list[str] | None = None) -> int:
             f"comparisons: {', '.join(comparisons)}. Written by `scripts/coverage_study.py` "
             f"({'full' if full else 'quick'} profile).", "",
             format_regime_table(regime_cells), "", regime_summary(regime_cells), "",
-            discreteness_table(REGIME_N_PROBLEMS, PROBLEMS_PER_CLUSTER, RARE_SHARE, ASSESSED_PROBLEMS),
+            discreteness_table(REGIME_N_PROBLEMS, PROBLEMS_PER_CLUSTER, RARE_SHARE, ASSESSED_PROBLEMS), "",
             f"Run time: {time.perf_counter() - regime_started:.0f} s."])
         target = args.edges_output or args.output
         if args.output and not args.edges_output and not args.regimes_only:

@@ -489,6 +489,23 @@ def test_write_doc_block_replaces_its_block_only_and_names_a_missing_marker(tmp_
         assert page.read_text(encoding="utf-8") == broken
 
 
+def test_write_doc_block_refuses_overlapping_blocks(tmp_path):
+    """Two blocks on one page (single and paired): one whose markers enclose the other's would delete them."""
+    page = tmp_path / "page.md"
+    nested = "<!-- a:start -->\n<!-- b:start -->\nold\n<!-- b:end -->\n<!-- a:end -->\n"
+    crossed = "<!-- a:start -->\n<!-- b:start -->\n<!-- a:end -->\n<!-- b:end -->\n"
+    for text, name, marker in ((nested, "a", "<!-- b:start -->"), (crossed, "a", "<!-- b:start -->"),
+                               (crossed, "b", "<!-- a:end -->")):
+        page.write_text(text, encoding="utf-8")
+        with pytest.raises(ValueError, match=f"page\\.md: {marker} lies between <!-- {name}:start --> and "
+                                             f"<!-- {name}:end -->; the blocks overlap"):
+            precision.write_doc_block(page, name, "x")
+        assert page.read_text(encoding="utf-8") == text
+    page.write_text("<!-- a:start -->\n<!-- a:end -->\n<!-- b:start -->\n<!-- b:end -->\n", encoding="utf-8")  # side by side
+    precision.write_doc_block(page, "b", "new")
+    assert page.read_text(encoding="utf-8").endswith("<!-- b:start -->\nnew\n<!-- b:end -->\n")
+
+
 @pytest.mark.parametrize("flags", [
     ["--full", "--regimes", "ceiling"],             # a subset would replace the whole run's overview
     ["--full", "--regime-sims", "30"],
