@@ -33,6 +33,7 @@ from ._score_intervals import (
     PAIRED_T_MIN_CLUSTERS,
     Fallback,
     at_range_ends,
+    clustered_model_limits,
     matched_pairs_bounds,
     mover_bounds,
     near_end_split_bounds,
@@ -383,7 +384,9 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     clusters (but unsaturated differences of two models near the same end: the clustered t interval,
     widened to the split score interval without its reduction for the degrees of freedom, which the
     t quantile already carries), take MOVER of the models; 0/1 values take Bonett & Price's
-    matched-pairs interval.
+    matched-pairs interval. With 30 or more clusters MOVER's per-model limits are each model's
+    clustered score interval, its interior side capped near an end (:func:`clustered_model_limits`),
+    instead of the studentized cluster bootstrap's legs.
     """
     arr_a, arr_b, model_range = paired
     n, k = arr_a.shape
@@ -437,8 +440,30 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     # a model with every value at one end (e.g. every problem solved) is not known exactly: as
     # 0/1 values (two_point) its limits are the score interval with n_B trials (Wilson, N of N)
 
+    # 30 or more clusters, either model near an end (#16): both models' legs are their clustered score
+    # intervals, capped near an end (clustered_model_limits), not their studentized cluster bootstraps,
+    # whose legs there were long in some benchmarks and short in others; constant columns and 0/1 values
+    # keep theirs (the score interval of n_B trials), mid-range pairs the bootstrap's
+    clustered_models = np.zeros(2 * k, dtype=bool)
+    model_score = None
+    if model_range is not None and codes is not None and not few_clusters and (n_clusters or 0) >= PAIRED_T_MIN_CLUSTERS:
+        model_score, capped_low, capped_high = clustered_model_limits(stacked, codes, n_clusters, model_range)
+        near_end_pair = np.tile((capped_low | capped_high)[:k] | (capped_low | capped_high)[k:], 2)
+        clustered_models = ~model_constant & ~two_point & near_end_pair
+        scales = np.where(clustered_models, "score (clustered)", scales).astype(object)
+
     def model_bounds(levels_2k: NDArray[np.float64], sources: bool = True) -> dict[str, NDArray[Any]]:
         out = per_model.interval(levels_2k, sources, raw_legs=True)
+        if model_score is not None and clustered_models.any():
+            score_low, score_high = model_score(levels_2k)
+            out["low"] = np.where(clustered_models, score_low, out["low"])
+            out["high"] = np.where(clustered_models, score_high, out["high"])
+            out["replace_low"] = out["replace_low"] & ~clustered_models  # no bootstrap-t tail was replaced
+            out["replace_high"] = out["replace_high"] & ~clustered_models
+            if sources:
+                for side, capped in (("low_source", capped_low), ("high_source", capped_high)):
+                    name = np.where(capped, "score (clustered, near end)", "score (clustered)")
+                    out[side] = np.where(clustered_models, name, out[side]).astype(object)
         if model_range is not None:
             low_end, high_end = model_range
             out["low"] = np.minimum(np.maximum(out["low"], low_end), high_end)

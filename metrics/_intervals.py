@@ -687,7 +687,7 @@ def paired_difference(
         ``details["rests_on_tiny_differences"]``), or the two models differ on a single problem
         (:class:`FewDifferencesWarning`; ``details["n_differing"]``,
         ``details["rests_on_few_differences"]``); with them the default's warned intervals missed
-        2.53x as often as the average interval of their coverage-study cell. For the
+        1.74x as often as the average interval of their coverage-study cell. For the
         other methods, and the default on values outside [0, 1]: a bound rests on a score fallback
         because a bootstrap-t tail was degenerate (values piled up at 0 or 1 but not all 0/1, see
         :func:`mean_ci`; the default: a t fallback), or few or only tiny differences

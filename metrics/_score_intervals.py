@@ -646,6 +646,59 @@ NEAR_END_PROBLEMS = 3.0
 NEAR_END_SIZE_FACTOR = 2.0
 
 
+#: MOVER's per-model limits with :data:`PAIRED_T_MIN_CLUSTERS` or more clusters
+#: (:func:`clustered_model_limits`): near an end, the interior leg is no shorter than the Wilson bound with
+#: at most this many times :math:`n_B`. Chosen by measured coverage on the 51 clustered paired edge cells
+#: (33 and 66 clusters) whose saturated differences take MOVER (scratch recomputation on the study's
+#: benchmarks, 1,000 per cell; below 93% / in band / above 98%): the studentized cluster bootstrap legs
+#: 5 / 32 / 14; the clustered score legs with a cap of 2 or 3, 5, 8, 12, 15, 20, 40 and none
+#: 0 / 21 / 30, 0 / 22 / 29, 0 / 25 / 26, **0 / 30 / 21**, 1 / 32 / 18, 3 / 33 / 15, 16 / 30 / 5 and 27 / 23 / 1.
+#: Applied where either model of a pair is near an end, all 90 paired cells at 33 and 66 clusters: 6 / 63 / 21
+#: before, 2 / 62 / 26 after (to every pair: 1 / 59 / 30, the mid-range point-mass pass@8 cells 1.2-1.5x wider).
+#: docs/intervals-edges.md, "MOVER's limits with 30 or more clusters".
+MOVER_NEAR_END_SIZE_FACTOR = 12.0
+
+
+def clustered_model_limits(values: NDArray[np.float64], codes, n_clusters,
+                           value_range: tuple[float, float]) -> tuple[LevelBounds, NDArray[np.bool_], NDArray[np.bool_]]:
+    r"""Per-model limits of MOVER with 30 or more clusters: the clustered score interval with a near-end cap.
+
+    Used where either model of a pair is near an end (:func:`~kpass.metrics._interval_engine.mover_interval`).
+    Each column (one model) takes the clustered score interval of the single-model default
+    (:func:`apply_clustered_score`: Wilson's interval with Korn & Graubard's design-effect size
+    :math:`n_{\mathrm{eff}} = \hat p(1-\hat p)/\widehat{SE}_{cl}^2`, not cut at N, and C - 1 degrees of
+    freedom). A column within :data:`NEAR_END_PROBLEMS` problems' worth of an end
+    (:math:`n_B \min(\hat p, 1-\hat p) < 3`, Kish's :math:`n_B`) has its bound on the side away from
+    that end widened to the Wilson bound with the size capped at :data:`MOVER_NEAR_END_SIZE_FACTOR`
+    :math:`n_B`, as the single-model near-end rule does with 2 :math:`n_B`: a difference of two means is
+    told apart by the problems where the models differ, so its legs need less of that protection than
+    one mean does (with the cap of 2, 30 of the 51 clustered edge cells it applies to covered more than 98%). The studentized
+    cluster bootstrap's legs they replace were long in some benchmarks and short in others: 91.2-93.4%
+    coverage, mostly missing below a negative truth, at 1.3-2.1x the width (docs/intervals-edges.md).
+
+    Returns
+    -------
+    bounds : callable
+        The (low, high) limits of every column at a (two-sided) level per column.
+    capped_low, capped_high : ndarray of bool, shape (K,)
+        The columns whose lower bound (near the top end) or upper bound (near the bottom end) is capped.
+    """
+    clustered = score_fallback(values, codes, n_clusters, value_range, cut_at_n=False)
+    assert clustered is not None  # value_range is known
+    mean, se, n_bernoulli, df = mean_and_se(values, codes, n_clusters)
+    p = end_share(mean, value_range)
+    near_end = n_bernoulli * np.minimum(p, 1.0 - p) < NEAR_END_PROBLEMS
+    at_top = p > 0.5
+    capped = wilson_effective(mean, se, MOVER_NEAR_END_SIZE_FACTOR * n_bernoulli, df, value_range)
+
+    def bounds(level: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        low, high = clustered.bounds(level)
+        capped_low, capped_high = capped(level)
+        return (np.where(near_end & at_top, np.minimum(low, capped_low), low),
+                np.where(near_end & ~at_top, np.maximum(high, capped_high), high))
+
+    return bounds, near_end & at_top, near_end & ~at_top
+
 #: The single-model reliability warning: a mean within WARN_END_SHARE of an end of its range (on
 #: [0, 1]) that rests on WARN_OFF_END_PROBLEMS to WARN_MAX_OFF_END_PROBLEMS problems' worth off that
 #: end (:math:`n_B \min(\hat p, 1-\hat p)`) gets an ``IntervalMethodWarning``. Closer to the end the

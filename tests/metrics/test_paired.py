@@ -756,3 +756,73 @@ def test_the_default_warns_where_the_models_differ_on_one_problem_only():
     few = [str(w.message) for w in caught if issubclass(w.category, FewDifferencesWarning)]
     assert few == ["the paired interval (columns [1, 2]) rests on the one problem of 30 where the two models differ "
                    f"(details['n_differing']): {FewDifferencesWarning.CAVEAT} (docs/intervals-edges.md); treat it as rough."]
+
+
+def _pass8(counts):
+    from math import comb
+
+    return np.array([1 - comb(16 - c, 8) / comb(16, 8) for c in counts])
+
+
+def test_mover_with_thirty_or_more_clusters_near_an_end_combines_the_models_clustered_score_limits():
+    """#16: with 30 or more clusters and a model near an end, MOVER's legs are each model's clustered score
+    interval (capped near the end), not its studentized cluster bootstrap, whose legs under-covered the
+    clustered ceiling and floor cells; mid-range pairs keep the bootstrap's legs."""
+    from kpass.metrics._score_intervals import MOVER_NEAR_END_SIZE_FACTOR
+
+    rng = np.random.default_rng(5)
+    clusters = np.repeat(np.arange(30), 3)  # 90 problems, 30 clusters of 3: Kish's n_B = 30
+    z, t = stats.norm.ppf(0.975), stats.t.ppf(0.975, 29)
+
+    def clustered_se(v):
+        totals = np.bincount(clusters, weights=v - v.mean())
+        return math.sqrt(30 / 29 * (totals**2).sum()) / v.size
+
+    # mid-range models with saturated differences (pass@8 from 16 samples: most differences below 0.05)
+    counts_a = np.where(np.arange(90) % 3 == 0, 0, rng.binomial(16, rng.beta(3, 3, 90)))  # a third never solved
+    counts_b = np.where(counts_a >= 6, counts_a - rng.binomial(1, 0.5, 90), counts_a)
+    a, b = _pass8(counts_a), _pass8(counts_b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IntervalMethodWarning)
+        result = paired_difference(a, b, clusters=clusters, rng=0, n_resamples=999)
+    assert result.details["saturated_differences"] and result.n_clusters == 30
+    assert "score (clustered)" not in result.details["model_scales"]
+    assert result.details["model_bound_methods"][0] == ("studentized", "studentized")
+
+    # near the ceiling (fewer than 3 problems' worth off it): the lower leg is the wider of that and
+    # Wilson's with the size capped at 12 n_B; the single-model default caps at 2 n_B, so it is wider still
+    counts_a = np.full(90, 16)
+    counts_a[[0, 3, 6]] = 3, 5, 7  # three problems off the ceiling, in three clusters
+    counts_b = counts_a.copy()
+    counts_b[[0, 3, 6]] -= 1  # pass@8 lower by 0.133, 0.025 and 0.003: saturated
+    a, b = _pass8(counts_a), _pass8(counts_b)
+    p = a.mean()
+    assert 30 * (1 - p) < 3 and np.ptp(a) > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IntervalMethodWarning)
+        result = paired_difference(a, b, clusters=clusters, rng=0, n_resamples=999)
+        single = mean_ci(a, clusters=clusters, rng=0, n_resamples=999)
+    assert result.details["saturated_differences"]
+    n_eff = p * (1 - p) / clustered_se(a) ** 2
+    score_low, score_high = _wilson(p, n_eff * (z / t) ** 2, z)
+    capped_low, _ = _wilson(p, min(n_eff, MOVER_NEAR_END_SIZE_FACTOR * 30) * (z / t) ** 2, z)
+    assert capped_low < score_low  # the cap binds in this sample
+    assert result.details["interval_a"] == pytest.approx((capped_low, score_high), abs=1e-12)
+    assert result.details["model_bound_methods"][0] == ("score (clustered, near end)", "score (clustered)")
+    assert result.details["model_scales"] == ("score (clustered)", "score (clustered)")
+    assert result.details["degenerate_tail"] == (False, False)
+    # MOVER (Zou & Donner 2008) of the two legs, widened to the split score interval where that is wider
+    (la, ua), (lb, ub) = result.details["interval_a"], result.details["interval_b"]
+    r, ma, mb = result.details["correlation_of_means"], a.mean(), b.mean()
+    q = b.mean()
+    n_eff_b = q * (1 - q) / clustered_se(b) ** 2
+    assert (lb, ub) == pytest.approx((_wilson(q, min(n_eff_b, MOVER_NEAR_END_SIZE_FACTOR * 30) * (z / t) ** 2, z)[0],
+                                      _wilson(q, n_eff_b * (z / t) ** 2, z)[1]), abs=1e-12)
+    low = ma - mb - math.sqrt((ma - la) ** 2 + (ub - mb) ** 2 - 2 * r * (ma - la) * (ub - mb))
+    high = ma - mb + math.sqrt((ua - ma) ** 2 + (mb - lb) ** 2 - 2 * r * (ua - ma) * (mb - lb))
+    assert result.details["mover_of_models"] == pytest.approx((low, high), abs=1e-12)
+    assert result.low == pytest.approx(min(low, result.details["split_score_interval"][0]), abs=1e-12)
+    assert single.details["near_end"] and single.low < capped_low
+    # 10 to 29 clusters keep the studentized legs (test_mover_with_clusters_uses_clustered_standard_errors)
+    fewer = paired_difference(a, b, clusters=np.repeat(np.arange(15), 6), rng=0, n_resamples=999)
+    assert "score (clustered)" not in fewer.details["model_scales"]
