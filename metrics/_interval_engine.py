@@ -447,8 +447,8 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     clustered_models = np.zeros(2 * k, dtype=bool)
     model_score = None
     if model_range is not None and codes is not None and not few_clusters and (n_clusters or 0) >= PAIRED_T_MIN_CLUSTERS:
-        model_score, capped_low, capped_high = clustered_model_limits(stacked, codes, n_clusters, model_range)
-        near_end_pair = np.tile((capped_low | capped_high)[:k] | (capped_low | capped_high)[k:], 2)
+        model_score, model_uncapped, model_near_end = clustered_model_limits(stacked, codes, n_clusters, model_range)
+        near_end_pair = np.tile(model_near_end[:k] | model_near_end[k:], 2)
         clustered_models = ~model_constant & ~two_point & near_end_pair
         scales = np.where(clustered_models, "score (clustered)", scales).astype(object)
 
@@ -460,8 +460,9 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
             out["high"] = np.where(clustered_models, score_high, out["high"])
             out["replace_low"] = out["replace_low"] & ~clustered_models  # no bootstrap-t tail was replaced
             out["replace_high"] = out["replace_high"] & ~clustered_models
-            if sources:
-                for side, capped in (("low_source", capped_low), ("high_source", capped_high)):
+            if sources:  # "near end" where the cap set the bound (it is wider than the clustered score bound)
+                uncapped_low, uncapped_high = model_uncapped(levels_2k)
+                for side, capped in (("low_source", score_low < uncapped_low), ("high_source", score_high > uncapped_high)):
                     name = np.where(capped, "score (clustered, near end)", "score (clustered)")
                     out[side] = np.where(clustered_models, name, out[side]).astype(object)
         if model_range is not None:

@@ -81,7 +81,9 @@ Methods (``method=``)
     or with 10 to 29 clusters, unless both models are near the same end
     (:func:`~._score_intervals.near_same_end`: their limits are then the lopsided score bounds of a
     few clusters' worth, 2.5-10.7x the clustered t width); elsewhere it is the paired t interval of
-    the :math:`d_j`. Every bound is widened to the split score interval of the gains
+    the :math:`d_j`. With 30 or more clusters, where either model is within 3 problems' worth of an
+    end, MOVER's per-model limits are the two models' clustered score intervals, the side away from the
+    end capped (:func:`~._score_intervals.clustered_model_limits`), not their studentized legs. Every bound is widened to the split score interval of the gains
     :math:`\max(d_j, 0)` and losses :math:`\max(-d_j, 0)` where that is wider
     (:func:`~._score_intervals.split_score_bounds`). *0/1 values of both models* (pass@1 from one
     sample, pass^4 from four, any binary scorer; the differences are then a trinomial of gains,
@@ -619,7 +621,8 @@ def paired_difference(
     which is much smaller than the unpaired :math:`\sqrt{s_a^2/N + s_b^2/N}` when the
     correlation :math:`r_{ab}` of the two models' per-problem values is high (Miller 2024,
     section 4). The default interval, ``"mover"``, combines the two models' studentized limits
-    (same resamples; module docstring) with that correlation (Zou & Donner 2008):
+    (same resamples; with 30 or more clusters and a model near an end their clustered score limits;
+    module docstring) with that correlation (Zou & Donner 2008):
 
     .. math:: L = \bar d - \sqrt{(\hat\theta_a - l_a)^2 + (u_b - \hat\theta_b)^2
               - 2r(\hat\theta_a - l_a)(u_b - \hat\theta_b)}
@@ -651,7 +654,8 @@ def paired_difference(
     clusters : array_like, shape (N,), optional
         Cluster label per row of ``a`` (aligned with ``problem_ids_a``).
     method : {"mover", "studentized", "t", "clustered-t", "bootstrap", "bca"}, default: "mover"
-        ``"mover"``: the two models' studentized limits combined (module docstring);
+        ``"mover"``: the two models' studentized limits combined (clustered score limits with 30 or
+        more clusters and a model near an end; module docstring);
         the others: :func:`mean_ci` of the differences.
     confidence_level, n_resamples, rng, max_chunk_elements
         As in :func:`mean_ci`.

@@ -61,7 +61,8 @@ class IntervalResult:
         ``"studentized"`` also ``scale`` (``"arcsine"``, ``"identity"`` or
         ``"score (0/1 values)"``), ``t_quantiles`` and ``bound_methods`` (the method of each
         bound) and, for ``"mover"``, ``interval_a``/``interval_b`` (the per-model limits it
-        combined), ``model_scales`` and ``correlation_of_means``.
+        combined), ``model_scales`` (``"score (clustered)"`` where they are the clustered score
+        limits of 30 or more clusters) and ``correlation_of_means``.
     """
 
     estimate: float

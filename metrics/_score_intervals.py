@@ -660,7 +660,7 @@ MOVER_NEAR_END_SIZE_FACTOR = 12.0
 
 
 def clustered_model_limits(values: NDArray[np.float64], codes, n_clusters,
-                           value_range: tuple[float, float]) -> tuple[LevelBounds, NDArray[np.bool_], NDArray[np.bool_]]:
+                           value_range: tuple[float, float]) -> tuple[LevelBounds, LevelBounds, NDArray[np.bool_]]:
     r"""Per-model limits of MOVER with 30 or more clusters: the clustered score interval with a near-end cap.
 
     Used where either model of a pair is near an end (:func:`~kpass.metrics._interval_engine.mover_interval`).
@@ -678,10 +678,11 @@ def clustered_model_limits(values: NDArray[np.float64], codes, n_clusters,
 
     Returns
     -------
-    bounds : callable
-        The (low, high) limits of every column at a (two-sided) level per column.
-    capped_low, capped_high : ndarray of bool, shape (K,)
-        The columns whose lower bound (near the top end) or upper bound (near the bottom end) is capped.
+    bounds, clustered : callable
+        The (low, high) limits of every column at a (two-sided) level per column, and the clustered
+        score interval alone (where ``bounds`` is wider, the near-end cap set the bound).
+    near_end : ndarray of bool, shape (K,)
+        The columns within :data:`NEAR_END_PROBLEMS` problems' worth of an end.
     """
     clustered = score_fallback(values, codes, n_clusters, value_range, cut_at_n=False)
     assert clustered is not None  # value_range is known
@@ -697,7 +698,7 @@ def clustered_model_limits(values: NDArray[np.float64], codes, n_clusters,
         return (np.where(near_end & at_top, np.minimum(low, capped_low), low),
                 np.where(near_end & ~at_top, np.maximum(high, capped_high), high))
 
-    return bounds, near_end & at_top, near_end & ~at_top
+    return bounds, clustered.bounds, near_end
 
 #: The single-model reliability warning: a mean within WARN_END_SHARE of an end of its range (on
 #: [0, 1]) that rests on WARN_OFF_END_PROBLEMS to WARN_MAX_OFF_END_PROBLEMS problems' worth off that

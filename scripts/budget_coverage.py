@@ -14,7 +14,7 @@ Run ``python scripts/budget_coverage.py`` for a quick table, ``--full`` for the 
 reach with the score interval and the percentile bootstrap, and delta pass@1 with the interval
 :func:`kpass.metrics.decompose_pass_change` reports for it by default, which is
 :func:`kpass.metrics.paired_difference`'s default, ``"mover"``, the two models' studentized
-limits combined, exactly what ``kpass compare`` gives). The test suite runs a reduced version
+limits combined (their clustered score limits with 30 or more clusters and a model near an end), exactly what ``kpass compare`` gives). The test suite runs a reduced version
 (``tests/metrics/test_decomposition.py``).
 """
 

@@ -823,6 +823,17 @@ def test_mover_with_thirty_or_more_clusters_near_an_end_combines_the_models_clus
     assert result.details["mover_of_models"] == pytest.approx((low, high), abs=1e-12)
     assert result.low == pytest.approx(min(low, result.details["split_score_interval"][0]), abs=1e-12)
     assert single.details["near_end"] and single.low < capped_low
+    # the floor mirror (1 - a, 1 - b) beside it in one call: the upper leg is capped there, column by column
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IntervalMethodWarning)
+        both = paired_difference_columns(np.column_stack([a, 1 - a]), np.column_stack([b, 1 - b]), clusters=clusters,
+                                         rng=0, n_resamples=999)
+    assert both[0].details["interval_a"] == pytest.approx(result.details["interval_a"], abs=1e-12)
+    assert both[1].details["interval_a"] == pytest.approx((1 - score_high, 1 - capped_low), abs=1e-12)
+    assert both[1].details["model_bound_methods"][0] == ("score (clustered)", "score (clustered, near end)")
+    assert (both[1].low, both[1].high) == pytest.approx((-result.high, -result.low), abs=1e-12)
+    # the p-value inverts the interval with these legs: below 5% exactly when 0 lies outside the 95% interval
+    assert (result.p_value < 0.05) == (not result.low <= 0.0 <= result.high)
     # 10 to 29 clusters keep the studentized legs (test_mover_with_clusters_uses_clustered_standard_errors)
     fewer = paired_difference(a, b, clusters=np.repeat(np.arange(15), 6), rng=0, n_resamples=999)
     assert "score (clustered)" not in fewer.details["model_scales"]
