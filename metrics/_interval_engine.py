@@ -384,9 +384,9 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     clusters (but unsaturated differences of two models near the same end: the clustered t interval,
     widened to the split score interval without its reduction for the degrees of freedom, which the
     t quantile already carries), take MOVER of the models; 0/1 values take Bonett & Price's
-    matched-pairs interval. With 30 or more clusters MOVER's per-model limits are each model's
-    clustered score interval, its interior side capped near an end (:func:`clustered_model_limits`),
-    instead of the studentized cluster bootstrap's legs.
+    matched-pairs interval. With 30 or more clusters, where either model is near an end, MOVER's
+    per-model limits are each model's clustered score interval, its interior side capped near an end
+    (:func:`clustered_model_limits`), instead of the studentized cluster bootstrap's legs.
     """
     arr_a, arr_b, model_range = paired
     n, k = arr_a.shape

@@ -700,6 +700,7 @@ def clustered_model_limits(values: NDArray[np.float64], codes, n_clusters,
 
     return bounds, clustered.bounds, near_end
 
+
 #: The single-model reliability warning: a mean within WARN_END_SHARE of an end of its range (on
 #: [0, 1]) that rests on WARN_OFF_END_PROBLEMS to WARN_MAX_OFF_END_PROBLEMS problems' worth off that
 #: end (:math:`n_B \min(\hat p, 1-\hat p)`) gets an ``IntervalMethodWarning``. Closer to the end the
