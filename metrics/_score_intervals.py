@@ -659,6 +659,23 @@ NEAR_END_SIZE_FACTOR = 2.0
 MOVER_NEAR_END_SIZE_FACTOR = 12.0
 
 
+def near_end_score(values: NDArray[np.float64], codes, n_clusters, value_range: tuple[float, float],
+                   size_factor: float) -> tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.float64], LevelBounds]:
+    r"""The near-end test and its capped Wilson bounds, shared by the single-model rule and MOVER's limits.
+
+    With :math:`\hat p` the mean rescaled to [0, 1] and :math:`n_B` the Bernoulli worst-case size (N, or
+    Kish's with clusters), returns which columns are near an end
+    (:math:`n_B \min(\hat p, 1-\hat p) <` :data:`NEAR_END_PROBLEMS`), whether that end is the top,
+    :math:`n_B \min(\hat p, 1-\hat p)` itself and the Wilson bounds (:func:`wilson_effective`) with the
+    design-effect size capped at ``size_factor`` :math:`n_B`, as a function of the level.
+    """
+    mean, se, n_bernoulli, df = mean_and_se(values, codes, n_clusters)
+    p = end_share(mean, value_range)
+    off_end = n_bernoulli * np.minimum(p, 1.0 - p)
+    capped = wilson_effective(mean, se, size_factor * n_bernoulli, df, value_range)
+    return off_end < NEAR_END_PROBLEMS, p > 0.5, off_end, capped
+
+
 def clustered_model_limits(values: NDArray[np.float64], codes, n_clusters,
                            value_range: tuple[float, float]) -> tuple[LevelBounds, LevelBounds, NDArray[np.bool_]]:
     r"""Per-model limits of MOVER with 30 or more clusters: the clustered score interval with a near-end cap.
@@ -686,11 +703,7 @@ def clustered_model_limits(values: NDArray[np.float64], codes, n_clusters,
     """
     clustered = score_fallback(values, codes, n_clusters, value_range, cut_at_n=False)
     assert clustered is not None  # value_range is known
-    mean, se, n_bernoulli, df = mean_and_se(values, codes, n_clusters)
-    p = end_share(mean, value_range)
-    near_end = n_bernoulli * np.minimum(p, 1.0 - p) < NEAR_END_PROBLEMS
-    at_top = p > 0.5
-    capped = wilson_effective(mean, se, MOVER_NEAR_END_SIZE_FACTOR * n_bernoulli, df, value_range)
+    near_end, at_top, _, capped = near_end_score(values, codes, n_clusters, value_range, MOVER_NEAR_END_SIZE_FACTOR)
 
     def bounds(level: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         low, high = clustered.bounds(level)
@@ -748,13 +761,9 @@ def near_end_bounds(values: NDArray[np.float64], codes, n_clusters, value_range:
     off_end : ndarray of float64, shape (K,)
         :math:`n_B \min(\hat p, 1 - \hat p)`, the problems' worth off the nearer end.
     """
-    mean, se, n_bernoulli, df = mean_and_se(values, codes, n_clusters)
-    p = end_share(mean, value_range)
-    off_end = n_bernoulli * np.minimum(p, 1.0 - p)
-    near_end = off_end < NEAR_END_PROBLEMS
-    bounds = wilson_effective(mean, se, NEAR_END_SIZE_FACTOR * n_bernoulli, df, value_range)
+    near_end, at_top, off_end, bounds = near_end_score(values, codes, n_clusters, value_range, NEAR_END_SIZE_FACTOR)
     low, high = bounds(np.full(values.shape[1], level))
-    return near_end, p > 0.5, low, high, off_end
+    return near_end, at_top, low, high, off_end
 
 
 def keeps_its_score_interval(result: dict) -> bool:
