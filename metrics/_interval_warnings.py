@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._score_intervals import TINY_DIFFERENCE, WARN_END_SHARE, WARN_MAX_OFF_END_PROBLEMS, WARN_OFF_END_PROBLEMS
+from ._score_intervals import TINY_DIFFERENCE
+from ._single_score import WARN_END_SHARE, WARN_MAX_OFF_END_PROBLEMS, WARN_OFF_END_PROBLEMS
 from ._validation import MAX_REPORTED
 from ._warnings import DegenerateIntervalWarning, FewDifferencesWarning, IntervalMethodWarning, TinyDifferencesWarning
 
@@ -113,7 +114,7 @@ def warn_few_off_end(results: list[dict[str, Any]]) -> None:
     A mean within :data:`WARN_END_SHARE` of an end and :data:`WARN_OFF_END_PROBLEMS` to
     :data:`WARN_MAX_OFF_END_PROBLEMS` problems' worth from it, chosen by how much more often such
     intervals miss than the others of the same coverage-study cell (about twice as often); closer
-    to the end the near-end rule (:func:`~._score_intervals.apply_near_end`) makes the interval
+    to the end the near-end rule (:func:`~._single_score.apply_near_end`) makes the interval
     conservative, further from it the bootstrap's tails are well fed.
     """
     flagged = [j for j, r in enumerate(results) if r["details"].get("few_off_end")]

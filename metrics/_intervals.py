@@ -42,10 +42,14 @@ Methods (``method=``)
     distribution has only N + 1 atoms, and a quantile of it covers 95.7% or 98.6% by the luck
     of where the atoms fall (Brown, Cai & DasGupta [10]_ recommend Wilson's interval for a
     proportion). With 10 or more clusters the other values in [0, 1] take the clustered score
-    interval (:func:`~._score_intervals.apply_clustered_score`: Wilson's with the design-effect
-    size of the clustered SE and C - 1 degrees of freedom). ``details["scale"]`` says which of
-    "arcsine", "identity" (values without a known range: the raw bootstrap-t), "score (0/1
-    values)" or "score (clustered)" applied.
+    interval (:func:`~._single_score.apply_clustered_score`: Wilson's with the design-effect
+    size of the clustered SE and C - 1 degrees of freedom); with 10 or more independent problems
+    they take that bound (N - 1 degrees of freedom) on the side toward the nearer end and the wider
+    of it and the arcsine bootstrap-t's on the other side, both sides the wider within 1.5
+    problems' worth of the end (:func:`~._single_score.apply_problem_score`: the bootstrap-t's
+    end-side bound over-covered near an end). ``details["scale"]`` says which of "arcsine",
+    "identity" (values without a known range: the raw bootstrap-t), "score (0/1 values)", "score
+    (effective size)" or "score (clustered)" applied.
 ``"mover"`` (default of :func:`paired_difference`; paired differences only)
     The MOVER combination (Zou & Donner [7]_; Newcombe [8]_ for paired proportions) of the two
     models' limits :math:`[l_a, u_a]`, :math:`[l_b, u_b]` from their studentized pivots,
@@ -251,12 +255,11 @@ from ._result import IntervalResult, PairedResult
 from ._score_intervals import (
     FEW_CLUSTERS,
     TINY_DIFFERENCE,
-    apply_clustered_score,
-    apply_near_end,
     paired_score_fallback,
     score_fallback,
     wilson_interval,
 )
+from ._single_score import PROBLEM_SCORE_MIN_PROBLEMS, apply_clustered_score, apply_near_end, apply_problem_score
 from ._validation import check_bounds, check_design, check_values, match_ids
 from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning
 
@@ -409,7 +412,11 @@ def mean_ci(
     :math:`(\hat\theta^* - \hat\theta)/\widehat{SE}^*` (see the module docstring for every method);
     values in [0, 1] (or in an explicit ``bounds`` range) are studentized on the arcsine scale
     :math:`\arcsin\sqrt{\theta}` and the interval is mapped back, and 0/1 values (also all 0 or
-    all 1) get the Wilson score interval (``details["scale"]``). A tail of :math:`t^*` made
+    all 1) get the Wilson score interval (``details["scale"]``). With 10 or more problems (or
+    clusters) other values in [0, 1] take Wilson's bound with the design-effect size instead on
+    the side toward the nearer end (both sides with clusters), and without clusters the wider of it
+    and the bootstrap-t's on the other side (:func:`~._single_score.apply_problem_score`,
+    :func:`~._single_score.apply_clustered_score`). A tail of :math:`t^*` made
     degenerate by values piled up at one value (e.g. 37 of 40 pass@8 values at 1) is replaced by
     a Wilson score bound with the Bernoulli worst-case effective sample size, with an
     :class:`~kpass.metrics.IntervalMethodWarning` (module docstring, "Degenerate bootstrap-t
@@ -569,6 +576,8 @@ def _mean_ci(values, *, clusters, method, confidence_level, n_resamples, rng, bo
     if method == "studentized" and value_range is not None and few_clusters_note(n_clusters) is None:
         if codes is not None:  # 10 or more clusters: the clustered score interval
             apply_clustered_score(results, arr, codes, n_clusters, value_range, level, bound_range)
+        elif n >= PROBLEM_SCORE_MIN_PROBLEMS:  # independent problems: the score bound toward the end
+            apply_problem_score(results, arr, value_range, level, bound_range)
         apply_near_end(results, arr, codes, n_clusters, value_range, level, bound_range)
     _warn_few_clusters(n_clusters, method)
     warn_degenerate(results, "value", replaced_tails=method != DEFAULT_INTERVAL_METHOD)

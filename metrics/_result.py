@@ -58,8 +58,9 @@ class IntervalResult:
         ``n_resamples``, ``seed``, ``resampling`` (``"problems"`` or ``"clusters"``),
         ``bounds`` and ``clipped`` (whether the raw interval left the range of the metric and
         was cut back to it), ``bias_correction`` and ``acceleration`` for BCa; for
-        ``"studentized"`` also ``scale`` (``"arcsine"``, ``"identity"`` or
-        ``"score (0/1 values)"``), ``t_quantiles`` and ``bound_methods`` (the method of each
+        ``"studentized"`` also ``scale`` (``"arcsine"``, ``"identity"``, ``"score (0/1 values)"``,
+        ``"score (effective size)"`` or ``"score (clustered)"``), ``studentized_bounds`` (the
+        bootstrap-t's bounds where a score rule set the interval), ``t_quantiles`` and ``bound_methods`` (the method of each
         bound) and, for ``"mover"``, ``interval_a``/``interval_b`` (the per-model limits it
         combined), ``model_scales`` (``"score (clustered)"`` where they are the clustered score
         limits of 30 or more clusters) and ``correlation_of_means``.

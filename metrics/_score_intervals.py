@@ -6,8 +6,8 @@ freedom, the MOVER combination of two intervals into one for a difference (Zou &
 Newcombe 1998), the t interval and the p-value that inverts an interval in its level. They
 replace degenerate bootstrap-t tails, give 0/1 values their interval, carry the few-cluster
 rule (fewer than :data:`FEW_CLUSTERS` clusters) and the "no difference seen on N problems" bound
-of two models that agree everywhere, and are the single-model default with 10 or more clusters
-(:func:`apply_clustered_score`). :func:`wilson_interval` is the public per-problem interval.
+of two models that agree everywhere, and are the single-model default with 10 or more problems or
+clusters (:mod:`._single_score`). :func:`wilson_interval` is the public per-problem interval.
 """
 
 from __future__ import annotations
@@ -27,8 +27,6 @@ __all__ = [
     "FEW_CLUSTERS",
     "Fallback",
     "LevelBounds",
-    "apply_clustered_score",
-    "apply_near_end",
     "matched_pairs_bounds",
     "at_range_ends",
     "mean_and_se",
@@ -712,149 +710,3 @@ def clustered_model_limits(values: NDArray[np.float64], codes, n_clusters,
                 np.where(near_end & ~at_top, np.maximum(high, capped_high), high))
 
     return bounds, clustered.bounds, near_end
-
-
-#: The single-model reliability warning: a mean within WARN_END_SHARE of an end of its range (on
-#: [0, 1]) that rests on WARN_OFF_END_PROBLEMS to WARN_MAX_OFF_END_PROBLEMS problems' worth off that
-#: end (:math:`n_B \min(\hat p, 1-\hat p)`) gets an ``IntervalMethodWarning``. Closer to the end the
-#: near-end score bound makes the interval conservative (below :data:`NEAR_END_PROBLEMS`); with more
-#: problems off the end the bootstrap's tails are well fed. Chosen by how much more often the
-#: warned intervals miss than the others of the same cell (scratch runs of the default on the 315
-#: single-model edge cells at N >= 30 and on 78 cells of the main grid's populations; misses of a
-#: cell's warned intervals over the cell's miss rate times their number): 1.94x on the edge cells
-#: (28% of the misses on 13% of the intervals) and 1.70x on the main grid (12% on 9%), where the
-#: previous band (within 15% of an end, 1.5 or more problems' worth) gave 1.49x and 1.25x, and every
-#: warning the default gave then (that band and the replaced bootstrap-t tails) 0.97x: no better than
-#: chance. docs/intervals-edges.md, "Warnings".
-WARN_END_SHARE = 0.30
-WARN_OFF_END_PROBLEMS = NEAR_END_PROBLEMS
-WARN_MAX_OFF_END_PROBLEMS = 15.0
-
-
-def near_end_bounds(values: NDArray[np.float64], codes, n_clusters, value_range: tuple[float, float],
-                    level: float) -> tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.float64], NDArray[np.float64],
-                                       NDArray[np.float64]]:
-    r"""The interior-side score bound of a single-model mean near an end of its range.
-
-    With the values rescaled to [0, 1], :math:`\hat p` their mean and :math:`n_B` the Bernoulli
-    worst-case size (N without clusters; Kish's :math:`N^2/\sum_c N_c^2` with clusters, what N
-    problems weigh when every problem of a cluster is alike), a column is *near the end* when
-    :math:`n_B \min(\hat p, 1 - \hat p) <` :data:`NEAR_END_PROBLEMS`. Its bound on the
-    side away from that end (the lower bound near 1, the upper bound near 0) is the Wilson bound
-    (Wilson 1927) with the design-effect size capped at :data:`NEAR_END_SIZE_FACTOR` :math:`n_B`,
-
-    .. math:: n_{\mathrm{eff}} = \min\Big(\frac{\hat p(1-\hat p)}{\widehat{SE}^2},\ 2 n_B\Big),
-              \qquad n^* = n_{\mathrm{eff}}\,(z_{1-\alpha/2}/t_{df,\,1-\alpha/2})^2
-
-    (Korn & Graubard 1998 for the degrees of freedom), so that a sample whose few off-end problems
-    happen to agree is not treated as more informative than :math:`2 n_B` problems near the end
-    (the standard error is the clustered one with clusters). Measured in the coverage study
-    (``docs/coverage-edges.md``): in units of N instead of :math:`n_B`, clustered pass@1 near the
-    ceiling covered 84.5% at N = 200 (66 clusters); with :math:`n_B` 98.5%.
-
-    Returns
-    -------
-    near_end, at_top : ndarray of bool, shape (K,)
-        Which columns are near an end, and whether that end is the top of the range.
-    low, high : ndarray of float64, shape (K,)
-        The Wilson bounds (on the scale of ``value_range``); only the interior side is used.
-    off_end : ndarray of float64, shape (K,)
-        :math:`n_B \min(\hat p, 1 - \hat p)`, the problems' worth off the nearer end.
-    """
-    near_end, at_top, off_end, bounds = near_end_score(values, codes, n_clusters, value_range, NEAR_END_SIZE_FACTOR)
-    low, high = bounds(np.full(values.shape[1], level))
-    return near_end, at_top, low, high, off_end
-
-
-def keeps_its_score_interval(result: dict) -> bool:
-    """A constant or degenerate column, or 0/1 values: their score interval already counts N trials, and
-    neither the clustered score interval nor the near-end rule applies to them."""
-    details = result["details"]
-    return bool(result["constant"] or details.get("degenerate") or details.get("scale") == "score (0/1 values)")
-
-
-#: The scale name of the single-model default's interval with 10 or more clusters (``details["scale"]``).
-CLUSTERED_SCORE = "score (clustered)"
-
-
-def apply_clustered_score(results: list[dict], arr: NDArray[np.float64], codes, n_clusters,
-                          value_range: tuple[float, float], level: float,
-                          bound_range: tuple[float, float] | None) -> None:
-    r"""The single-model default with :data:`FEW_CLUSTERS` or more clusters: the clustered score interval, in place.
-
-    Every column of values in ``value_range`` with spread (other than 0/1 values, which keep their
-    score interval, and degenerate columns) takes Wilson's interval (Wilson 1927) with Korn &
-    Graubard's (1998) design-effect size from the clustered standard error and C - 1 degrees of
-    freedom,
-
-    .. math:: n_{\mathrm{eff}} = \frac{\hat p(1-\hat p)}{\widehat{SE}_{cl}^2}, \qquad
-              n^* = n_{\mathrm{eff}}\,(z_{1-\alpha/2}/t_{C-1,\,1-\alpha/2})^2,
-
-    on both sides, instead of the studentized cluster bootstrap; :func:`apply_near_end` then bounds
-    the side away from a near end as it does without clusters. :math:`n_{\mathrm{eff}}` is not cut
-    at N: pass@k and the like from n samples per problem vary less than 0/1 values of the same mean,
-    and the cut (Korn & Graubard's, for 0/1 values) widened mid-range intervals by 20-30% and
-    over-covered (99.2-100% for Beta(2, 2) pass@1 with n = 16 at 30 and 100 clusters, scratch run of
-    500 simulations per cell). A column whose clustered standard error is 0 gets Kish's size
-    :math:`n_B = N^2/\sum_c N_c^2`. Measured in the coverage study (1,000 simulated benchmarks per
-    cell, docs/intervals-edges.md): in the 135 clustered ceiling, floor and point-mass cells with
-    10-66 clusters the studentized cluster bootstrap (with the near-end rule) had 60 cells in
-    93-98%, 71 above and 4 below, at 1.0x; this interval 109, 25 (98.1-98.9%) and 1 (91.5%), at
-    0.95x the width on average (0.53x at 66 clusters near an end). The bootstrap's bounds stay in
-    ``details["studentized_bounds"]`` and which of its tails was degenerate in
-    ``details["studentized_degenerate_tail"]``.
-    """
-    clustered = score_fallback(arr, codes, n_clusters, value_range, cut_at_n=False)
-    assert clustered is not None  # value_range is known
-    low, high = clustered.bounds(np.full(arr.shape[1], level))
-    if bound_range is not None:
-        low, high = np.maximum(low, bound_range[0]), np.minimum(high, bound_range[1])
-    for j, r in enumerate(results):
-        d = r["details"]
-        if keeps_its_score_interval(r):
-            continue
-        d["studentized_bounds"] = (r["low"], r["high"])
-        d["studentized_degenerate_tail"] = d.get("degenerate_tail", (False, False))
-        d["degenerate_tail"] = (False, False)  # the interval shown replaced no bootstrap-t tail
-        r["low"], r["high"] = float(low[j]), float(high[j])
-        d["scale"] = CLUSTERED_SCORE
-        d["bound_methods"] = (CLUSTERED_SCORE, CLUSTERED_SCORE)
-
-
-def apply_near_end(results: list[dict], arr: NDArray[np.float64], codes, n_clusters, value_range: tuple[float, float],
-                   level: float, bound_range: tuple[float, float] | None) -> None:
-    r"""The near-end rule of the default single-model interval (:func:`near_end_bounds`), in place.
-
-    A column whose mean lies within :data:`NEAR_END_PROBLEMS` problems' worth of an end of its
-    range (other than 0/1 values and constant columns, whose score interval already counts N
-    trials) gets, on the side away from that end, the wider of the studentized bound and the
-    Wilson bound with at most twice the Bernoulli worst-case size; ``details["near_end"]`` says
-    so, ``details["studentized_bounds"]`` keeps the bootstrap-t bounds (before the rule, and before
-    :func:`apply_clustered_score` with clusters) and
-    ``details["bound_methods"]`` names "score (near end)" when the score bound was the wider.
-    Every such column records ``details["off_end_problems"]`` (:math:`n_B \min(\hat p, 1-\hat p)`);
-    ``details["few_off_end"]`` marks those within :data:`WARN_END_SHARE` of an end and
-    :data:`WARN_OFF_END_PROBLEMS` to :data:`WARN_MAX_OFF_END_PROBLEMS` problems' worth from it, which
-    :func:`~kpass.metrics.mean_ci` warns about.
-    """
-    near_end, at_top, low, high, off_end = near_end_bounds(arr, codes, n_clusters, value_range, level)
-    p = end_share(arr.mean(axis=0), value_range)
-    close = np.minimum(p, 1.0 - p) < WARN_END_SHARE
-    for j, r in enumerate(results):
-        if keeps_its_score_interval(r):
-            continue
-        r["details"]["off_end_problems"] = float(off_end[j])
-        if close[j] and WARN_OFF_END_PROBLEMS <= off_end[j] < WARN_MAX_OFF_END_PROBLEMS:
-            r["details"]["few_off_end"] = True
-        if not near_end[j]:
-            continue
-        r["details"]["near_end"] = True
-        r["details"].setdefault("studentized_bounds", (r["low"], r["high"]))
-        methods = list(r["details"].get("bound_methods", ("studentized", "studentized")))
-        if at_top[j] and low[j] < r["low"]:
-            r["low"] = float(low[j] if bound_range is None else max(low[j], bound_range[0]))
-            methods[0] = "score (near end)"
-        elif not at_top[j] and high[j] > r["high"]:
-            r["high"] = float(high[j] if bound_range is None else min(high[j], bound_range[1]))
-            methods[1] = "score (near end)"
-        r["details"]["bound_methods"] = tuple(methods)

@@ -167,7 +167,9 @@ def test_binary_values_are_wilson_at_any_level_and_every_problem_solved_is_not_w
 def test_values_in_the_range_use_the_arcsine_scale_and_others_the_raw_one():
     values = np.random.default_rng(3).beta(0.5, 0.3, 50)
     result = mean_ci(values, rng=0)
-    assert result.details["scale"] == "arcsine"
+    # the bootstrap-t of the default is on the arcsine scale; with 10 or more problems its bounds are
+    # kept in the details and the interval shown is the score rule's (next test)
+    low, high = result.details["studentized_bounds"]
     # the arcsine pivot, written out: g(p) = asin(sqrt(p)), t* = (g(m*) - g(m)) / (g'(m*) SE*)
     n = values.size
     weights = np.vstack(list(bootstrap_weights(n, n_resamples=10_000, rng=0, order_by=values)))
@@ -182,14 +184,73 @@ def test_values_in_the_range_use_the_arcsine_scale_and_others_the_raw_one():
 
     t_star = (g(means) - g(m)) / (slope(means) * ses)
     q_low, q_high = np.quantile(t_star, [0.025, 0.975])
-    low, high = (np.sin(g(m) - q * slope(m) * se) ** 2 for q in (q_high, q_low))
-    assert (result.low, result.high) == pytest.approx((low, high), abs=2e-3)
+    by_hand = [np.sin(g(m) - q * slope(m) * se) ** 2 for q in (q_high, q_low)]
+    assert (low, high) == pytest.approx(by_hand, abs=2e-3)
     assert result.details["t_quantiles"] == pytest.approx((q_low, q_high), abs=0.05)
+    nine = mean_ci(values[:9], rng=0)  # fewer than 10 problems: the arcsine bootstrap-t is the interval
+    assert nine.details["scale"] == "arcsine" and "studentized_bounds" not in nine.details
     shifted = mean_ci(values + 5.0, rng=0)  # no known range: the raw bootstrap-t
     assert shifted.details["scale"] == "identity"
-    in_range = mean_ci(values * 10, rng=0, bounds=(0, 10))  # an explicit range: the same arcsine interval
-    assert in_range.details["scale"] == "arcsine"
+    in_range = mean_ci(values * 10, rng=0, bounds=(0, 10))  # an explicit range: the same interval, scaled
+    assert in_range.details["scale"] == result.details["scale"] == "score (effective size)"
     assert (in_range.low, in_range.high) == pytest.approx((10 * result.low, 10 * result.high), rel=1e-9)
+
+
+def test_independent_problems_take_the_score_bound_toward_the_end_and_the_wider_one_away_from_it():
+    # 40 pass@8-like values near the ceiling: 30 at 1, ten spread below (mean 0.9, 4 problems' worth
+    # off the end: neither near nor very near it)
+    values = np.r_[np.ones(30), [0.2, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.5, 0.0]]
+    result = mean_ci(values, rng=0)
+    n, mean = values.size, values.mean()
+    se = values.std(ddof=1) / math.sqrt(n)
+    wilson = _korn_graubard_wilson_low(mean, mean * (1 - mean) / se**2, n - 1)  # size not cut at N
+    assert result.details["scale"] == "score (effective size)"
+    assert "near_end" not in result.details
+    # the end side (upper, the mean is above 1/2) is the Wilson bound, whatever the bootstrap-t gave
+    assert result.high == pytest.approx(wilson[1], abs=1e-12)
+    assert result.details["bound_methods"][1] == "score (effective size)"
+    # the interior side is the wider of the two
+    studentized_low = result.details["studentized_bounds"][0]
+    assert result.low == pytest.approx(min(studentized_low, wilson[0]), abs=1e-12)
+    # the floor mirrors it
+    mirrored = mean_ci(1 - values, rng=0)
+    assert mirrored.low == pytest.approx(1 - wilson[1], abs=1e-12)
+    assert mirrored.high == pytest.approx(max(mirrored.details["studentized_bounds"][1], 1 - wilson[0]), abs=1e-12)
+    # within 1.5 problems' worth of the end the end side keeps the bootstrap-t bound where it is the wider
+    near = np.r_[np.ones(36), [0.9, 0.7, 0.6, 0.8]]  # 1.0 problem's worth off the end
+    very_near = mean_ci(near, rng=0)
+    assert very_near.high == pytest.approx(max(very_near.details["studentized_bounds"][1],
+                                               _korn_graubard_wilson_low(near.mean(), near.mean() * (1 - near.mean())
+                                                                         / (near.std(ddof=1) ** 2 / 40), 39)[1]), abs=1e-12)
+    assert all(type(tail) is bool for tail in very_near.details["degenerate_tail"])  # plain bools: JSON-ready
+    # 2.1 problems' worth off the end (between 1.5 and 3): the end side is the Wilson bound although the
+    # bootstrap-t's is higher
+    two = np.r_[np.ones(22), np.random.default_rng(2).uniform(0.6, 0.95, 8)]
+    assert 30 * (1 - two.mean()) == pytest.approx(2.14, abs=0.01)
+    between = mean_ci(two, rng=0)
+    se_two = two.std(ddof=1) / math.sqrt(30)
+    wilson_two = _korn_graubard_wilson_low(two.mean(), two.mean() * (1 - two.mean()) / se_two**2, 29)
+    assert between.details["studentized_bounds"][1] > wilson_two[1] + 1e-3
+    assert between.high == pytest.approx(wilson_two[1], abs=1e-12)
+    # a mean of exactly 1/2 has no nearer end: both sides are the wider of the two
+    half = np.r_[[0.4] * 30, [0.75] * 8, 0.95, 0.95]
+    half = half + 0.5 - half.mean()
+    centred = mean_ci(half, rng=0)
+    se_half = half.std(ddof=1) / math.sqrt(40)
+    wilson_half = _korn_graubard_wilson_low(0.5, 0.25 / se_half**2, 39)
+    stud_low, stud_high = centred.details["studentized_bounds"]
+    assert centred.low == pytest.approx(min(stud_low, wilson_half[0]), abs=1e-12)
+    assert centred.high == pytest.approx(max(stud_high, wilson_half[1]), abs=1e-12)
+    assert centred.details["bound_methods"][1] == "studentized"
+    mirror = mean_ci(1 - half, rng=0)  # its bootstrap-t lower bound is the lower one: kept, as the upper is above
+    assert mirror.details["bound_methods"] == ("studentized", "score (effective size)")
+    assert mirror.low == pytest.approx(mirror.details["studentized_bounds"][0], abs=1e-12) and mirror.low < wilson_half[0]
+    # from 10 problems; 9 keep the bootstrap-t
+    ten = np.r_[np.ones(6), [0.8, 0.9, 0.7, 0.6]]
+    assert mean_ci(ten, rng=0).details["scale"] == "score (effective size)"
+    assert mean_ci(ten[1:], rng=0).details["scale"] == "arcsine"
+    # 0/1 values keep Wilson's interval with N - 1 trials
+    assert mean_ci(np.r_[np.ones(35), np.zeros(5)], rng=0).details["scale"] == "score (0/1 values)"
 
 
 def test_pass16_binary_values_28_of_30():
@@ -314,7 +375,8 @@ def test_two_dimensional_values_report_each_replaced_column():
     with pytest.warns(IntervalMethodWarning, match=r"\(columns \[0\]\)"):
         mean_ci_columns(np.column_stack([5 * values[:, 0] + 3, 5 * values[:, 1] + 3]), rng=0)
     assert first.details["bound_methods"][0] == "score"
-    assert second.details["bound_methods"] == ("studentized", "studentized")
+    # the second column's interior side is the wider of its bootstrap-t and score bounds (neither a replaced tail)
+    assert second.details["studentized_degenerate_tail"] == (False, False)
 
 
 def test_a_tail_with_more_than_a_quarter_of_alpha_degenerate_takes_the_score_bound():
