@@ -443,7 +443,8 @@ def mean_ci(
     bounds : "auto", None or (float, float), default: "auto"
         Range to clip the interval to. ``"auto"``: [0, 1] when every value lies in [0, 1],
         else no clipping. ``details["clipped"]`` reports whether clipping changed the interval.
-        An explicit range that holds every value is also the range of the score fallback.
+        An explicit range (it must hold every value) is also the metric's range for the score
+        rules and the near-end rule, even when every value lies in [0, 1].
     max_chunk_elements : int, default: 2**23
         Bound on the size of one chunk of resampling draws (``B_chunk * N``).
 
@@ -563,11 +564,10 @@ def _mean_ci(values, *, clusters, method, confidence_level, n_resamples, rng, bo
             row = int(np.flatnonzero(outside.any(axis=1))[0])
             raise ValueError(f"`values` must lie within `bounds` {bound_range}; problem {int(order[row])} has "
                              f"{float(arr[row][outside[row]][0])!r}.")
-    # range of the metric for the score-type fallback: [0, 1], or an explicit range holding every value
-    value_range = (0.0, 1.0) if in_unit else None
-    if value_range is None and bound_range is not None and not isinstance(bounds, str):
-        if bool(((arr >= bound_range[0]) & (arr <= bound_range[1])).all()):
-            value_range = bound_range
+    # range of the metric for the score rules: an explicit range (it holds every value, checked above), else
+    # [0, 1] when every value lies there; values in [0, 1] of a metric declared on [0, 10] are near its floor
+    explicit_range = bound_range is not None and not isinstance(bounds, str)
+    value_range = bound_range if explicit_range else ((0.0, 1.0) if in_unit else None)
     fallback = score_fallback(arr, codes, n_clusters, value_range) if method == "studentized" else None
     results = interval_core(arr, codes, n_clusters, method, level, design.n_resamples, rng, bound_range,
                              design.max_chunk_elements, False, fallback, scale_range=value_range,

@@ -196,6 +196,21 @@ def test_values_in_the_range_use_the_arcsine_scale_and_others_the_raw_one():
     assert (in_range.low, in_range.high) == pytest.approx((10 * result.low, 10 * result.high), rel=1e-9)
 
 
+def test_an_explicit_range_is_the_metrics_range_even_when_every_value_lies_in_zero_one():
+    # values near 0.9 of a metric declared on [0, 10] lie near its floor, not its ceiling: the score
+    # rules see the declared range, so the interval is ten times that of the values / 10 on [0, 1]
+    values = np.r_[np.ones(28), np.linspace(0.2, 0.9, 12)]
+    declared = mean_ci(values, rng=0, bounds=(0, 10))
+    tenth = mean_ci(values / 10, rng=0)
+    assert (declared.low, declared.high) == pytest.approx((10 * tenth.low, 10 * tenth.high), rel=1e-9)
+    assert declared.details["bound_methods"] == tenth.details["bound_methods"]
+    assert declared.details["off_end_problems"] == pytest.approx(tenth.details["off_end_problems"], rel=1e-9)
+    # read on [0, 1] the same values sit 3.3 problems' worth below the ceiling, another interval
+    unit = mean_ci(values, rng=0)
+    assert unit.details["off_end_problems"] == pytest.approx(40 * (1 - values.mean()), rel=1e-9)
+    assert (unit.low, unit.high) != pytest.approx((declared.low, declared.high), rel=1e-3)
+
+
 def test_independent_problems_take_the_score_bound_toward_the_end_and_the_wider_one_away_from_it():
     # 40 pass@8-like values near the ceiling: 30 at 1, ten spread below (mean 0.9, 4 problems' worth
     # off the end: neither near nor very near it)
