@@ -443,8 +443,9 @@ def mean_ci(
     bounds : "auto", None or (float, float), default: "auto"
         Range to clip the interval to. ``"auto"``: [0, 1] when every value lies in [0, 1],
         else no clipping. ``details["clipped"]`` reports whether clipping changed the interval.
-        An explicit range (it must hold every value) is also the metric's range for the score
-        rules and the near-end rule, even when every value lies in [0, 1].
+        An explicit range must hold every value; a finite one is also the metric's range for the
+        score rules and the near-end rule, even when every value lies in [0, 1], and one open on a
+        side (``(0, inf)``) declares no range (the bootstrap-t on the raw scale).
     max_chunk_elements : int, default: 2**23
         Bound on the size of one chunk of resampling draws (``B_chunk * N``).
 
@@ -564,10 +565,13 @@ def _mean_ci(values, *, clusters, method, confidence_level, n_resamples, rng, bo
             row = int(np.flatnonzero(outside.any(axis=1))[0])
             raise ValueError(f"`values` must lie within `bounds` {bound_range}; problem {int(order[row])} has "
                              f"{float(arr[row][outside[row]][0])!r}.")
-    # range of the metric for the score rules: an explicit range (it holds every value, checked above), else
-    # [0, 1] when every value lies there; values in [0, 1] of a metric declared on [0, 10] are near its floor
-    explicit_range = bound_range is not None and not isinstance(bounds, str)
-    value_range = bound_range if explicit_range else ((0.0, 1.0) if in_unit else None)
+    # range of the metric for the score rules: an explicit finite range (it holds every value, checked above), else
+    # [0, 1] when every value lies there; values in [0, 1] of a metric declared on [0, 10] are near its floor. A range
+    # open on one side declares no range: the bootstrap-t on the raw scale, as for values outside [0, 1]
+    if bound_range is not None and not isinstance(bounds, str):
+        value_range = bound_range if bool(np.isfinite(bound_range[0]) and np.isfinite(bound_range[1])) else None
+    else:
+        value_range = (0.0, 1.0) if in_unit else None
     fallback = score_fallback(arr, codes, n_clusters, value_range) if method == "studentized" else None
     results = interval_core(arr, codes, n_clusters, method, level, design.n_resamples, rng, bound_range,
                              design.max_chunk_elements, False, fallback, scale_range=value_range,
@@ -669,7 +673,8 @@ def paired_difference(
     confidence_level, n_resamples, rng, max_chunk_elements
         As in :func:`mean_ci`.
     bounds : "auto", None or (float, float), default: "auto"
-        ``"auto"``: [-1, 1] when every value of ``a`` and ``b`` lies in [0, 1].
+        ``"auto"``: [-1, 1] when every value of ``a`` and ``b`` lies in [0, 1]. An explicit
+        range must hold every difference ``a - b``; it only clips the interval.
 
     Returns
     -------
@@ -802,6 +807,15 @@ def _paired_difference(a, b, *, problem_ids_a, problem_ids_b, intersect, cluster
     in_unit = bool(((arr_a >= 0) & (arr_a <= 1)).all() and ((arr_b >= 0) & (arr_b <= 1)).all())
     bound_range = check_bounds(bounds, (-1.0, 1.0) if in_unit else None)
     differences = arr_a - arr_b
+    if bound_range is not None and not isinstance(bounds, str):  # #15: explicit bounds must hold the differences
+        outside = (differences < bound_range[0]) | (differences > bound_range[1])
+        if outside.any():
+            rows = np.flatnonzero(outside.any(axis=1))
+            row = int(rows[np.argmin(order[rows])])  # the first such problem as given
+            where = (f"problem id {problem_ids_a[int(pos_a[order[row]])]!r}" if problem_ids_a is not None
+                     else f"row {int(order[row])}")
+            raise ValueError(f"the differences `a - b` must lie within `bounds` {bound_range}; {where} has "
+                             f"{float(differences[row][outside[row]][0])!r}.")
     few = few_clusters_note(n_clusters) is not None
     fallback = (paired_score_fallback(arr_a, arr_b, codes, n_clusters, design_effect=few)
                 if method == "studentized" and in_unit else None)

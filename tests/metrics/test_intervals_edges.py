@@ -209,6 +209,12 @@ def test_an_explicit_range_is_the_metrics_range_even_when_every_value_lies_in_ze
     unit = mean_ci(values, rng=0)
     assert unit.details["off_end_problems"] == pytest.approx(40 * (1 - values.mean()), rel=1e-9)
     assert (unit.low, unit.high) != pytest.approx((declared.low, declared.high), rel=1e-3)
+    # a range open on one side declares no range: the raw bootstrap-t, finite, as without a known range
+    for open_range in ((0, np.inf), (-np.inf, np.inf)):
+        unbounded = mean_ci(values, rng=0, bounds=open_range)
+        assert unbounded.details["scale"] == "identity" and np.isfinite([unbounded.low, unbounded.high]).all()
+        assert (unbounded.low, unbounded.high) == pytest.approx((mean_ci(values + 5.0, rng=0, bounds=None).low - 5.0,
+                                                                 mean_ci(values + 5.0, rng=0, bounds=None).high - 5.0), abs=1e-9)
 
 
 def test_independent_problems_take_the_score_bound_toward_the_end_and_the_wider_one_away_from_it():

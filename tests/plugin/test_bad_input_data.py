@@ -160,6 +160,17 @@ def test_mean_ci_values_outside_explicit_bounds():
     assert kpass.metrics.mean_ci([2, 3, 5, 8], bounds=(0, 10), method="t").estimate == 4.5
 
 
+def test_paired_difference_differences_outside_explicit_bounds():
+    # an explicit range only clips the interval, so one that does not hold the differences would cut it silently
+    a, b = [1.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match=r"`a - b` must lie within `bounds` \(0.1, 0.2\); row 0 has 0.0"):
+        kpass.metrics.paired_difference(a, b, bounds=(0.1, 0.2))
+    with pytest.raises(ValueError, match=r"problem id 'q3' has 1.0"):
+        kpass.metrics.paired_difference([0.0, 0.0, 1.0], [0.0, 0.0, 0.0], bounds=(-0.5, 0.5), problem_ids_a=["q1", "q2", "q3"],
+                                        problem_ids_b=["q1", "q2", "q3"])
+    assert kpass.metrics.paired_difference(a, b, bounds=(-10, 10), method="t").estimate == 0.5
+
+
 def test_demo_help_prints_help_and_deletes_nothing(tmp_path):
     output = REPOSITORY / "demo-output"
     marker = output / "kpass-test-marker"
