@@ -78,6 +78,7 @@ import numpy as np
 from scipy import special, stats
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the study's helpers next to it, when loaded by path
+from coverage_attainable import attainable_cells, attainable_markdown
 from coverage_precision import (
     CLUSTER_SHARE,
     COPULA_CORRELATION,
@@ -448,6 +449,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for comparison in comparisons:
                 doc_block_parts(args.summary_doc, f"coverage-edges-{comparison}")
+            if "paired" in comparisons:
+                doc_block_parts(args.summary_doc, "coverage-attainable-paired")
         except (OSError, ValueError) as error:
             parser.error(f"--summary-doc: {error}")
     config = StudyConfig() if full else SMALL
@@ -500,12 +503,15 @@ def main(argv: list[str] | None = None) -> int:
         grid = {**({} if full else QUICK_REGIME_GRID), **filters}
         regime_cells = run_regimes(n_sims=n_sims, n_resamples=n_resamples, seed=config.seed, comparisons=comparisons,
                                    **grid, progress=_regime_progress(started))
+        attainable = attainable_cells(regime_cells)  # the paired 0/1 cells without clusters at N >= 30, if any
+        attainable_text = attainable_markdown(attainable) if attainable else ""
         text = "\n".join([
             f"Edge regimes: {n_sims} simulated benchmarks per cell at N >= {ASSESSED_PROBLEMS} "
             f"({regime_sims(n_sims, 10, 1)} at N = 10), {n_resamples} resamples, seed {config.seed}; "
             f"comparisons: {', '.join(comparisons)}. Written by `scripts/coverage_study.py` "
             f"({'full' if full else 'quick'} profile).", "",
             format_regime_table(regime_cells), "", regime_summary(regime_cells), "",
+            *([attainable_text, ""] if attainable_text else []),
             discreteness_table(REGIME_N_PROBLEMS, PROBLEMS_PER_CLUSTER, RARE_SHARE, ASSESSED_PROBLEMS), "",
             f"Run time: {time.perf_counter() - regime_started:.0f} s."])
         target = args.edges_output or args.output
@@ -521,8 +527,12 @@ def main(argv: list[str] | None = None) -> int:
                 caption = (f"Written by the full run of `scripts/coverage_study.py`{source} ({comparison}, the cells at "
                            f"N >= {ASSESSED_PROBLEMS}, {n_sims} simulated benchmarks each, band "
                            f"{100 * BAND[0]:g}-{100 * BAND[1]:g}%, width rule {WIDTH_RULE}x).")
+                blocks = [(f"coverage-edges-{comparison}", caption + "\n\n" + overview)]
+                if comparison == "paired":
+                    blocks.append(("coverage-attainable-paired", f"Written by the same run{source}.\n\n" + attainable_text))
                 try:
-                    write_doc_block(args.summary_doc, f"coverage-edges-{comparison}", caption + "\n\n" + overview)
+                    for name, block in blocks:
+                        write_doc_block(args.summary_doc, name, block)
                 except (OSError, ValueError) as error:
                     print(f"coverage_study.py: --summary-doc: {error}", file=sys.stderr)
                     return 2

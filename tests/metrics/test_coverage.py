@@ -518,13 +518,17 @@ def test_summary_doc_only_with_the_full_profiles_whole_grid(flags, tmp_path, cap
     assert raised.value.code == 2 and "--summary-doc" in capsys.readouterr().err
 
 
-def test_summary_doc_without_its_block_fails_before_the_run(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("text, missing", [
+    ("no blocks here\n", "coverage-edges-paired"),
+    # the paired run also writes the attainable-coverage table (scripts/coverage_attainable.py) into its own block
+    ("<!-- coverage-edges-paired:start -->\n<!-- coverage-edges-paired:end -->\n", "coverage-attainable-paired")])
+def test_summary_doc_without_its_block_fails_before_the_run(text, missing, tmp_path, capsys, monkeypatch):
     page = tmp_path / "page.md"
-    page.write_text("no blocks here\n", encoding="utf-8")
+    page.write_text(text, encoding="utf-8")
     monkeypatch.setattr(study, "run_regimes", lambda **_: pytest.fail("the run started"))
     with pytest.raises(SystemExit) as raised:
         study.main(["--full", "--regimes-only", "--paired-only", "--summary-doc", str(page)])
-    assert raised.value.code == 2 and "<!-- coverage-edges-paired:start -->" in capsys.readouterr().err
+    assert raised.value.code == 2 and f"<!-- {missing}:start -->" in capsys.readouterr().err
 
 
 def test_summary_doc_refusals_come_before_the_main_grid(tmp_path, capsys, monkeypatch):
