@@ -51,7 +51,10 @@ The Monte Carlo standard error of a coverage near 95% with 2,000 simulations is 
 Edge regimes (issue #16)
 ------------------------
 A third table uses populations of its own near the ends of the range (``coverage_regimes.py``
-next to this script describes them and runs them); this script is its command line.
+next to this script describes them and runs them); this script is its command line. After the
+paired cells it gives, for those with 0/1 values and no clusters, the least coverage any
+deterministic interval valid over the cell's difference can have there (``coverage_attainable.py``:
+where it exceeds 98%, no interval can be inside the band).
 
 Run ``python scripts/coverage_study.py --full`` (or ``make coverage``, which writes
 ``docs/coverage.md``, ``docs/coverage-edges.md`` and ``docs/coverage-edges-paired.md`` with
