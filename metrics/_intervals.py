@@ -260,7 +260,7 @@ from ._score_intervals import (
     wilson_interval,
 )
 from ._single_score import PROBLEM_SCORE_MIN_PROBLEMS, apply_clustered_score, apply_near_end, apply_problem_score
-from ._validation import check_bounds, check_design, check_values, match_ids
+from ._validation import check_bounds, check_design, check_values, check_within_bounds, match_ids
 from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning
 
 __all__ = [
@@ -560,11 +560,7 @@ def _mean_ci(values, *, clusters, method, confidence_level, n_resamples, rng, bo
     in_unit = bool(((arr >= 0.0) & (arr <= 1.0)).all())
     bound_range = check_bounds(bounds, (0.0, 1.0) if in_unit else None)
     if bound_range is not None and not isinstance(bounds, str):  # #15: explicit bounds must hold the values
-        outside = (arr < bound_range[0]) | (arr > bound_range[1])
-        if outside.any():
-            row = int(np.flatnonzero(outside.any(axis=1))[0])
-            raise ValueError(f"`values` must lie within `bounds` {bound_range}; problem {int(order[row])} has "
-                             f"{float(arr[row][outside[row]][0])!r}.")
+        check_within_bounds(arr, bound_range, order, "`values`", lambda given: f"problem {given}")
     # range of the metric for the score rules: an explicit finite range (it holds every value, checked above), else
     # [0, 1] when every value lies there; values in [0, 1] of a metric declared on [0, 10] are near its floor. A range
     # open on one side declares no range: the bootstrap-t on the raw scale, as for values outside [0, 1]
@@ -808,14 +804,9 @@ def _paired_difference(a, b, *, problem_ids_a, problem_ids_b, intersect, cluster
     bound_range = check_bounds(bounds, (-1.0, 1.0) if in_unit else None)
     differences = arr_a - arr_b
     if bound_range is not None and not isinstance(bounds, str):  # #15: explicit bounds must hold the differences
-        outside = (differences < bound_range[0]) | (differences > bound_range[1])
-        if outside.any():
-            rows = np.flatnonzero(outside.any(axis=1))
-            row = int(rows[np.argmin(order[rows])])  # the first such problem as given
-            where = (f"problem id {problem_ids_a[int(pos_a[order[row]])]!r}" if problem_ids_a is not None
-                     else f"row {int(order[row])}")
-            raise ValueError(f"the differences `a - b` must lie within `bounds` {bound_range}; {where} has "
-                             f"{float(differences[row][outside[row]][0])!r}.")
+        check_within_bounds(differences, bound_range, order, "the differences `a - b`",
+                            (lambda given: f"row {given}") if problem_ids_a is None
+                            else (lambda given: f"problem id {problem_ids_a[int(pos_a[given])]!r}"))
     few = few_clusters_note(n_clusters) is not None
     fallback = (paired_score_fallback(arr_a, arr_b, codes, n_clusters, design_effect=few)
                 if method == "studentized" and in_unit else None)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import numbers
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -52,6 +52,7 @@ __all__ = [
     "check_rng",
     "check_tau",
     "check_values",
+    "check_within_bounds",
     "describe_offenders",
     "exact_threshold",
     "factorize_labels",
@@ -515,6 +516,19 @@ def check_bounds(bounds: Any, default: tuple[float, float] | None) -> tuple[floa
     if not low < high:
         raise ValueError(f"`bounds` must satisfy low < high; got {bounds!r}.")
     return (low, high)
+
+
+def check_within_bounds(values: NDArray[np.float64], bound_range: tuple[float, float], order: NDArray[np.intp], name: str,
+                        where: Callable[[int], str]) -> None:
+    """``ValueError`` when a value of ``values`` (rows in the canonical ``order``, shape ``(N, K)``) lies outside an
+    explicit ``bound_range``, naming the first such problem as given (``where(row as given)``) and its value."""
+    outside = (values < bound_range[0]) | (values > bound_range[1])
+    if not outside.any():
+        return
+    rows = np.flatnonzero(outside.any(axis=1))
+    row = int(rows[np.argmin(order[rows])])
+    raise ValueError(f"{name} must lie within `bounds` {bound_range}; {where(int(order[row]))} has "
+                     f"{float(values[row][outside[row]][0])!r}.")
 
 
 def check_n_resamples(value: Any, minimum: int = 2) -> int:

@@ -130,15 +130,16 @@ def paired_binary_probabilities(regime: str, metric: str, n_samples: int,
 
 
 def _outcomes(n_problems: int, procedure: str) -> np.ndarray:
-    """Every count vector: ``(b, c)`` with b + c <= N, or ``(n11, n00, b, c)`` summing to N."""
+    """Every count vector, summing to N: ``(b, c, ties)`` for ``"differences"``, ``(n11, n00, b, c)`` for ``"counts"``."""
     b, c = np.meshgrid(np.arange(n_problems + 1), np.arange(n_problems + 1), indexing="ij")
     pairs = np.stack([b.ravel(), c.ravel()], axis=1)
     pairs = pairs[pairs.sum(axis=1) <= n_problems]
-    if procedure == "differences":
-        return pairs
     ties = n_problems - pairs.sum(axis=1)
+    if procedure == "differences":
+        return np.column_stack([pairs, ties])
     rows = np.repeat(pairs, ties + 1, axis=0)
-    both = np.concatenate([np.arange(t + 1) for t in ties])
+    first = np.repeat(np.cumsum(ties + 1) - (ties + 1), ties + 1)  # where each pair's run of n11 = 0..ties starts
+    both = np.arange(rows.shape[0]) - first
     return np.column_stack([both, np.repeat(ties, ties + 1) - both, rows])
 
 
@@ -159,8 +160,8 @@ def _slice(probabilities, procedure: str) -> np.ndarray:
     low, high = max(0.0, theta), (1.0 + theta) / 2.0
     shares = np.concatenate([np.linspace(low, high, 201), low + np.geomspace(1e-6, high - low, 200), [only_a]])
     shares = np.unique(np.clip(shares, low, high))
-    if procedure == "differences":
-        return np.column_stack([shares, shares - theta])
+    if procedure == "differences":  # (p10, p01, ties), the order of _outcomes
+        return np.column_stack([shares, shares - theta, np.maximum(1.0 - 2.0 * shares + theta, 0.0)])  # 0, not -1e-17, at the top
     # "counts": the slice is two-dimensional, every fourth share times a grid of the tie split (the cell's own among them)
     split = both / (both + neither) if both + neither > 0 else 0.5  # no ties at the cell: any split
     splits = np.unique(np.concatenate([np.linspace(0.0, 1.0, 21), np.geomspace(1e-4, 0.2, 12), 1.0 - np.geomspace(1e-4, 0.2, 12),
@@ -168,7 +169,7 @@ def _slice(probabilities, procedure: str) -> np.ndarray:
     shares = np.unique(np.concatenate([shares[::4], [only_a]]))
     t, r = np.meshgrid(shares, splits, indexing="ij")
     t, r = t.ravel(), r.ravel()
-    ties = 1.0 - t - (t - theta)
+    ties = np.maximum(1.0 - 2.0 * t + theta, 0.0)
     return np.column_stack([ties * r, ties * (1.0 - r), t, t - theta])
 
 
@@ -222,15 +223,11 @@ def least_attainable_coverage(probabilities, n_problems: int, validity: float, p
     probabilities = _checked_probabilities(probabilities)
     outcomes = _outcomes(n_problems, procedure)
     own = probabilities if procedure == "counts" else np.r_[probabilities[2:], probabilities[:2].sum()]
-    if procedure == "differences":
-        outcomes = np.column_stack([outcomes, n_problems - outcomes.sum(axis=1)])
     at_cell = np.exp(_log_probabilities(outcomes, own))
     kept = at_cell >= DROPPED_PROBABILITY
     dropped = float(at_cell[~kept].sum())
     outcomes, at_cell = outcomes[kept], at_cell[kept]
     rows = _slice(probabilities, procedure)
-    if procedure == "differences":
-        rows = np.column_stack([rows, 1.0 - rows.sum(axis=1)])
     slice_probabilities = np.exp(np.stack([_log_probabilities(outcomes, row) for row in rows]))
     with _quiet_native_stdout():  # HiGHS prints a debug line of its own to the C stdout
         result = milp(-at_cell, constraints=LinearConstraint(slice_probabilities, ub=1.0 - validity),
@@ -297,8 +294,8 @@ def attainable_cells(cells: list[RegimeCell], seconds: float = SOLVER_SECONDS) -
     """The bounds of every paired 0/1 cell without clusters at N >= 30 among ``cells`` (the run's regime cells)."""
     out = []
     for cell in cells:
-        if (cell.comparison != "paired" or cell.n_clusters is not None or cell.n_problems < ASSESSED_PROBLEMS
-                or cell.regime not in REGIMES or not is_binary_cell(cell.metric, cell.n_samples)):
+        if (cell.comparison != "paired" or cell.regime not in REGIMES  # a clustered regime is not in REGIMES
+                or cell.n_problems < ASSESSED_PROBLEMS or not is_binary_cell(cell.metric, cell.n_samples)):
             continue
         probabilities = paired_binary_probabilities(cell.regime, cell.metric, cell.n_samples)
         bounds: dict[tuple[str, float], AttainableBound | None] = {}

@@ -29,10 +29,8 @@ def _brute_force_least_coverage(probabilities, n_problems, validity, procedure):
     outcomes = attainable._outcomes(n_problems, procedure)
     own = np.asarray(probabilities, dtype=float)
     rows = attainable._slice(probabilities, procedure)
-    if procedure == "differences":
+    if procedure == "differences":  # (b, c, ties)
         own = np.r_[own[2:], own[:2].sum()]
-        outcomes = np.column_stack([outcomes, n_problems - outcomes.sum(axis=1)])
-        rows = np.column_stack([rows, 1.0 - rows.sum(axis=1)])
     at_cell = np.exp(attainable._log_probabilities(outcomes, own))
     on_slice = np.exp(np.stack([attainable._log_probabilities(outcomes, row) for row in rows]))
     masks = np.array(list(itertools.product((0.0, 1.0), repeat=len(at_cell))))  # every set E
