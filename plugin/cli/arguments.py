@@ -1,5 +1,6 @@
 """Arguments shared by the ``kpass`` subcommands, and what every command does with them first:
-read the sample files, parse the metric specs, check the plot path."""
+read the sample files, parse the metric specs (the output paths and formats are checked for every
+command by :func:`kpass.cli.output.check_outputs`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Sequence
 from typing import overload
 
 from kpass.cli.argtypes import nonnegative_int, positive_int, probability
+from kpass.cli.output import add_output_argument
 from kpass.cli.progress import ProgressBar
 from kpass.data.reduction import Needs, ProblemStatistics
 from kpass.data.table import SampleTable
@@ -22,8 +24,8 @@ from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
 
 __all__ = [
     "add_bootstrap_arguments", "add_engine_arguments", "add_input_arguments", "add_intersect_argument", "add_metric_arguments",
-    "add_output_arguments", "add_selected_argument", "check_interval_method", "check_plot_path", "metric_specs",
-    "read_tables",
+    "add_output_arguments", "add_run_arguments", "add_selected_argument", "add_tokenizer_arguments", "tokenizer_of", "check_interval_method", "input_labels",
+    "label_pair", "metric_specs", "read_tables",
 ]
 
 
@@ -40,7 +42,88 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--include-path", action="append", metavar="DIR",
                         help="directory of local lm-eval task YAMLs, to score their logs with the tasks' own "
                              "process_results (repeatable)")
+    add_run_arguments(parser)
+    add_tokenizer_arguments(parser)
     add_engine_arguments(parser)
+
+
+def add_tokenizer_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--tokenizer SPEC`` (the model's own) and ``--approximate-tokenizer SPEC`` (declared
+    approximate): they count lm-eval generations against ``max_gen_toks`` to decide which finished
+    (fin@k), and ``kpass budget`` finds answer positions with them."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--tokenizer", metavar="SPEC",
+                       help="the model's tokenizer: hf:PATH/tokenizer.json, tiktoken:cl100k_base, or a plugin's "
+                            "NAME:ARG; counts lm-eval generations against max_gen_toks (fin@k needs it: lm-eval logs "
+                            "no finish reason) and finds answer positions in the output text (kpass budget)")
+    group.add_argument("--approximate-tokenizer", metavar="SPEC",
+                       help="as --tokenizer, with a tokenizer that is not the model's own: the counts are "
+                            "approximate, and a note says so")
+
+
+def tokenizer_of(args: argparse.Namespace) -> tuple[object | None, bool]:
+    """``(tokenizer, approximate)`` of ``--tokenizer`` / ``--approximate-tokenizer`` (built once).
+
+    Raises
+    ------
+    UsageError
+        A spec the registry cannot build (unknown name, file or encoding not installed locally).
+    """
+    cached = getattr(args, "_tokenizer_built", None)
+    if cached is not None:
+        return cached
+    approximate = getattr(args, "approximate_tokenizer", None)
+    spec = getattr(args, "tokenizer", None) or approximate
+    tokenizer = None
+    if spec:
+        try:
+            tokenizer = lookups.get_tokenizer(spec)
+        except (ValueError, TypeError, ImportError) as exc:
+            raise UsageError(str(exc)) from exc
+    built = (tokenizer, bool(approximate) and tokenizer is not None)
+    args._tokenizer_built = built
+    return built
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--label NAME=PATH`` (repeatable) and ``--judge METRIC``: every command that reads inputs."""
+    parser.add_argument("--label", action="append", type=label_pair, default=[], metavar="NAME=PATH",
+                        help="name the run of input PATH (a FILE as given: a file, directory or glob): its models "
+                             "are shown as '<model> [NAME]' and its rows get run=NAME, so that reruns of one model "
+                             "are reported side by side and paired by compare (repeatable)")
+    parser.add_argument("--judge", metavar="METRIC",
+                        help="lm-eval output: the task metric that judges every sample (e.g. exact_match, "
+                             "math_verify; default: the one the kpass-lm-eval run recorded, else the task's first "
+                             "binary metric)")
+
+
+def label_pair(text: str) -> tuple[str, str]:
+    """``NAME=PATH`` of ``--label`` as ``(name, path)``; the name is everything before the first ``=``
+    (a path may hold ``=``, as hive partitions do)."""
+    name, separator, path = text.partition("=")
+    if not separator or not name.strip() or not path:
+        raise argparse.ArgumentTypeError(f"{text!r}: give NAME=PATH, e.g. --label hot=runs/t07 (PATH one of the inputs)")
+    return name.strip(), path
+
+
+def input_labels(args: argparse.Namespace, files: Sequence[str]) -> dict[str, str]:
+    """``--label`` as ``{path as given in files: name}`` for the inputs among ``files``.
+
+    Raises
+    ------
+    UsageError
+        A PATH that is not one of the command's inputs, or one input given two names.
+    """
+    given = {os.path.normpath(path): path for path in args.files}
+    labels: dict[str, str] = {}
+    for name, path in getattr(args, "label", None) or ():
+        if os.path.normpath(path) not in given:
+            raise UsageError(f"--label {name}={path}: {path} is not one of the inputs ({', '.join(args.files)})")
+        path = given[os.path.normpath(path)]
+        if labels.get(path, name) != name:
+            raise UsageError(f"--label: input {path} is given two names, {labels[path]!r} and {name!r}")
+        labels[path] = name
+    return {path: name for path, name in labels.items() if path in files}
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
@@ -84,9 +167,9 @@ def add_bootstrap_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_output_arguments(parser: argparse.ArgumentParser, plot: bool = True) -> None:
-    """``--format``, ``--output``, ``--plot`` and ``--no-progress``."""
-    parser.add_argument("--format", "-f", choices=FORMATS, default="table", help="output format (default: table)")
-    parser.add_argument("--output", "-o", metavar="PATH", help="write the output to PATH (atomically) instead of stdout")
+    """``--format``, ``--output``, ``--plot`` and ``--no-progress`` (the format of an ``--output``
+    follows its suffix: :func:`kpass.cli.output.check_outputs`)."""
+    add_output_argument(parser, FORMATS, default="table")
     if plot:
         parser.add_argument("--plot", metavar="PATH", help="also draw a plot to PATH (.png or .svg; needs matplotlib)")
     parser.add_argument("--no-progress", action="store_true", help="never draw a progress bar")
@@ -134,13 +217,25 @@ def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = N
     for the output-token sums per problem as well (:attr:`Needs.tokens`); ``needs`` (instead of
     ``specs``) names the statistics directly, for ``--engine duckdb`` or ``spark``.
     """
-    from kpass.data.sources import EngineOptions
+    from kpass.data.sources import JUDGE_COLUMN, EngineOptions
     from kpass.host.lookups import load_samples
     from kpass.host.lookups import apply_answer_extractor, resolve_answer_extractor
 
     engine = getattr(args, "engine", None)
     extractor = getattr(args, "answer_extractor", None)
     include_path = getattr(args, "include_path", None)
+    paths = list(args.files if files is None else files)
+    labels = input_labels(args, paths)
+    tokenizer, approximate = tokenizer_of(args)
+    reader_options = {key: value for key, value in (("include_path", include_path),
+                                                     ("judge", getattr(args, "judge", None)),
+                                                     ("approximate_tokenizer" if approximate else "tokenizer",
+                                                      tokenizer)) if value}
+    if labels:  # a label renames models: the samples are read in memory
+        if engine not in (None, "numpy"):
+            raise UsageError(f"--label renames the models of the samples read in memory; use --engine numpy, not {engine}")
+        specs = needs = None
+        engine = "numpy"
     if extractor is not None:
         resolve_answer_extractor(extractor)
         if engine not in (None, "numpy"):
@@ -162,12 +257,17 @@ def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = N
                             temp_directory=getattr(args, "temp_dir", None),
                             progress=lambda percent: bar.update(int(percent), 100, label="reducing (%)"))
     try:
-        samples = load_samples(args.files if files is None else files, needs, engine=engine if needs else "numpy",
-                               reader=args.reader, options=options,
-                               reader_options={"include_path": include_path} if include_path else None,
+        samples = load_samples(paths, needs, engine=engine if needs else "numpy",
+                               reader=args.reader, options=options, reader_options=reader_options or None,
+                               labels=labels or None,
                                progress=lambda path, done: bar.update(done, label=f"reading {os.path.basename(path)} (lines)"))
     finally:
         bar.close()
+    judge = reader_options.get("judge")
+    if judge and not (isinstance(samples, SampleTable) and samples.has_column(JUDGE_COLUMN)
+                      and judge in samples.categories(JUDGE_COLUMN)):
+        raise UsageError(f"--judge {judge}: no input was judged by {judge} (--judge re-judges lm-eval output; a "
+                         "sample table keeps the verdicts it holds)")
     if not isinstance(samples, SampleTable):
         if needs is None:  # load_samples' contract: without needs, the samples themselves
             raise TypeError(f"kpass {args.command}: the reader returned {type(samples).__name__}, not the samples")
@@ -178,12 +278,6 @@ def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = N
 def metric_specs(args: argparse.Namespace, default: str = "pass@1") -> list[MetricSpec]:
     """The specs of ``--metrics`` (``default`` when none is given)."""
     return lookups.parse_metric_specs(args.metrics or [default])
-
-
-def check_plot_path(path: str | None) -> None:
-    """A ``--plot`` path must end in ``.png`` or ``.svg`` (checked before any work is done)."""
-    if path and os.path.splitext(path)[1].lower() not in (".png", ".svg"):
-        raise UsageError(f"--plot {path}: the file name must end in .png or .svg")
 
 
 def check_interval_method(method: str | None, *, paired: bool, clustered: bool) -> str:

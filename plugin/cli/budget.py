@@ -39,9 +39,10 @@ from typing import Any
 import numpy as np
 
 from kpass.cli.argtypes import budget_list, fraction, k_list, regular_expression
-from kpass.cli.arguments import (add_bootstrap_arguments, add_engine_arguments, add_intersect_argument,
-                                 check_interval_method, check_plot_path, read_tables)
-from kpass.cli.output import emit, save_figure
+from kpass.cli.arguments import (add_bootstrap_arguments, add_engine_arguments, add_intersect_argument, add_run_arguments,
+                                 add_tokenizer_arguments, tokenizer_of,
+                                 check_interval_method, read_tables)
+from kpass.cli.output import add_output_argument, emit, save_figure
 from kpass.errors import DataError, UsageError
 from kpass.host import lookups
 from kpass.metrics import (
@@ -76,20 +77,18 @@ __all__ = [
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="sample files (JSONL, CSV, Parquet, Inspect or lm-eval logs)")
     parser.add_argument("--reader", help="force a reader by name")
+    add_run_arguments(parser)
     add_engine_arguments(parser)
     parser.add_argument("--cluster-by", metavar="FIELD",
                         help="column holding each problem's cluster (the bootstrap then resamples clusters)")
     add_bootstrap_arguments(parser)
-    parser.add_argument("--tokenizer", metavar="SPEC",
-                        help="find answer positions in the output text: hf:PATH/tokenizer.json, "
-                             "tiktoken:cl100k_base, or a plugin's NAME:ARG")
+    add_tokenizer_arguments(parser)
     parser.add_argument("--text-field", default="output", metavar="NAME",
                         help="column or metadata key holding the output text (default 'output')")
     parser.add_argument("--answer-pattern", metavar="REGEX", type=regular_expression,  # checked before reading
                         help="regex whose last match ends the final answer (default: the last occurrence "
                              "of the sample's `answer`)")
-    parser.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table")
-    parser.add_argument("--output", metavar="PATH", help="write the table there instead of stdout")
+    add_output_argument(parser, ("table", "markdown", "csv", "json"), default="table")
     parser.add_argument("--plot", metavar="PATH", help="also draw a plot (PNG or SVG; needs matplotlib)")
 
 
@@ -149,12 +148,7 @@ def add_decompose_arguments(decompose: argparse.ArgumentParser) -> None:
 
 def _samples(args: argparse.Namespace) -> BudgetSamples:
     """The files of ``args`` read, with token positions from ``--tokenizer`` where asked."""
-    tokenizer = None
-    if args.tokenizer:
-        try:
-            tokenizer = lookups.get_tokenizer(args.tokenizer)
-        except (ValueError, TypeError, ImportError) as exc:
-            raise UsageError(str(exc)) from exc
+    tokenizer, _ = tokenizer_of(args)
     engine = getattr(args, "engine", None)
     if tokenizer is not None or engine in (None, "numpy"):
         # a tokenizer re-counts tokens from each sample's text: it needs the samples (numpy)
@@ -219,7 +213,6 @@ def _budget_label(budget: int | None) -> str:
 def run_budget(args: argparse.Namespace) -> int:
     """``kpass budget``; data errors raise :class:`~kpass.DataError`, usage errors ``UsageError``
     (the ``kpass`` command turns them into exit codes 1 and 2)."""
-    check_plot_path(args.plot)
     _budget(args)
     return 0
 
@@ -401,7 +394,6 @@ _TERMS = (
 
 def run_decompose(args: argparse.Namespace) -> int:
     """``kpass decompose``; errors as :func:`run_budget`."""
-    check_plot_path(args.plot)
     _decompose(args)
     return 0
 

@@ -7,7 +7,7 @@ import argparse
 import math
 import re
 
-from kpass.cli.arguments import add_input_arguments, add_metric_arguments, add_output_arguments, check_plot_path, read_tables
+from kpass.cli.arguments import add_input_arguments, add_metric_arguments, add_output_arguments, read_tables
 from kpass.cli.output import emit, save_figure
 from kpass.host.lookups import parse_metric_specs
 from kpass.render.analysis_plots import plot_frontier
@@ -59,7 +59,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_plot_path(args.plot)
     # scores need per-problem counts, compute the per-problem token sums: any engine reduces to
     # them (without --metrics the defaults follow the smallest n, so reduce for pass@k and cons@k)
     specs = parse_metric_specs(args.metrics or ["pass@1", "cons@1"])

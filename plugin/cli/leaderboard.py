@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from kpass.cli.arguments import (
     add_input_arguments,
@@ -14,7 +13,7 @@ from kpass.cli.arguments import (
     metric_specs,
     read_tables,
 )
-from kpass.cli.output import write_outputs, write_stdout
+from kpass.cli.output import add_output_argument, write_outputs, write_stdout
 from kpass.data.leaderboard_tables import read_leaderboard_table
 from kpass.data.reduction import ProblemStatistics
 from kpass.data.table import SampleTable
@@ -23,8 +22,6 @@ from kpass.reports.leaderboard import PAIRS, build_leaderboard
 
 __all__ = ["LEADERBOARD_HELP", "OUTPUT_FORMATS", "add_leaderboard_arguments", "run_leaderboard"]
 
-_SUFFIX_FORMATS = {".md": "markdown", ".markdown": "markdown", ".csv": "csv", ".json": "json",
-                   ".html": "html", ".htm": "html"}
 OUTPUT_FORMATS = ("markdown", "csv", "json", "html")
 
 
@@ -58,11 +55,7 @@ def add_leaderboard_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pairs", choices=PAIRS, default="all",
                         help="without --baseline: all pairs, or neighbours in the sorted order "
                              "(default: all)")
-    parser.add_argument("--format", "-f", choices=OUTPUT_FORMATS,
-                        help="format of stdout, or of an --output whose suffix says nothing "
-                             "(default: markdown; .md, .csv, .json, .html outputs follow their suffix)")
-    parser.add_argument("--output", "-o", metavar="PATH", action="append",
-                        help="write to PATH (atomically); repeat for several formats at once")
+    add_output_argument(parser, OUTPUT_FORMATS, default="markdown", several=True)
     parser.add_argument("--extend", metavar="TABLE",
                         help="existing leaderboard (.csv or .md) to join the new columns onto; its rows "
                              "and columns are kept as they are")
@@ -81,18 +74,6 @@ def add_leaderboard_arguments(parser: argparse.ArgumentParser) -> None:
     add_selected_argument(parser)
 
 
-def _output_format(path: str | None, fallback: str | None) -> str:
-    if path is None:
-        return fallback or "markdown"
-    suffix = Path(path).suffix.lower()
-    if suffix in _SUFFIX_FORMATS:
-        return _SUFFIX_FORMATS[suffix]
-    if fallback:
-        return fallback
-    raise UsageError(f"--output {path}: cannot tell the format from the suffix; use .md, .csv, .json "
-                     f"or .html, or give --format")
-
-
 def run_leaderboard(args: argparse.Namespace) -> int:
     """Run ``kpass leaderboard`` from parsed arguments; returns the exit code (0)."""
     existing = None
@@ -101,7 +82,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
             raise UsageError(f"--extend {args.extend}: no such file")
         existing = read_leaderboard_table(args.extend, key=args.key)
         existing.column(args.key)
-    targets = [(path, _output_format(path, args.format)) for path in (args.output or [None])]
+    targets = args.output_targets  # (path or None for stdout, format): kpass.cli.output.check_outputs
     specs = metric_specs(args)
     # every column, rank interval, comparison and pass@k curve is a function of per-problem
     # values: any engine reduces to them; the budget curves need the samples (numpy), so

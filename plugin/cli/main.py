@@ -1,7 +1,9 @@
 """The ``kpass`` command: the subcommand table, the parser and the exit codes.
 
-Exit codes: 0 success, 2 usage error (bad arguments, bad metric spec, missing file), 1 data
-error (the message names the file, the line and the field). Output goes to stdout or, with
+Exit codes: 0 success, 2 usage error (bad arguments, bad metric spec, missing file, an output
+that is an input), 1 data error (the message names the file, the line and the field). Before a
+command runs, :func:`kpass.cli.output.check_outputs` refuses an output that resolves to an input
+and gives each ``--output`` the format of its suffix. Output goes to stdout or, with
 ``--output PATH``, to a file written by :mod:`kpass.cli.output` (regular files replaced
 atomically, devices and FIFOs written through, symbolic links followed; a failure is one line). A progress bar is
 drawn on stderr only when stderr is a terminal.
@@ -21,6 +23,7 @@ from typing import NamedTuple
 
 from kpass import __version__
 from kpass.cli import budget, crossover, frontier, leaderboard, listings, power, report
+from kpass.cli.output import check_outputs
 from kpass.errors import DataError, MetricSpecError, OutputError, PluginLoadError, UsageError
 
 __all__ = ["EXIT_DATA_ERROR", "EXIT_OK", "EXIT_USAGE", "PARAMETER_FLAGS", "SUBCOMMANDS", "Command", "build_parser",
@@ -103,6 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse: --help/--version (0) or a usage error (2)
         return int(exc.code or 0) if isinstance(exc.code, int) or exc.code is None else EXIT_USAGE
     try:
+        check_outputs(args)  # before anything is read: no output over an input, formats from suffixes
         return SUBCOMMANDS[args.command].run(args)
     except DataError as exc:
         print(f"kpass: data error: {exc}", file=sys.stderr)

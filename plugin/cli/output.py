@@ -17,22 +17,31 @@ The rules, one function each:
   error, which the data volume caused rather than the option).
 - Text for stdout goes through :func:`write_stdout`, which escapes control characters when
   stdout is a terminal (see :func:`kpass.render.escape.terminal_text`).
+
+Before any command reads a file, :func:`check_outputs` (called by :func:`kpass.cli.main.main`
+for every command) refuses an output that is an input (through any link, ``..`` or hard link)
+or lies in an input directory, refuses one file named by two outputs, and gives each
+``--output`` the format of its suffix (:func:`output_format`; ``--format`` must agree with it).
+The options it knows are :data:`OUTPUT_OPTIONS` and :data:`INPUT_OPTIONS`.
 """
 
 from __future__ import annotations
 
 import errno
+import glob
 import os
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
-from kpass.errors import OutputError
+from kpass.errors import OutputError, UsageError
 
-__all__ = ["OutputData", "emit", "save_figure", "write_atomically", "write_output", "write_outputs", "write_stdout"]
+__all__ = ["INPUT_OPTIONS", "OTHER_PATH_OPTIONS", "OUTPUT_OPTIONS", "SUFFIX_FORMATS", "OutputData", "OutputFormats",
+           "add_output_argument", "check_outputs", "emit", "output_format", "save_figure", "write_atomically",
+           "write_output", "write_outputs", "write_stdout"]
 
 #: What an output holds: text (written as UTF-8), bytes, or a function that writes the file
 #: itself to the temporary path it is given (``lambda tmp: figure.savefig(tmp, format="png")``).
@@ -108,6 +117,11 @@ def _plan(path: str | os.PathLike) -> _Planned:
     return _Planned(name, target, through=False, mode=None if status is None else stat.S_IMODE(status.st_mode))
 
 
+def _utf8(text: str) -> bytes:
+    """``text`` as UTF-8; a lone surrogate (a name read from a file) is written as ``\\ud800``."""
+    return text.encode("utf-8", "backslashreplace")
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -118,7 +132,7 @@ def _write_all(fd: int, data: bytes) -> None:
 def _as_bytes(data: OutputData, suffix: str) -> bytes:
     """The bytes of ``data``; a writer function writes to a scratch file that is read back."""
     if isinstance(data, str):
-        return data.encode("utf-8")
+        return _utf8(data)
     if isinstance(data, bytes):
         return data
     fd, scratch = tempfile.mkstemp(prefix="kpass-", suffix=suffix)
@@ -147,7 +161,7 @@ def _prepare(plan: _Planned, data: OutputData) -> None:
             data(plan.temporary)
         else:
             try:
-                _write_all(fd, data.encode("utf-8") if isinstance(data, str) else data)
+                _write_all(fd, _utf8(data) if isinstance(data, str) else data)
             finally:
                 os.close(fd)
         os.chmod(plan.temporary, plan.mode if plan.mode is not None else 0o666 & ~_umask())
@@ -224,8 +238,6 @@ def emit(text: str, output: str | None) -> None:
 
 def save_figure(figure: Any, path: str) -> None:
     """Write a matplotlib figure in the format of the suffix (``.png`` or ``.svg``)."""
-    from kpass.errors import UsageError
-
     suffix = os.path.splitext(os.fspath(path))[1].lower()
     if suffix not in (".png", ".svg"):
         raise UsageError(f"plot file {os.fspath(path)!r} must end in .png or .svg")
@@ -234,12 +246,20 @@ def save_figure(figure: Any, path: str) -> None:
 
 
 def write_stdout(text: str) -> None:
-    """Write ``text`` to stdout; control characters are shown escaped when stdout is a terminal."""
+    """Write ``text`` to stdout; control characters are shown escaped when stdout is a terminal,
+    and what stdout's encoding cannot write (a lone surrogate) as ``\\ud800``."""
     stream = sys.stdout
     if stream.isatty():
         from kpass.render.escape import terminal_text
 
         text = terminal_text(text, keep="\n\t")
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        text = text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:
+        pass
     stream.write(text)
     stream.flush()
 
@@ -248,3 +268,264 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+# ----------------------------------------------------------------------------------------------
+# What every command checks before it reads anything (:func:`check_outputs`, called by kpass.cli.main)
+
+#: The options that write a file: ``dest`` -> the flag messages name.
+OUTPUT_OPTIONS = {"output": "--output", "plot": "--plot"}
+#: The options whose files are read: ``dest`` -> (what messages call it, the suffixes read inside a
+#: directory it names, or None for every file: a sample directory is read whole).
+INPUT_OPTIONS: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "files": ("input", None),
+    "extend": ("--extend table", None),
+    "include_path": ("--include-path directory", (".yaml", ".yml", ".py")),  # lm-eval's task files
+    "tokenizer": ("--tokenizer file", None),  # hf:PATH
+}
+#: Options that name a path but neither are read nor written as a whole (DuckDB spills there).
+OTHER_PATH_OPTIONS = frozenset({"temp_dir"})
+
+TEXT = "text"
+#: The suffix of an output -> its format; ``.txt`` and no suffix are :data:`TEXT` (the command's
+#: stdout format, or ``--format``). Any other suffix needs ``--format``.
+SUFFIX_FORMATS = {"": TEXT, ".txt": TEXT, ".md": "markdown", ".markdown": "markdown", ".csv": "csv",
+                  ".json": "json", ".html": "html", ".htm": "html", ".svg": "svg", ".png": "png"}
+PLOT_FORMATS = ("png", "svg")
+_FORMAT_NAMES = {"table": "a plain-text table", "markdown": "Markdown", "csv": "CSV", "json": "JSON",
+                 "html": "HTML", "svg": "an SVG image", "png": "a PNG image"}
+_FORMAT_SUFFIXES = {"table": ".txt", "markdown": ".md", "csv": ".csv", "json": ".json", "html": ".html"}
+
+
+@dataclass(frozen=True)
+class OutputFormats:
+    """The formats a command writes, the one stdout gets without ``--format``, and whether it
+    writes several ``--output`` files at once (set as the parser default ``output_formats`` by
+    :func:`add_output_argument`)."""
+
+    choices: tuple[str, ...]
+    default: str
+    several: bool = False
+
+
+def add_output_argument(parser: Any, formats: Sequence[str], *, default: str, several: bool = False) -> None:
+    """``--format`` / ``-f`` and ``--output`` / ``-o`` of a command that writes ``formats``
+    (``default`` on stdout), one output file or, with ``several``, any number.
+
+    Neither option has an argparse default: :func:`check_outputs` tells a format the user gave
+    from none, takes each ``--output``'s format from its suffix, refuses a repeated ``--output``
+    where one is written, and sets ``args.format``, ``args.output`` and ``args.output_targets``.
+    """
+    suffixes = ", ".join(dict.fromkeys(_FORMAT_SUFFIXES[f] for f in formats))
+    parser.add_argument("--format", "-f", choices=tuple(formats), default=None,
+                        help=f"output format (default: {default}; an --output's suffix ({suffixes}) gives its "
+                             f"format, and --format must agree with it)")
+    parser.add_argument("--output", "-o", metavar="PATH", action="append",
+                        help="write to PATH (atomically) instead of stdout; never an input file"
+                             + ("; repeat for several formats at once" if several else ""))
+    parser.set_defaults(output_formats=OutputFormats(tuple(formats), default, several))
+
+
+@dataclass(frozen=True)
+class _Input:
+    """A file or directory a command will read: the option, the name as typed, the path found."""
+
+    option: str
+    given: str
+    path: str
+    directory: bool
+    suffixes: tuple[str, ...] | None  # of a directory: the files read inside (None: every file)
+
+    def describe(self) -> str:
+        kind = " directory" if self.directory and self.option == "input" else ""
+        shown = f"{self.option}{kind} {self.given}"
+        return shown if self.path == self.given else f"{shown} (matching {self.path})"
+
+
+def _named(args: Any, options: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(dest, value)`` for every value of ``options`` set in ``args`` (appended options give several)."""
+    found = []
+    for dest in options:
+        value = getattr(args, dest, None)
+        for item in (value if isinstance(value, (list, tuple)) else [value]):
+            if item is not None and item != "":
+                found.append((dest, os.fspath(item)))
+    return found
+
+
+def _inputs(args: Any) -> list[_Input]:
+    """Every input of ``args``, globs expanded (names only: nothing is opened)."""
+    found = []
+    for dest, given in _named(args, INPUT_OPTIONS):
+        option, suffixes = INPUT_OPTIONS[dest]
+        if dest == "tokenizer":
+            if not given.startswith("hf:"):
+                continue
+            given = given[3:]
+        paths = [given]
+        if not os.path.lexists(given) and set("*?[") & set(given):
+            paths = sorted(glob.glob(given, recursive=True))
+        for path in paths:
+            found.append(_Input(option, given, path, os.path.isdir(path), suffixes))
+    return found
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(os.path.abspath(path))
+
+
+def _file_identity(path: str) -> tuple[int, int] | None:
+    """``(device, inode)`` of a regular file (symbolic links followed), else None."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (status.st_dev, status.st_ino) if stat.S_ISREG(status.st_mode) else None
+
+
+def _files_inside(item: _Input) -> list[str]:
+    """The files read inside an input directory (links to directories not followed, as by the readers)."""
+    files = []
+    for root, _, names in os.walk(item.path):
+        files += [os.path.join(root, name) for name in names
+                  if item.suffixes is None or name.lower().endswith(item.suffixes)]
+    return files
+
+
+def _refuse_inputs(outputs: Sequence[tuple[str, str]], inputs: Sequence[_Input]) -> None:
+    """An output that is an input (the same file through any link, ``..`` or hard link), or lies
+    in a directory given as input, is refused."""
+    identities: dict[tuple[int, int], tuple[_Input, str]] | None = None
+    for dest, path in outputs:
+        flag, real = OUTPUT_OPTIONS[dest], _real(path)
+        for item in inputs:
+            if not item.directory:
+                continue
+            directory = _real(item.path)
+            inside = real == directory or os.path.commonpath([real, directory]) == directory
+            if inside and (item.suffixes is None or real.lower().endswith(item.suffixes) or real == directory):
+                raise UsageError(f"{flag} {path} is inside the {item.describe()}: kpass never writes where it "
+                                 f"reads (the next run would read the output as input); choose another name")
+        identity = _file_identity(path)
+        if identity is None:
+            continue
+        if identities is None:  # only when an output exists: then every input file's identity
+            identities = {}
+            for item in inputs:
+                for file in (_files_inside(item) if item.directory else [item.path]):
+                    if (found := _file_identity(file)) is not None:
+                        identities.setdefault(found, (item, file))
+        if identity in identities:
+            item, file = identities[identity]
+            where = item.describe() if file == item.path else f"{file} in the {item.describe()}"
+            how = "" if os.path.abspath(file) == os.path.abspath(path) else " (the same file through a link)"
+            raise UsageError(f"{flag} {path} is the {where}{how}: kpass never writes over an input; "
+                             f"choose another name")
+
+
+def _output_key(path: str) -> tuple[Any, ...]:
+    """What makes two output names the same file: the inode of an existing file or directory,
+    the resolved name of anything else (devices by their own name: /dev/stdout and /dev/stderr
+    may be one terminal)."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return ("name", _real(path))
+    if stat.S_ISREG(status.st_mode) or stat.S_ISDIR(status.st_mode):
+        return ("inode", status.st_dev, status.st_ino)
+    return ("name", os.path.normpath(os.path.abspath(path)))
+
+
+def _refuse_duplicates(outputs: Sequence[tuple[str, str]]) -> None:
+    seen: dict[tuple[Any, ...], tuple[str, str]] = {}
+    for dest, path in outputs:
+        key = _output_key(path)
+        if key in seen:
+            first_dest, first = seen[key]
+            raise UsageError(f"{OUTPUT_OPTIONS[first_dest]} {first} and {OUTPUT_OPTIONS[dest]} {path} name the "
+                             f"same file: each output needs its own name")
+        seen[key] = (dest, path)
+
+
+def _suffix(path: str) -> str:
+    return os.path.splitext(os.path.basename(path))[1].lower()
+
+
+def output_format(path: str, given: str | None, formats: OutputFormats, *, command: str = "kpass",
+                  plot: bool = False) -> str:
+    """The format of the output file ``path``: the suffix's, unless ``given`` (``--format``) says
+    otherwise.
+
+    ``.txt`` and no suffix take ``given`` or the command's stdout format; a suffix naming a format
+    (``.md``, ``.csv``, ``.json``, ``.html``) must agree with ``given`` and be one the command
+    writes; any other suffix needs ``given``.
+
+    ``command`` names the command in messages; ``plot`` says it has a ``--plot`` option (the
+    message for an image suffix points there).
+
+    Raises
+    ------
+    kpass.errors.UsageError
+        A contradiction with ``--format``, a format the command does not write, or an unknown
+        suffix without ``--format``; the message names the option and the path.
+    """
+    suffix = _suffix(path)
+    by_suffix = SUFFIX_FORMATS.get(suffix)
+    if by_suffix is None:
+        if given is not None:
+            return given
+        known = ", ".join(dict.fromkeys([".txt", *(_FORMAT_SUFFIXES[f] for f in formats.choices)]))
+        raise UsageError(f"--output {path}: cannot tell the format from the suffix {suffix}; use {known} "
+                         f"(or no suffix), or give --format")
+    if by_suffix == TEXT:
+        return given or formats.default
+    if by_suffix not in formats.choices:
+        if by_suffix in PLOT_FORMATS:
+            hint = f"; draw a plot with --plot {path}" if plot else ""
+            raise UsageError(f"--output {path}: {command} writes tables, not images{hint}")
+        writes = ", ".join(_FORMAT_NAMES[f] for f in formats.choices)
+        raise UsageError(f"--output {path}: {command} does not write {_FORMAT_NAMES[by_suffix]}; it writes {writes}")
+    if given is not None and given != by_suffix:
+        raise UsageError(f"--format {given} contradicts --output {path} (a {suffix} file is "
+                         f"{_FORMAT_NAMES[by_suffix]}): drop --format or change the suffix")
+    return by_suffix
+
+
+def check_outputs(args: Any) -> None:
+    """What ``kpass`` checks before any command reads a file, for every command alike.
+
+    1. An output (``--output``, ``--plot``: :data:`OUTPUT_OPTIONS`) that is an input
+       (:data:`INPUT_OPTIONS`: the files given, the files globs match, the files in input
+       directories, the ``--extend`` table, ...) through any symbolic link, ``..`` or hard link,
+       or that lies in an input directory, is refused.
+    2. The same file named by two outputs (``--plot x.svg -o x.svg``, two links to one file) is refused.
+    3. Formats: a ``--plot`` ends in ``.png`` or ``.svg``; each ``--output`` gets the format of
+       its suffix (:func:`output_format`). ``args.format`` becomes the format of the (first)
+       output, or of stdout; ``args.output_targets`` lists ``(path or None for stdout, format)``.
+
+    Raises
+    ------
+    kpass.errors.UsageError
+        One line naming the option and the paths (the ``kpass`` command exits 2).
+    """
+    outputs = _named(args, OUTPUT_OPTIONS)
+    if outputs:
+        _refuse_inputs(outputs, _inputs(args))
+        _refuse_duplicates(outputs)
+    for dest, path in outputs:
+        if dest == "plot" and _suffix(path) not in (".png", ".svg"):
+            raise UsageError(f"--plot {path}: the file name must end in .png or .svg")
+    formats = getattr(args, "output_formats", None)
+    if formats is None:
+        return
+    given = getattr(args, "format", None)
+    command = f"kpass {getattr(args, 'command', '')}".rstrip()
+    files = [path for dest, path in outputs if dest == "output"]
+    if len(files) > 1 and not formats.several:
+        raise UsageError(f"--output is given {len(files)} times ({', '.join(files)}); {command} writes one output")
+    targets: list[tuple[str | None, str]] = [
+        (path, output_format(path, given, formats, command=command, plot=hasattr(args, "plot"))) for path in files]
+    args.output_targets = targets or [(None, given or formats.default)]
+    args.format = args.output_targets[0][1]
+    if not formats.several:
+        args.output = files[0] if files else None

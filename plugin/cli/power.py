@@ -11,8 +11,8 @@ from typing import Any
 
 from kpass import metrics as core
 from kpass.cli.argtypes import difference_of_proportions, positive_float, positive_int, probability
-from kpass.cli.arguments import add_engine_arguments, read_tables
-from kpass.cli.output import emit
+from kpass.cli.arguments import add_engine_arguments, add_run_arguments, read_tables
+from kpass.cli.output import add_output_argument, emit
 from kpass.errors import DataError, UsageError
 from kpass.host import lookups
 from kpass.render.formatting import format_power
@@ -25,6 +25,7 @@ def add_power_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="*", metavar="PILOT",
                         help="pilot sample files with two models on the same problems (or give the variances)")
     parser.add_argument("--reader", metavar="NAME", help="reader for the pilot files")
+    add_run_arguments(parser)
     add_engine_arguments(parser)
     parser.add_argument("--baseline", "-b", metavar="MODEL", help="model B of the pilot (default: the first model)")
     parser.add_argument("--model", metavar="MODEL", help="model A of the pilot (default: the other model)")
@@ -43,8 +44,7 @@ def add_power_arguments(parser: argparse.ArgumentParser) -> None:
                         help="number of problems; prints the minimum detectable effect")
     parser.add_argument("--alpha", type=probability, default=0.05, help="two-sided significance level (default 0.05)")
     parser.add_argument("--power", type=probability, default=0.8, help="power (default 0.8)")
-    parser.add_argument("--format", "-f", choices=("table", "markdown", "csv", "json"), default="table")
-    parser.add_argument("--output", "-o", metavar="PATH", help="write the output to PATH (atomically)")
+    add_output_argument(parser, ("table", "markdown", "csv", "json"), default="table")
     parser.add_argument("--no-progress", action="store_true", help=argparse.SUPPRESS)
 
 

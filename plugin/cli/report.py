@@ -12,7 +12,6 @@ from kpass.cli.arguments import (
     add_output_arguments,
     add_selected_argument,
     check_interval_method,
-    check_plot_path,
     metric_specs,
     read_tables,
 )
@@ -46,7 +45,6 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    check_plot_path(args.plot)
     specs = metric_specs(args)
     check_interval_method(args.method, paired=False, clustered=args.cluster_by is not None)  # before reading
     table = read_tables(args, specs, by=args.by, cluster_by=args.cluster_by)
@@ -78,7 +76,6 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    check_plot_path(args.plot)
     specs = metric_specs(args)
     check_interval_method(args.method, paired=True, clustered=args.cluster_by is not None)  # before reading
     baseline = args.baseline
@@ -92,7 +89,7 @@ def run_compare(args: argparse.Namespace) -> int:
         if len(first_models) == 1 and first_models == second_models:
             # two runs of one model: read together, a reader that tells runs apart (Inspect logs)
             # labels each run's model, and the first file's run is the baseline
-            both = lookups.read_samples(args.files, reader=args.reader)
+            both = read_tables(args)  # with --label, --include-path and --judge, as every read
             if len(both.categories("model")) == 2:
                 tables, first_models, second_models = [both], both.categories("model")[:1], both.categories("model")[1:]
         if len(first_models) != 1 or len(second_models) != 1 or first_models == second_models:

@@ -2,12 +2,15 @@
 
 In the style of :mod:`kpass.render.plot` (matplotlib imported lazily, the Agg canvas, no pyplot
 state). Each function returns the figure; the command writes it (:func:`kpass.cli.output.save_figure`).
+Names from the files are drawn as plain text (:func:`kpass.render.escape.plot_text`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+from kpass.render.escape import legend_label, plot_text
 
 __all__ = ["plot_crossover", "plot_frontier"]
 
@@ -25,7 +28,7 @@ def plot_crossover(report: Any) -> Any:
         ax, gap_ax = axes[row][0], axes[row][1]
         for name, curve, low, high in ((report.base, r.base, r.base_low, r.base_high),
                                        (report.model, r.model, r.model_low, r.model_high)):
-            line, = ax.plot(r.ks, curve, marker="o" if r.ks.size <= 32 else None, markersize=3, label=name)
+            line, = ax.plot(r.ks, curve, marker="o" if r.ks.size <= 32 else None, markersize=3, label=legend_label(name))
             ax.fill_between(r.ks, low, high, alpha=0.2, color=line.get_color())
         crossing = r.below
         for target in (ax, gap_ax):
@@ -42,10 +45,10 @@ def plot_crossover(report: Any) -> Any:
             target.grid(alpha=0.3)
         ax.set_ylabel(f"pass@k ({level} band)")
         ax.set_ylim(-0.02, 1.02)
-        ax.set_title(f"{task}: {report.model} vs {report.base}")
+        ax.set_title(plot_text(f"{task}: {report.model} vs {report.base}"))
         ax.legend(fontsize="small")
         cov = r.coverage
-        gap_ax.plot(r.ks, -r.difference, color="black", label=f"{report.base} - {report.model}")
+        gap_ax.plot(r.ks, -r.difference, color="black", label=legend_label(f"{report.base} - {report.model}"))
         gap_ax.plot(r.ks, cov.lost, label=f"lost ({cov.n_lost} problems)")
         gap_ax.fill_between(r.ks, cov.lost_low, cov.lost_high, alpha=0.2)
         gap_ax.plot(r.ks, cov.gained, label=f"gained ({cov.n_gained} problems)")
@@ -81,15 +84,15 @@ def plot_frontier(report: Any) -> Any:
                 errors = [[p["estimate"] - (p["low"] if p["low"] is not None else p["estimate"]) for p in subset],
                           [(p["high"] if p["high"] is not None else p["estimate"]) - p["estimate"] for p in subset]]
                 ax.errorbar(xs, ys, yerr=errors, marker=marker, capsize=2, linestyle="-" if family != "other" else "",
-                            label=f"{model} {family}@k" if family != "other" else f"{model} (other)")
+                            label=legend_label(f"{model} {family}@k" if family != "other" else f"{model} (other)"))
         frontier = sorted((p for p in points if p.get("on_frontier")), key=lambda p: p["compute"])
         ax.step([p["compute"] for p in frontier], [p["estimate"] for p in frontier], where="post", color="black",
                 linewidth=2, alpha=0.5, label="Pareto frontier")
         ax.set_xscale("log")
-        ax.set_xlabel(report.unit_label)
+        ax.set_xlabel(plot_text(report.unit_label))
         ax.set_ylabel(f"score ({level} interval)")
         ax.set_ylim(-0.02, 1.02)
-        ax.set_title(f"{task}: equal-compute comparison")
+        ax.set_title(plot_text(f"{task}: equal-compute comparison"))
         ax.grid(alpha=0.3)
         ax.legend(fontsize="small")
     return figure

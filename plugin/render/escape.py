@@ -19,6 +19,10 @@ renderer passes each text cell through the function of its format:
   ``&`` and the JavaScript line separators written as ``\\u`` escapes, so that no name can close
   the element or open a comment (``<!--<script>``) that swallows the page's own script.
 - :func:`html_text`: text or an attribute value in HTML (``&``, ``<``, ``>``, both quotes).
+- :func:`plot_text`: a label drawn by matplotlib exactly as written: ``$`` escaped so that no
+  name is read as mathtext (``cost $5 and $6`` stays upright, ``$\\foo{$`` is no parser error),
+  control characters and lone surrogates shown escaped; :func:`legend_label` also keeps a
+  name starting with ``_`` in the legend (matplotlib leaves such labels out).
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["csv_cell", "csv_row", "html_json", "html_text", "markdown_text", "terminal_text"]
+__all__ = ["csv_cell", "csv_row", "html_json", "html_text", "legend_label", "markdown_text", "plot_text",
+           "terminal_text"]
 
 #: First characters that make a spreadsheet read a cell as a formula.
 CSV_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -117,3 +122,30 @@ def html_json(data: Any, **dumps_options: Any) -> str:
     text = json.dumps(data, **dumps_options)
     return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def plot_text(text: Any) -> str:
+    """Text for a matplotlib label, drawn as written (never as mathtext).
+
+    matplotlib reads a text with an even number of unescaped ``$`` as mathtext and draws
+    ``\\$`` as ``$``; every ``$`` is escaped, so a name is shown literally. Control characters
+    (a name is one line) and lone surrogates (no font draws them, the SVG writer cannot encode
+    them) are shown escaped.
+
+    Examples
+    --------
+    >>> plot_text("cost $5 and $6")
+    'cost \\\\$5 and \\\\$6'
+    >>> plot_text("a\\ud800b")
+    'a\\\\ud800b'
+    """
+    text = terminal_text(text)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # lone surrogates
+    return text.replace("$", "\\$")
+
+
+def legend_label(text: Any) -> str:
+    """:func:`plot_text` for a legend entry; a leading ``_`` (which matplotlib takes as "leave
+    out of the legend") gets a space before it."""
+    text = plot_text(text)
+    return " " + text if text.startswith("_") else text

@@ -11,6 +11,9 @@ suffix (``.png`` or ``.svg``). Every function returns the figure; the command wr
   per task.
 - Comparison: each model's difference from the baseline with its interval, per metric, one
   panel per task, with a line at zero.
+
+Names from the files (models, tasks, metrics) are drawn as plain text
+(:func:`kpass.render.escape.plot_text`: never mathtext, so ``cost $5 and $6`` is drawn as written).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from kpass.errors import UsageError
+from kpass.render.escape import legend_label, plot_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from kpass.reports.report import Comparison, Report
@@ -100,7 +104,7 @@ def plot_report(report: Report) -> Any:
                 _draw_points(ax, points.get(task, []))
                 ax.set_ylabel(f"estimate ({level} interval)")
             ax.set_ylim(-0.02, 1.02)
-            ax.set_title(task)
+            ax.set_title(plot_text(task))
             ax.grid(alpha=0.3)
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize="small")
@@ -113,7 +117,7 @@ def _draw_bands(ax: Any, series_entries: Mapping[str, Sequence[tuple[float, _Est
     for series, entries in series_entries.items():
         ordered = sorted(entries, key=lambda item: item[0])
         xs = [x for x, _ in ordered]
-        line, = ax.plot(xs, [drawn.estimate for _, drawn in ordered], marker="o", label=series,
+        line, = ax.plot(xs, [drawn.estimate for _, drawn in ordered], marker="o", label=legend_label(series),
                         linestyle="--" if series.endswith("(extrapolated)") else "-")
         ax.fill_between(xs, [drawn.low for _, drawn in ordered], [drawn.high for _, drawn in ordered],
                         alpha=0.2, color=line.get_color())
@@ -129,8 +133,8 @@ def _draw_points(ax: Any, entries: Sequence[tuple[str, str, _Estimate]]) -> None
         xs = [metrics.index(metric) + (s - (len(series_names) - 1) / 2) * width for metric, _ in chosen]
         ys = [drawn.estimate for _, drawn in chosen]
         errors = [[drawn.estimate - drawn.low for _, drawn in chosen], [drawn.high - drawn.estimate for _, drawn in chosen]]
-        ax.errorbar(xs, ys, yerr=errors, fmt="o", capsize=3, label=series)
-    ax.set_xticks(range(len(metrics)), metrics, rotation=30, ha="right")
+        ax.errorbar(xs, ys, yerr=errors, fmt="o", capsize=3, label=legend_label(series))
+    ax.set_xticks(range(len(metrics)), [plot_text(metric) for metric in metrics], rotation=30, ha="right")
     ax.set_xlim(-0.6, len(metrics) - 0.4)
 
 
@@ -146,15 +150,16 @@ def plot_comparison(comparison: Comparison) -> Any:
     figure, axes = _figure(len(by_task), 1)
     for r, (task, entries) in enumerate(by_task.items()):
         ax = axes[r][0]
-        labels = [label for label, _ in entries]
+        labels = [plot_text(label) for label, _ in entries]
         ys = list(range(len(entries)))[::-1]
         low = [drawn.estimate - drawn.low for _, drawn in entries]
         high = [drawn.high - drawn.estimate for _, drawn in entries]
         ax.errorbar([drawn.estimate for _, drawn in entries], ys, xerr=[low, high], fmt="o", capsize=3)
         ax.axvline(0.0, color="grey", linewidth=1)
         ax.set_yticks(ys, labels)
-        ax.set_xlabel(f"difference from {comparison.baseline} ({comparison.confidence_level:.0%} interval, paired)")
-        ax.set_title(task)
+        ax.set_xlabel(plot_text(f"difference from {comparison.baseline} ({comparison.confidence_level:.0%} "
+                                f"interval, paired)"))
+        ax.set_title(plot_text(task))
         ax.grid(alpha=0.3)
     return figure
 
@@ -183,7 +188,7 @@ def plot_budget_curves(points: list[tuple[str, str, Any]]) -> Any:
             estimate = [getattr(p, attribute).estimate for p in values]
             low = [getattr(p, attribute).low for p in values]
             high = [getattr(p, attribute).high for p in values]
-            line, = axis.plot(x, estimate, marker="o", label=label)
+            line, = axis.plot(x, estimate, marker="o", label=legend_label(label))
             axis.fill_between(x, low, high, alpha=0.2, color=line.get_color())
     ticks = sorted({p.budget for p in finite})
     for axis, name in ((ax_pass, "pass@k(B)"), (ax_fin, "fin@k(B)")):
@@ -224,6 +229,6 @@ def plot_decomposition(results: list[tuple[str, Any]], *, model: str, base: str)
         axis.set_xticks(x, labels)
         axis.set_xlabel("output-token budget B")
         axis.set_ylabel("change in pass@1")
-        axis.set_title(f"{task}: {model} vs {base} ({rows[0].attribution} attribution)", fontsize="small")
+        axis.set_title(plot_text(f"{task}: {model} vs {base} ({rows[0].attribution} attribution)"), fontsize="small")
         axis.legend(fontsize="x-small", loc="best", framealpha=0.6)
     return figure

@@ -709,7 +709,7 @@ def test_cli_extend_reports_unmatched(tmp_path, samples_file, capsys):
     (["--sort", "pass@8"], 2, "--sort 'pass@8' names no leaderboard column"),
     (["--baseline", "omega"], 2, "baseline model 'omega' is not in the table"),
     (["--extend", "missing.csv"], 2, "--extend missing.csv: no such file"),
-    (["-o", "board.txt"], 2, "cannot tell the format from the suffix"),
+    (["-o", "board.xlsx"], 2, "cannot tell the format from the suffix .xlsx"),
     (["-m", "pass@"], 2, ""),
 ])
 def test_cli_usage_errors(tmp_path, samples_file, capsys, monkeypatch, args, code, message):
