@@ -21,7 +21,10 @@ Problem = Inspect sample id; sample = epoch; correct = ``value_to_float(value) >
 from the kpass scorers' ``Score.metadata["kpass"]`` (answers fall back to ``Score.answer``).
 
 Inspect calls metrics with an empty list at start-up and with partial results while samples run;
-both are quiet (a metric no problem can support yet is simply not reported).
+both are quiet (a metric no problem can support yet is simply not reported). When most problems got
+K identical epochs (``--seed`` sent with every epoch to a provider that honours it, temperature 0),
+the results get ``warning/identical_epochs`` and the console one line, once every epoch has run
+(:mod:`kpass.adapters.inspect_warnings`: ``kpass report``'s rule, :func:`kpass.identical_sample_groups`).
 
 k larger than the epochs
 ------------------------
@@ -59,7 +62,6 @@ kpass-side modules (:mod:`kpass.adapters.inspect_plugin`, the reader) import Ins
 
 from __future__ import annotations
 
-import logging
 import math
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
@@ -67,9 +69,10 @@ from typing import Any
 
 import warnings
 
-from inspect_ai.hooks import Hooks, TaskEnd, TaskStart, hooks
+from inspect_ai.hooks import Hooks, SampleEnd, TaskEnd, TaskStart, hooks
 from inspect_ai.scorer import Metric, SampleScore, Score, ScoreReducer, Value, metric, score_reducer
 
+from . import inspect_warnings
 from .inspect_records import (
     answer_of,
     assign_sample_indices,
@@ -204,6 +207,8 @@ def _records(scores: list[SampleScore], cluster: str | None) -> tuple[list[dict[
             continue
         record["model"] = "inspect"
         record["task"] = "inspect"
+        if data is not None and data.get("output_digest"):  # kpass scorers: for the seed-trap check
+            record["metadata"]["output_digest"] = data["output_digest"]
         records.append(record)
         epochs.append(epoch)
     return records, epochs
@@ -314,6 +319,8 @@ def _metric_function(
         check_required_columns(usable, records)
         from kpass import SampleTable, compute_report
 
+        runs = inspect_warnings.matching_runs(_RUNNING_TASKS, set(counts))
+        inspect_warnings.attach_output_digests(records, runs)
         assign_sample_indices(records, epochs)
         table = SampleTable.from_records(records, source=_SOURCE)
         report = compute_report(
@@ -333,9 +340,11 @@ def _metric_function(
             shown = ", ".join(sorted(clash)[:4])
             raise ValueError(f"two kpass metrics of one scorer report {shown}; give them different "
                              "prefix= options (kpass_metrics(..., prefix='strict') reports 'strict/pass@1').")
-        _warn_few_clusters(report)
-        _annotate(metric_fn, _details(report, usable, key_prefix, cluster, confidence_level))
-        return value
+        trap_value, trap_detail = inspect_warnings.check(table, scores, runs, id(metric_fn))
+        inspect_warnings.warn_few_clusters(report)
+        details = _details(report, usable, key_prefix, cluster, confidence_level)
+        _annotate(metric_fn, {**details, **({"seed_trap": trap_detail} if trap_detail else {})})
+        return {**value, **trap_value}
 
     metric_fn.kpass_fixed_specs = fixed_specs  # type: ignore[attr-defined]
     metric_fn.kpass_adaptive = adaptive  # type: ignore[attr-defined]
@@ -356,22 +365,6 @@ def _annotate(metric_fn: Metric, details: dict[str, Any]) -> None:
     params = metric_params(metric_fn)
     if params is not None:
         params["kpass"] = details
-
-
-#: Few-cluster notes already logged in this process (Inspect calls metrics again while samples run).
-_LOGGED_NOTES: set[str] = set()
-
-
-def _warn_few_clusters(report: Any) -> None:
-    """Log the note the CLI prints for intervals over fewer than 10 clusters, once per process.
-
-    Inspect's metric values are numbers; a log record at warning level is shown on the console
-    and kept in the eval log. The text is :func:`kpass.metrics.few_clusters_note`'s.
-    """
-    notes = {_core().few_clusters_note(row.n_clusters, row.method) for row in report.rows}
-    for note in sorted(note for note in notes if note is not None and note not in _LOGGED_NOTES):
-        _LOGGED_NOTES.add(note)
-        logging.getLogger(__name__).warning("kpass metrics: %s", note)
 
 
 def _check_common(cluster: str | None, method: str | None, confidence_level: float, rng: int | None) -> None:
@@ -623,6 +616,7 @@ class KpassEpochsHook(Hooks):
         epochs = int(spec.config.epochs or 1)
         ids = frozenset(str(i) for i in (spec.dataset.sample_ids or []))
         _RUNNING_TASKS[data.eval_id] = (epochs, ids)
+        inspect_warnings.task_started(data.eval_id, epochs * len(ids) if ids else None)
         problem = _epochs_problem(spec, epochs)
         if problem is not None:
             # Inspect logs and swallows a hook's exceptions ("Exception calling hook"), except
@@ -634,8 +628,12 @@ class KpassEpochsHook(Hooks):
             needed = max(item.min_samples for item in _kpass_metric_specs(spec))
             raise LimitExceededError("custom", value=epochs, limit=needed, message=problem)
 
+    async def on_sample_end(self, data: SampleEnd) -> None:
+        inspect_warnings.sample_ended(data.eval_id, data.sample)
+
     async def on_task_end(self, data: TaskEnd) -> None:
         _RUNNING_TASKS.pop(data.eval_id, None)
+        inspect_warnings.task_ended(data.eval_id)
 
 
 _hook_registered = False

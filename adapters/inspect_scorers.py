@@ -10,6 +10,7 @@ unchanged (value, answer, explanation, reason, metadata) except that one key is 
         "output_tokens": 187,      # state.output.usage.output_tokens (None without usage)
         "finished": True,          # see below; fin@k
         "epoch": 3,                # state.epoch (1-based)
+        "output_digest": "9c1f...",  # output_digest(state.output): the seed-trap check of the metrics
     }
 
 :func:`cot_verifier` does the same and, for samples whose final answer is correct, asks an LLM
@@ -52,7 +53,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from inspect_ai.model import ChatMessageUser, Model, get_model
+from inspect_ai.model import ChatMessageUser, ContentReasoning, Model, get_model
 from inspect_ai.scorer import Metric, Score, Scorer, Target, scorer, value_to_float
 from inspect_ai.solver import TaskState
 from inspect_ai.util import collect
@@ -67,6 +68,7 @@ __all__ = [
     "TRUNCATED_STOP_REASONS",
     "cot_verifier",
     "kpass_scorer",
+    "output_digest",
     "parse_cot_verdict",
 ]
 
@@ -166,6 +168,33 @@ def _is_correct(value: Any) -> bool:
     return value_to_float()(value) >= 1.0
 
 
+def output_digest(output: Any) -> str | None:
+    """A 16-hex-digit digest of one generation, to tell identical epochs apart without keeping their text.
+
+    It covers the completion and the reasoning blocks (``ContentReasoning``: two epochs with one short
+    answer but different reasoning are different generations) of the first choice; None without a
+    generation. Kept in ``Score.metadata["kpass"]["output_digest"]`` by the kpass scorers and taken by the
+    kpass metrics' task hook from every sample of a run (:mod:`kpass.adapters.inspect_metrics`), for the
+    seed-trap check (:func:`kpass.identical_sample_groups`).
+
+    Examples
+    --------
+    >>> from inspect_ai.model import ModelOutput
+    >>> a, b = ModelOutput.from_content("m", "x = 4"), ModelOutput.from_content("m", "x = 4")
+    >>> output_digest(a) == output_digest(b) != output_digest(ModelOutput.from_content("m", "x = 5"))
+    True
+    """
+    import hashlib
+
+    if output is None or not getattr(output, "choices", None):
+        return None
+    content = output.choices[0].message.content
+    parts = [output.completion]
+    if not isinstance(content, str):
+        parts += [f"{item.reasoning}\x1e{item.signature or ''}" for item in content if isinstance(item, ContentReasoning)]
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
+
+
 def _record(state: TaskState, inner: Score, extract: AnswerExtractor | None) -> dict[str, Any]:
     output = state.output
     completion = output.completion if output is not None else ""
@@ -179,6 +208,7 @@ def _record(state: TaskState, inner: Score, extract: AnswerExtractor | None) -> 
         "output_tokens": output_tokens,
         "finished": finished_flag(stop_reason, _is_correct(inner.value), answer),
         "epoch": int(state.epoch),
+        "output_digest": output_digest(output),
     }
 
 

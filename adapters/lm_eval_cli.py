@@ -31,6 +31,11 @@ chosen generation tasks (all ``generate_until`` tasks, or those named by ``--kpa
   pooled over the subtasks, the subtask as the cluster);
 * a printed note says when lm-eval's own metrics (``maj@k``, ``take_first_k``) change because the
   repeats now differ;
+* a task that would get K > 1 samples per problem (``--kpass-samples`` or its own ``repeats``) but decodes
+  greedily (temperature 0 or ``do_sample: false`` once ``--gen_kwargs`` is merged into its YAML, as
+  lm-eval sends it, :mod:`kpass.adapters.lm_eval_guards`; lm-eval's ``aime24`` and ``minerva_math``
+  do) stops the run before the first request, naming the task and the setting;
+  ``--kpass-allow-greedy`` sends them anyway;
 * ``--use_cache`` is refused for tasks that do not sample (``do_sample`` not true): lm-eval's cache
   would hand the same generation to all K repeats; ``--cache_requests true`` is refused because
   lm-eval's request-cache key ignores ``repeats`` (use ``refresh``);
@@ -38,7 +43,8 @@ chosen generation tasks (all ``generate_until`` tasks, or those named by ``--kpa
   (temperature 0, or a server that ignores the varied seed and caches);
 * kpass's table (estimates with intervals, problems as the unit, clusters from
   ``--kpass-cluster-by``) is printed after lm-eval's table, added to lm-eval's results JSON under the
-  key ``"kpass"``, and written next to it as ``kpass_<date>.json`` plus the sample table
+  key ``"kpass"`` (each estimate and its stderr also in lm-eval's own per-task results, ``pass@8,none``,
+  so lm-eval's table and loggers show them: :mod:`kpass.adapters.lm_eval_results`), and written next to it as ``kpass_<date>.json`` plus the sample table
   ``kpass_samples_<date>.jsonl`` (readable by ``kpass report`` and ``kpass budget``: like the
   post-hoc reader's table it carries each generation's text, its *finished* flag and the task's
   generation limit, see :mod:`kpass.adapters.lm_eval_samples`), both through a temporary file and an
@@ -102,6 +108,7 @@ class KpassOptions:
     confidence_level: float = 0.95
     seed: int = 0
     answer: str | None = None
+    allow_greedy: bool = False
 
 
 def _positive_int(text: str) -> int:
@@ -146,6 +153,9 @@ def _kpass_parser() -> argparse.ArgumentParser:
                        metavar="LEVEL", help="confidence level of the intervals (default 0.95)")
     group.add_argument("--kpass-seed", dest="seed", type=int, default=0, metavar="SEED",
                        help="seed of kpass's bootstrap intervals (default 0)")
+    group.add_argument("--kpass-allow-greedy", dest="allow_greedy", action="store_true",
+                       help="send K samples per problem even when a task decodes greedily (temperature 0 or "
+                            "do_sample false): they are then K copies of one generation")
     group.add_argument("--kpass-help", action="help", help="show the kpass flags and exit")
     return parser
 
@@ -194,6 +204,7 @@ def parse_kpass_args(argv: Sequence[str]) -> tuple[KpassOptions, list[str]]:
         samples=namespace.samples, cluster_by=namespace.cluster_by, tasks=namespace.tasks,
         metric=namespace.metric, filters=namespace.filters, method=namespace.method,
         confidence_level=namespace.confidence_level, seed=namespace.seed, answer=namespace.answer,
+        allow_greedy=namespace.allow_greedy,
     )
     if not 0 < options.confidence_level < 1:
         raise KpassUsageError(f"--kpass-confidence-level must be in (0, 1); got {options.confidence_level}")
@@ -394,6 +405,13 @@ def _prepare(state: _RunState, lm: Any, task_dict: Any, samples: Any) -> None:
         repeats = original if not state.specs else (
             options.samples if options.samples is not None else max(needed, original))
         plans[name] = (original, repeats)
+    if not options.allow_greedy:
+        from .lm_eval_guards import greedy_refusal
+
+        api_model = _is_api_model(lm.lm if isinstance(lm, CachingLM) else lm)
+        refusal = greedy_refusal(chosen, {name: plan[1] for name, plan in plans.items()}, api_model=api_model)
+        if refusal is not None:
+            raise KpassUsageError(refusal)
     if isinstance(lm, CachingLM):
         greedy = [name for name, task in chosen.items()
                   if plans[name][1] > 1 and not (task.config.generation_kwargs or {}).get("do_sample", False)]
@@ -728,6 +746,8 @@ def _patched(state: _RunState) -> Iterator[None]:
             state.results = {"error": state.error, "warnings": list(state.warnings)}
         if state.results is not None:
             results["kpass"] = state.results
+            if state.report is not None:
+                _add_to_lm_eval_results(state, results)
         return results
 
     def save_results_aggregated(self, results, samples=None):
@@ -744,6 +764,17 @@ def _patched(state: _RunState) -> Iterator[None]:
         evaluator.evaluate = original_evaluate
         evaluator.simple_evaluate = original_simple_evaluate
         EvaluationTracker.save_results_aggregated = original_save
+
+
+def _add_to_lm_eval_results(state: _RunState, results: dict[str, Any]) -> None:
+    """kpass's estimates also in lm-eval's per-task dicts (``pass@8,none``...), so lm-eval's table, loggers
+    and results JSON carry them; what was added is listed in ``results["kpass"]``
+    (:mod:`kpass.adapters.lm_eval_results`)."""
+    from .lm_eval_results import RESULTS_KEYS_FIELD, add_kpass_metrics, pipeline_of_rows
+
+    rows = pipeline_of_rows({run.name: [p.name for p in run.pipelines] for run in state.tasks}, state.groups)
+    assert state.results is not None
+    state.results[RESULTS_KEYS_FIELD] = add_kpass_metrics(results, state.report, rows)
 
 
 def _output_dir(tracker: Any) -> Path:

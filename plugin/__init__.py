@@ -36,6 +36,7 @@ _HOST_NAMES: dict[str, str] = {
     "write_atomically": "cli.output",
     "OutputError": "errors", "PluginHookError": "errors",
     "BoundedPattern": "data.patterns", "bounded_filter_factory": "data.patterns", "check_pattern": "data.patterns",
+    "IdenticalSamples": "reports.sample_checks", "identical_sample_groups": "reports.sample_checks",
 }
 
 if TYPE_CHECKING:  # static tools see the eager imports
@@ -56,6 +57,7 @@ if TYPE_CHECKING:  # static tools see the eager imports
     from kpass.cli.output import write_atomically
     from kpass.data.patterns import BoundedPattern, bounded_filter_factory, check_pattern
     from kpass.errors import OutputError, PluginHookError
+    from kpass.reports.sample_checks import IdenticalSamples, identical_sample_groups
 
 
 def _public_names() -> list[str]:

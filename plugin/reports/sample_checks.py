@@ -4,8 +4,10 @@
   one generation (temperature 0; an API that sends one ``seed`` with every repeat to a server that
   honours it, lm-eval's default) make pass@k equal pass@1 and cons@k meaningless, without any
   error. A table whose samples carry their generation text (``metadata["output"]``, or
-  ``metadata["completion"]``: the lm-eval and Inspect readers, ``kpass-lm-eval``'s sample table) gets a note for every
-  ``(model, task)`` where most problems with two or more samples have all-identical texts.
+  ``metadata["completion"]``: the lm-eval and Inspect readers, ``kpass-lm-eval``'s sample table), or a
+  digest of it (``metadata["output_digest"]``: kpass's Inspect metrics, which see scores, not
+  generations) gets a note for every ``(model, task)`` where most problems with two or more samples
+  have all-identical texts (:func:`identical_sample_groups` gives the counts behind each note).
 * **Pipelines pooled once** (:func:`pooled_pipeline_rows`). One lm-eval task scored through
   several filter pipelines (``strict-match``, ``flexible-extract``) appears as several tasks over
   the same documents; a row pooled over tasks (``--by model``) must count each document once.
@@ -16,7 +18,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,7 +26,8 @@ from numpy.typing import NDArray
 if TYPE_CHECKING:  # pragma: no cover
     from kpass.data.table import SampleTable
 
-__all__ = ["IDENTICAL_SHARE_THRESHOLD", "PIPELINE_OF_COLUMN", "identical_samples_notes", "pooled_pipeline_rows"]
+__all__ = ["IDENTICAL_SHARE_THRESHOLD", "PIPELINE_OF_COLUMN", "IdenticalSamples", "identical_sample_groups",
+           "identical_samples_notes", "pooled_pipeline_rows"]
 
 #: Share of problems with all-identical samples above which a report warns.
 IDENTICAL_SHARE_THRESHOLD = 0.5
@@ -32,13 +35,23 @@ IDENTICAL_SHARE_THRESHOLD = 0.5
 PIPELINE_OF_COLUMN = "pipeline_of"
 
 
+class IdenticalSamples(NamedTuple):
+    """A ``(model, task)`` where most problems' samples are identical generations (the seed trap)."""
+
+    model: str
+    task: str
+    n_identical: int  #: problems whose samples all have one text
+    n_problems: int  #: problems with two or more samples
+    k: int  #: their (median) number of samples
+
+
 def _output_codes(table: SampleTable) -> NDArray[np.int64] | None:
     """One integer per row naming its generation text (-1: none), or None without texts (also for
     an engine's per-problem statistics, which hold no generation texts)."""
     if not table.has_column("metadata") or not hasattr(table, "raw_column"):
         return None
-    texts = [entry.get("output", entry.get("completion")) if isinstance(entry, dict) else None
-             for entry in table.raw_column("metadata")]
+    texts = [entry.get("output", entry.get("completion", entry.get("output_digest"))) if isinstance(entry, dict)
+             else None for entry in table.raw_column("metadata")]
     present = np.fromiter((isinstance(text, str) for text in texts), dtype=bool, count=len(texts))
     if not present.any():
         return None
@@ -51,10 +64,21 @@ def _output_codes(table: SampleTable) -> NDArray[np.int64] | None:
 
 
 def identical_samples_notes(table: SampleTable) -> list[str]:
-    """A note per ``(model, task)`` where most problems' samples are identical generations.
+    """A note per ``(model, task)`` where most problems' samples are identical generations
+    (:func:`identical_sample_groups`)."""
+    return [
+        f"{found.model} / {found.task}: {found.n_identical} of {found.n_problems} problems have {found.k} identical "
+        "samples (temperature 0, or one seed sent with every repeat to a server that honours it?): their k-sample "
+        "metrics say no more than one sample (pass@k = pass@1). Sample with temperature > 0 and a seed per repeat "
+        "(kpass-lm-eval varies it)"
+        for found in identical_sample_groups(table)]
 
-    A problem counts when it has at least two samples, every one with a text, all equal; the note
-    appears when more than :data:`IDENTICAL_SHARE_THRESHOLD` of the problems with two or more
+
+def identical_sample_groups(table: SampleTable) -> list[IdenticalSamples]:
+    """Every ``(model, task)`` where most problems' samples are identical generations.
+
+    A problem counts when it has at least two samples, every one with a text, all equal; a group is
+    returned when more than :data:`IDENTICAL_SHARE_THRESHOLD` of its problems with two or more
     samples count.
     """
     codes = _output_codes(table)
@@ -73,17 +97,14 @@ def identical_samples_notes(table: SampleTable) -> list[str]:
     group = group.ravel()
     eligible = np.bincount(group, weights=multi, minlength=len(keys))
     same = np.bincount(group, weights=identical, minlength=len(keys))
-    notes = []
+    found = []
     models, tasks = table.category_values("model"), table.category_values("task")
     for g in np.flatnonzero(same > IDENTICAL_SHARE_THRESHOLD * eligible).tolist():
         first = int(np.flatnonzero(group == g)[0])
         k = int(np.median(index.n_samples[(group == g) & multi]))
-        notes.append(
-            f"{models[index.model_codes[first]]} / {tasks[index.task_codes[first]]}: {int(same[g])} of "
-            f"{int(eligible[g])} problems have {k} identical samples (temperature 0, or one seed sent with every "
-            "repeat to a server that honours it?): their k-sample metrics say no more than one sample "
-            "(pass@k = pass@1). Sample with temperature > 0 and a seed per repeat (kpass-lm-eval varies it)")
-    return notes
+        found.append(IdenticalSamples(str(models[index.model_codes[first]]), str(tasks[index.task_codes[first]]),
+                                      int(same[g]), int(eligible[g]), k))
+    return found
 
 
 def pooled_pipeline_rows(table: SampleTable, by: Sequence[str]) -> tuple[NDArray[np.bool_] | None, list[str]]:

@@ -33,6 +33,7 @@ from kpass.adapters.inspect_scorers import (
     COT_VERIFIER_TEMPLATE,
     cot_verifier,
     kpass_scorer,
+    output_digest,
     parse_cot_verdict,
 )
 
@@ -128,7 +129,7 @@ def test_kpass_scorer_keeps_the_wrapped_score_and_records_metadata():
     for field in ("value", "answer", "explanation", "reason"):
         assert getattr(wrapped, field) == getattr(plain, field)
     assert wrapped.metadata["kpass"] == {"answer": "4", "stop_reason": "stop", "output_tokens": 11,
-                                         "finished": True, "epoch": 3}
+                                         "finished": True, "epoch": 3, "output_digest": output_digest(state.output)}
 
 
 @pytest.mark.parametrize("text, stop, answer, finished", [
@@ -156,7 +157,8 @@ def test_kpass_scorer_answer_extraction_options_and_inner_metadata():
 
     text = "ANSWER: 1\nno, ANSWER: 2"
     assert _run(kpass_scorer(with_metadata()), _state(text)).metadata == {
-        "mine": 1, "kpass": {"answer": "raw", "stop_reason": "stop", "output_tokens": 7, "finished": True, "epoch": 2}}
+        "mine": 1, "kpass": {"answer": "raw", "stop_reason": "stop", "output_tokens": 7, "finished": True, "epoch": 2,
+                             "output_digest": output_digest(_state(text).output)}}
     assert _run(kpass_scorer(with_metadata(), answer=ANSWER), _state(text)).metadata["kpass"]["answer"] == "2"
     assert _run(kpass_scorer(with_metadata(), answer=lambda t: t[-1]), _state(text)).metadata["kpass"]["answer"] == "2"
     with pytest.raises(ValueError, match="not a valid regular expression"):

@@ -182,6 +182,7 @@ def _task(repeats=1, do_sample=False, filters=None, filter_list=None, process_re
 
 
 def _state(specs="pass@1,4", **options):
+    options.setdefault("allow_greedy", True)  # _task() decodes greedily; the greedy stop has tests of its own
     return cli._RunState(options=cli.KpassOptions(metrics=specs, **options),
                          specs=kpass.parse_metric_specs(specs) if specs else [])
 

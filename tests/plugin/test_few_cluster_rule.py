@@ -86,7 +86,9 @@ def test_inspect_metrics_give_the_same_interval_stderr_and_note(caplog):
     scores = [SampleScore(score=Score(value="C" if s < c else "I"), sample_id=f"p{j}",
                           sample_metadata={"topic": TOPICS[j]})
               for j, c in enumerate(CORRECT) for s in range(N_SAMPLES)]
-    im._LOGGED_NOTES.clear()
+    from kpass.adapters import inspect_warnings
+
+    inspect_warnings.LOGGED_NOTES.clear()
     with caplog.at_level(logging.WARNING, logger=im.__name__):
         value = im.kpass_metrics("pass@8", cluster="topic", rng=SEED)(scores)
     result, _ = _api()

@@ -1,0 +1,166 @@
+"""Warnings kpass's Inspect metrics give in the run: the seed trap (K identical epochs), few clusters.
+
+Intervals over fewer than 10 clusters get the note the CLI prints (:func:`warn_few_clusters`), logged
+once per process at warning level (Inspect shows it on the console and keeps it in the eval log).
+
+The seed trap
+-------------
+
+``inspect eval --seed 42`` sends one seed with every epoch; a provider that honours seeds (vLLM, the
+OpenAI-compatible servers that do) then returns K copies of one generation per sample, and pass@k =
+pass@1 = cons@k without any error. The rule is the one ``kpass report`` applies afterwards,
+:func:`kpass.identical_sample_groups` (more than half of the problems with two or more epochs have
+all-identical generations), on what the metrics can see of the generations:
+
+* ``Score.metadata["kpass"]["output_digest"]`` (:func:`kpass.adapters.inspect_scorers.output_digest`),
+  written by :func:`~kpass.adapters.inspect_scorers.kpass_scorer` and ``cot_verifier``, also under
+  ``inspect score``;
+* else, during ``inspect eval``, the same digest of every sample's output, taken by kpass's task hook
+  when the sample ends (:func:`sample_ended`), for scores of any scorer; used when exactly one running
+  task holds the sample ids and each problem has as many digests as scored epochs.
+
+When the rule fires, the first kpass metric of a scorer adds :data:`IDENTICAL_EPOCHS_KEY` (the share
+of problems whose epochs are one generation) to Inspect's results, every kpass metric adds a
+``"seed_trap"`` entry to its ``kpass`` params in the log (next to the notes, which carry ``kpass
+report``'s note), and one warning line goes to the console (and the log's messages) once per task.
+Inspect calls metrics with an empty list at start-up and with partial scores while samples run: those
+calls stay quiet; the check speaks once every sample-epoch of the task has ended (or, outside a run,
+at once).
+
+Framework-side module, imported by :mod:`kpass.adapters.inspect_metrics` only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import OrderedDict, defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["IDENTICAL_EPOCHS_KEY", "LOGGED_NOTES", "attach_output_digests", "check", "matching_runs", "sample_ended",
+           "task_ended", "task_started", "warn_few_clusters"]
+
+#: Key of the seed-trap warning in Inspect's results: share of problems whose epochs are one generation.
+IDENTICAL_EPOCHS_KEY = "warning/identical_epochs"
+
+logger = logging.getLogger("kpass.adapters.inspect_metrics")
+
+
+@dataclasses.dataclass
+class _Progress:
+    """A running task: sample-epochs it runs (None: unknown), those ended, and their output digests."""
+
+    expected: int | None
+    ended: int = 0
+    digests: dict[str, list[str | None]] = dataclasses.field(default_factory=lambda: defaultdict(list))
+
+
+#: Few-cluster notes already logged in this process (Inspect calls metrics again while samples run).
+LOGGED_NOTES: set[str] = set()
+
+
+def warn_few_clusters(report: Any) -> None:
+    """Log the note the CLI prints for intervals over fewer than 10 clusters
+    (:func:`kpass.metrics.few_clusters_note`), once per process."""
+    from kpass.metrics import few_clusters_note
+
+    notes = {few_clusters_note(row.n_clusters, row.method) for row in report.rows}
+    for note in sorted(note for note in notes if note is not None and note not in LOGGED_NOTES):
+        LOGGED_NOTES.add(note)
+        logger.warning("kpass metrics: %s", note)
+
+
+#: eval_id -> progress of the tasks running in this process (kept by kpass's task hook).
+_PROGRESS: dict[str, _Progress] = {}
+#: Console warnings already given (task and text), so each is given once.
+_WARNED: set[tuple[tuple[str, ...], str]] = set()
+#: id(scores) -> (scores, the metric that reports IDENTICAL_EPOCHS_KEY for them); a few recent lists.
+_OWNERS: OrderedDict[int, tuple[list[Any], int]] = OrderedDict()
+_OWNERS_MAX = 16
+
+
+def task_started(eval_id: str, expected: int | None) -> None:
+    """Record a task that starts (``expected``: its samples times its epochs)."""
+    _PROGRESS[eval_id] = _Progress(expected)
+
+
+def sample_ended(eval_id: str, sample: Any) -> None:
+    """Record the output digest of one sample-epoch that ended (with or without an error)."""
+    from .inspect_scorers import output_digest
+
+    progress = _PROGRESS.get(eval_id)
+    if progress is not None:
+        progress.ended += 1
+        progress.digests[str(sample.id)].append(output_digest(getattr(sample, "output", None)))
+
+
+def task_ended(eval_id: str) -> None:
+    _PROGRESS.pop(eval_id, None)
+
+
+def matching_runs(running: Mapping[str, tuple[int, frozenset[str]]], sample_ids: set[str]) -> list[str]:
+    """The running tasks (eval ids) whose dataset holds these sample ids (unknown ids match any)."""
+    return [eval_id for eval_id, (_, ids) in list(running.items()) if not ids or sample_ids <= ids]
+
+
+def attach_output_digests(records: list[dict[str, Any]], runs: list[str]) -> None:
+    """Give records without a scorer's digest the digests the task hook took, in place (see module)."""
+    if len(runs) != 1 or runs[0] not in _PROGRESS or any("output_digest" in r["metadata"] for r in records):
+        return
+    taken = _PROGRESS[runs[0]].digests
+    by_problem: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        by_problem[record["problem_id"]].append(record)
+    for problem, problem_records in by_problem.items():
+        digests = taken.get(problem, [])
+        if len(digests) == len(problem_records) and all(digests):
+            for record, digest in zip(problem_records, digests):
+                record["metadata"]["output_digest"] = digest
+
+
+def _complete(n_scores: int, runs: list[str]) -> bool:
+    """True outside a run, or once every sample-epoch of the running task has a score or has ended."""
+    if not runs:
+        return True
+    progress = [_PROGRESS.get(eval_id) for eval_id in runs]
+    expected = [p.expected for p in progress if p is not None and p.expected is not None]
+    if len(expected) != len(runs):
+        return True  # a task whose samples are unknown: its scores are all there is to go by
+    if n_scores >= max(expected):
+        return True
+    return len(runs) == 1 and progress[0] is not None and progress[0].ended >= expected[0]
+
+
+def _owns_key(scores: list[Any], metric_id: int) -> bool:
+    entry = _OWNERS.get(id(scores))
+    if entry is None or entry[0] is not scores:
+        _OWNERS[id(scores)] = entry = (scores, metric_id)
+        while len(_OWNERS) > _OWNERS_MAX:
+            _OWNERS.popitem(last=False)
+    return entry[1] == metric_id
+
+
+def check(table: Any, scores: list[Any], runs: list[str], metric_id: int) -> tuple[dict[str, float], dict[str, Any] | None]:
+    """The seed-trap check of one metric call: (entries for the metric's value, entry for its params).
+
+    Both are empty/None while scores are partial or when most problems' epochs differ.
+    """
+    from kpass import identical_sample_groups
+
+    found = identical_sample_groups(table)
+    if not found or not _complete(len(scores), runs):
+        return {}, None
+    trap = found[0]  # the metric's table is one (model, task)
+    message = (f"{trap.n_identical} of {trap.n_problems} problems got {trap.k} identical epochs (one --seed sent with "
+               "every epoch to a provider that honours it, or temperature 0?): their k-sample metrics say no more "
+               "than one epoch (pass@k = pass@1, cons@k is that one answer). Drop --seed, or sample with "
+               "temperature > 0")
+    warned = (tuple(runs), message)
+    if warned not in _WARNED:
+        _WARNED.add(warned)
+        logger.warning("kpass metrics: %s", message)
+    share = trap.n_identical / trap.n_problems
+    detail = {"problems_identical": trap.n_identical, "problems": trap.n_problems, "epochs": trap.k,
+              "warning": message}
+    return ({IDENTICAL_EPOCHS_KEY: share} if _owns_key(scores, metric_id) else {}), detail
