@@ -282,9 +282,11 @@ INPUT_OPTIONS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "extend": ("--extend table", None),
     "include_path": ("--include-path directory", (".yaml", ".yml", ".py")),  # lm-eval's task files
     "tokenizer": ("--tokenizer file", None),  # hf:PATH
+    "approximate_tokenizer": ("--approximate-tokenizer file", None),
 }
-#: Options that name a path but neither are read nor written as a whole (DuckDB spills there).
-OTHER_PATH_OPTIONS = frozenset({"temp_dir"})
+#: Options that name a path but are neither read nor written: --temp-dir (DuckDB spills there in
+#: files of its own), --label NAME=PATH (PATH is one of the inputs, already checked).
+OTHER_PATH_OPTIONS = frozenset({"temp_dir", "label"})
 
 TEXT = "text"
 #: The suffix of an output -> its format; ``.txt`` and no suffix are :data:`TEXT` (the command's
@@ -358,7 +360,7 @@ def _inputs(args: Any) -> list[_Input]:
     found = []
     for dest, given in _named(args, INPUT_OPTIONS):
         option, suffixes = INPUT_OPTIONS[dest]
-        if dest == "tokenizer":
+        if dest in ("tokenizer", "approximate_tokenizer"):
             if not given.startswith("hf:"):
                 continue
             given = given[3:]
