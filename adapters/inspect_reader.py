@@ -19,6 +19,19 @@ One row per scored (sample, epoch); the columns are described in
   ``kpass budget --tokenizer`` finds it; ``finished`` from its stop reason where no kpass scorer
   recorded it (conservative: a wrong answer cut off by the token limit is not finished, see
   :mod:`kpass.adapters.inspect_records`); ``output_tokens`` from its usage.
+- Inputs as Inspect users give them (:meth:`InspectLogReader.expand`, called by
+  :func:`kpass.read_samples` with every input it chose this reader for, after expanding quoted
+  globs such as ``'logs/**/*.eval'``): a directory stands for the logs ``inspect view --log-dir``
+  lists below it, and of a merged log and its ``<name>.shards/`` one is read (a shard set is
+  read as one run); the rules, and the notes naming every file left out, are in
+  :mod:`kpass.adapters.inspect_listing`.
+- Both sample shapes of an ``.eval`` archive: one member per sample
+  (``samples/{id}_epoch_{n}.json``), and the chunked shape (``samples/{id}_epoch_{n}/sample.json``
+  with ``metadata.json`` and message, event, call and attachment chunks), which Inspect 0.3.285
+  writes only with ``inspect log convert-chunked`` and whose samples its own
+  ``read_eval_log``/``read_eval_log_sample`` cannot read (only the summaries): kpass reads the
+  shell and the metadata, every field it needs. A member under ``samples/`` in neither shape is
+  refused in one line naming the file and the members.
 - Fast reads: an ``.eval`` archive is streamed one sample member at a time (its zstd or
   deflate members decompressed by the module Inspect itself depends on, ``zipfile_zstd`` over
   ``zstandard``, on Python < 3.14), parsed with the standard ``json`` module, and only the fields
@@ -71,8 +84,13 @@ class InspectLogReader:
     description = "Inspect AI eval logs (.eval, .json)"
 
     def can_read(self, path: str | Path) -> bool:
-        """True for an Inspect ``.eval`` archive or ``.json`` log (checked by content)."""
+        """True for an Inspect ``.eval`` archive or ``.json`` log (checked by content), and for a
+        directory holding a log Inspect's listing shows (``inspect view --log-dir``)."""
         path = Path(path)
+        if path.is_dir():
+            from .inspect_listing import is_listed_log_name
+
+            return any(is_listed_log_name(name) for _, _, files in os.walk(path) for name in files)
         if not path.is_file():
             return False
         suffix = path.suffix.lower()
@@ -98,14 +116,37 @@ class InspectLogReader:
 
     def identity(self, path: str | Path) -> dict[str, Any] | None:
         """``{"model", "task", "eval_id", "run"}`` from the log header alone (cheap), for
-        :func:`kpass.read_samples` to see two logs of one model and task before reading them."""
+        :func:`kpass.read_samples` to see two logs of one model and task before reading them
+        (a shard set: its first shard's model and task, the eval ids of all its shards)."""
         try:
-            header, _ = _read_header(Path(path))
+            members = _log_members(Path(path))
+            headers = [_read_header(member)[0] for member in members]
         except Exception:  # noqa: BLE001 - read() reports what is wrong
             return None
-        spec = header.get("eval") or {}
-        return {"model": spec.get("model"), "task": spec.get("task"), "eval_id": spec.get("eval_id"),
-                "run": Path(path).name}
+        spec = headers[0].get("eval") or {}
+        eval_id = spec.get("eval_id") if len(headers) == 1 else tuple(
+            (header.get("eval") or {}).get("eval_id") for header in headers)
+        return {"model": spec.get("model"), "task": spec.get("task"), "eval_id": eval_id, "run": Path(path).name}
+
+    def expand(self, paths: Sequence[str | os.PathLike]) -> tuple[list[str], list[str]]:
+        """``(logs to read, notes)`` for the inputs :func:`kpass.read_samples` gave this reader.
+
+        A directory becomes the logs below it that ``inspect view --log-dir`` lists, and of a
+        merged log and its ``<name>.shards/`` one is read, by the rules of
+        :mod:`kpass.adapters.inspect_listing`; every file left out is counted and named in a note.
+
+        Raises
+        ------
+        kpass.DataError
+            The inputs hold no Inspect log.
+        """
+        from .inspect_listing import select_logs
+
+        selection = select_logs([os.fspath(path) for path in paths], is_log=self.can_read, status_of=_status_of)
+        if not selection.paths:
+            shown = ", ".join(os.fspath(path) for path in paths)
+            raise _data_error("holds no Inspect log to read (" + "; ".join(selection.notes) + ")", shown)
+        return selection.paths, selection.notes
 
     def read(self, path: str | Path, run_label: str | None = None):
         """Read one Inspect log into a :class:`kpass.SampleTable`.
@@ -204,18 +245,85 @@ def _read_header(path: Path) -> tuple[dict[str, Any], list[Any] | None]:
     raise ValueError("the archive has neither header.json nor _journal/start.json")
 
 
+def _log_members(path: Path) -> list[Path]:
+    """The log files of ``path``: itself, or the current attempt of every shard of a
+    ``<name>.shards`` directory (:func:`kpass.adapters.inspect_listing.shard_set_members`)."""
+    if not path.is_dir():
+        return [path]
+    from .inspect_listing import is_shard_set, shard_set_members
+
+    if not is_shard_set(path):
+        raise ValueError("a log directory is read with kpass.read_samples, which lists its logs first")
+    members, _ = shard_set_members(str(path))
+    if not members:
+        raise ValueError("a shards directory without any shard log (<k>/<log>.eval)")
+    return [Path(member) for member in members]
+
+
+def _status_of(path: str) -> str | None:
+    """A log's status from its header (None when the header cannot be read)."""
+    try:
+        return _read_header(Path(path))[0].get("status")
+    except Exception:  # noqa: BLE001 - reading the log reports what is wrong with it
+        return None
+
+
+#: The two shapes of a sample in an ``.eval`` archive (``inspect_ai/log/_recorders/chunked/format.py``):
+#: one member ``samples/{id}_epoch_{n}.json`` (monolith), or the chunked shape, a directory
+#: ``samples/{id}_epoch_{n}/`` whose ``sample.json`` ("shell") holds every field but messages,
+#: events, attachments and metadata; metadata is ``metadata.json`` beside it (when not empty),
+#: messages, events, calls and attachments are chunk members kpass does not need.
+_MONOLITH = re.compile(r"^samples/[^/]+\.json$")
+_CHUNKED_SHELL = re.compile(r"^(samples/[^/]+)/sample\.json$")
+_CHUNKED_PARTS = re.compile(r"^samples/[^/]+/(metadata\.json|skeleton\.json|(messages|events|calls|attachments)/"
+                            r"(\d+|stats|uuids)\.json)$")
+
+
 def _iter_samples(path: Path, samples: list[Any] | None):
     """``(where, sample dict)`` per sample: the member name of an ``.eval`` archive (read one at
-    a time, so memory holds one sample), or the position in a ``.json`` log."""
+    a time, so memory holds one sample; monolith and chunked samples alike), or the position in
+    a ``.json`` log.
+
+    Raises
+    ------
+    ValueError
+        A member under ``samples/`` in neither shape (a layout kpass does not know).
+    """
     if samples is not None:
         for position, sample in enumerate(samples):
             yield f"samples[{position}]", sample
         return
     with _open_archive(path) as archive:
-        for info in archive.infolist():
+        infos = archive.infolist()
+        names = {info.filename for info in infos}
+        shells = {match.group(1) for name in names if (match := _CHUNKED_SHELL.match(name))}
+        unknown = [name for name in names if name.startswith("samples/") and not name.endswith("/")
+                   and not _MONOLITH.match(name) and not _CHUNKED_SHELL.match(name)
+                   and not (_CHUNKED_PARTS.match(name) and "/".join(name.split("/", 2)[:2]) in shells)]
+        if unknown:  # the members in no known shape first (chunk parts without a shell after them)
+            raise _UnknownLayout(sorted(unknown, key=lambda name: (_CHUNKED_PARTS.match(name) is not None, name)))
+        for info in infos:
             name = info.filename
-            if name.startswith("samples/") and name.endswith(".json"):
+            if _MONOLITH.match(name):
                 yield name, json.loads(archive.read(info))
+            elif (shell := _CHUNKED_SHELL.match(name)) is not None:
+                sample = json.loads(archive.read(info))
+                metadata = f"{shell.group(1)}/metadata.json"
+                if metadata in names:
+                    sample["metadata"] = json.loads(archive.read(metadata))
+                yield shell.group(1) + "/", sample
+
+
+class _UnknownLayout(ValueError):
+    """Sample members of an ``.eval`` archive in a layout kpass does not know."""
+
+    def __init__(self, members: list[str]) -> None:
+        shown = ", ".join(members[:3]) + (f" and {len(members) - 3} more" if len(members) > 3 else "")
+        super().__init__(
+            f"holds sample members in a layout kpass does not know ({shown}); kpass reads samples/{{id}}_epoch_{{n}}"
+            ".json (monolith) and samples/{id}_epoch_{n}/sample.json with its chunks (chunked, as Inspect 0.3.285's "
+            "`inspect log convert-chunked` writes); is the log from a newer Inspect? Try kpass with the Inspect "
+            "version that wrote it, or report the layout to kpass")
 
 
 class _Score:
@@ -299,6 +407,62 @@ def _describe_pairs(pairs: list[tuple[Any, int]], limit: int = 5) -> str:
     return shown + (f" and {len(pairs) - limit} more" if len(pairs) > limit else "")
 
 
+def _read_member(member: Path, label: str, location: str, kept: list[dict[str, Any]],
+                 seen: dict[tuple[type, Any, int], str], id_types: dict[tuple[str, int], tuple[Any, str]],
+                 note) -> dict[str, Any]:
+    """Append what kpass needs of every sample of one log file to ``kept``; return its eval spec.
+
+    ``label`` prefixes the sample locations of a shard (``"0/<log>.eval:"``); ``seen`` and
+    ``id_types`` span every shard of a set, so a sample in two shards is an error too.
+    """
+    shown = f"{location}/{label[:-1]}" if label else location
+    try:
+        header, inline_samples = _read_header(member)
+        spec = header.get("eval") or {}
+        model, _ = spec["model"], spec["task"]
+    except Exception as exc:
+        raise _data_error(f"{label}cannot read this Inspect log ({type(exc).__name__}: {exc}); is it complete?",
+                          location) from exc
+    before = len(kept)
+    try:
+        for position, sample in _iter_samples(member, inline_samples):
+            where = label + position
+            sample_id, epoch = sample.get("id"), sample.get("epoch")
+            key = (type(sample_id), sample_id, epoch)
+            if key in seen:
+                raise _data_error(f"sample id {sample_id!r} epoch {epoch} appears twice: in {seen[key]} and in "
+                                  f"{where}; each (sample, epoch) must appear once", location, field="problem_id")
+            seen[key] = where
+            text_key = (str(sample_id), epoch)
+            other = id_types.get(text_key)
+            if other is not None and type(other[0]) is not type(sample_id):
+                raise _data_error(
+                    f"sample ids {other[0]!r} ({type(other[0]).__name__}, {other[1]}) and {sample_id!r} "
+                    f"({type(sample_id).__name__}, {where}) are different Inspect ids that kpass would read as "
+                    "one problem (its problem ids are strings); give the samples distinct ids",
+                    location, field="problem_id")
+            id_types[text_key] = (sample_id, where)
+            stop_reason, output_text, tokens = _generation(sample, model)
+            kept.append({"id": sample_id, "epoch": epoch, "target": sample.get("target"),
+                         "metadata": sample.get("metadata") or {}, "scores": sample.get("scores") or {},
+                         "stop_reason": stop_reason, "output_text": output_text, "tokens": tokens,
+                         "where": where})
+    except Exception as exc:
+        from kpass import DataError
+
+        if isinstance(exc, DataError):
+            raise
+        if isinstance(exc, _UnknownLayout):
+            raise _data_error(f"{label}{exc}", location) from None
+        raise _data_error(f"{label}cannot read this Inspect log ({type(exc).__name__}: {exc}); is it complete?",
+                          location) from exc
+    status = header.get("status")
+    if status != "success":
+        note(f"{shown}: Inspect log status is {status!r}; reading the {len(kept) - before} sample(s) it holds")
+    _check_against_header(spec, kept[before:], shown, note)
+    return spec
+
+
 def records_from_log(path: str | Path, *, notes: list[str] | None = None,
                      score_threshold: float | None = None,
                      run_label: str | None = None,
@@ -313,7 +477,8 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
     Parameters
     ----------
     path : str or Path
-        An Inspect ``.eval`` or ``.json`` log.
+        An Inspect ``.eval`` or ``.json`` log, or a ``<name>.shards`` directory (the current
+        attempt of every shard, read as one run; a sample in two shards is an error).
     notes : list of str, optional
         Receives what was left out or is doubtful (unscored epochs, missing members, binarised
         scores, a log whose status is not "success"), one sentence each naming the file, for
@@ -350,10 +515,7 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
         except ValueError as exc:
             raise _data_error(str(exc), location, field="correct") from None
     try:
-        header, inline_samples = _read_header(path)
-        spec = header.get("eval") or {}
-        model = spec["model"]
-        task = spec["task"]
+        members = _log_members(path)
     except Exception as exc:
         raise _data_error(f"cannot read this Inspect log ({type(exc).__name__}: {exc}); is it complete?",
                           location) from exc
@@ -363,49 +525,27 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
         collected.append(message)
         warnings.warn(message, stacklevel=3)
 
-    status = header.get("status")
+    # one pass over the samples of each log (a shard set: of each shard), keeping what kpass needs
+    kept: list[dict[str, Any]] = []
+    seen: dict[tuple[type, Any, int], str] = {}
+    id_types: dict[tuple[str, int], tuple[Any, str]] = {}
+    first_spec: dict[str, Any] | None = None
+    for member in members:
+        label = "" if member == path else f"{member.relative_to(path)}:"
+        spec = _read_member(member, label, location, kept, seen, id_types, note)
+        if first_spec is None:
+            first_spec = spec
+        elif (spec.get("model"), spec.get("task")) != (first_spec.get("model"), first_spec.get("task")):
+            raise _data_error(f"shard {label[:-1]} holds model {spec.get('model')!r} on task {spec.get('task')!r}, "
+                              f"shard {members[0].relative_to(path)} model {first_spec.get('model')!r} on task "
+                              f"{first_spec.get('task')!r}; the shards of one set are one run", location)
+    assert first_spec is not None
+    spec = first_spec
+    model, task = spec["model"], spec["task"]
     shown_model = f"{model} [{run_label}]" if run_label else model
     cluster = _kpass_cluster_key(spec)
     if details is not None:
         details["recorded_cluster"] = cluster
-
-    # one pass over the samples, keeping only what kpass needs of each
-    kept: list[dict[str, Any]] = []
-    seen: dict[tuple[type, Any, int], str] = {}
-    id_types: dict[tuple[str, int], tuple[Any, str]] = {}
-    try:
-        for where, sample in _iter_samples(path, inline_samples):
-            sample_id, epoch = sample.get("id"), sample.get("epoch")
-            key = (type(sample_id), sample_id, epoch)
-            if key in seen:
-                raise _data_error(f"sample id {sample_id!r} epoch {epoch} appears twice: in {seen[key]} and in "
-                                  f"{where}; each (sample, epoch) must appear once", location, field="problem_id")
-            seen[key] = where
-            text_key = (str(sample_id), epoch)
-            other = id_types.get(text_key)
-            if other is not None and type(other[0]) is not type(sample_id):
-                raise _data_error(
-                    f"sample ids {other[0]!r} ({type(other[0]).__name__}, {other[1]}) and {sample_id!r} "
-                    f"({type(sample_id).__name__}, {where}) are different Inspect ids that kpass would read as "
-                    "one problem (its problem ids are strings); give the samples distinct ids",
-                    location, field="problem_id")
-            id_types[text_key] = (sample_id, where)
-            stop_reason, output_text, tokens = _generation(sample, model)
-            kept.append({"id": sample_id, "epoch": epoch, "target": sample.get("target"),
-                         "metadata": sample.get("metadata") or {}, "scores": sample.get("scores") or {},
-                         "stop_reason": stop_reason, "output_text": output_text, "tokens": tokens,
-                         "where": where})
-    except Exception as exc:
-        from kpass import DataError
-
-        if isinstance(exc, DataError):
-            raise
-        raise _data_error(f"cannot read this Inspect log ({type(exc).__name__}: {exc}); is it complete?",
-                          location) from exc
-
-    if status != "success":
-        note(f"{location}: Inspect log status is {status!r}; reading the {len(kept)} sample(s) it holds")
-    _check_against_header(spec, kept, location, note)
     if cluster is None and kept and all("cluster" in s["metadata"] for s in kept):
         cluster = "cluster"
 

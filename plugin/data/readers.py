@@ -2,8 +2,13 @@
 
 A reader is any object with ``can_read(path) -> bool`` and ``read(path) -> SampleTable``
 (optionally ``description`` and ``suffixes`` for listings), registered through the
-``register_readers`` hook. :func:`kpass.read_samples` (in :mod:`kpass.host.lookups`) picks, for
-every file, the one reader that recognises it (or the reader named by the caller).
+``register_readers`` hook. :func:`kpass.read_samples` (in :mod:`kpass.host.lookups`) expands
+glob patterns (:func:`kpass.data.sources.expand_globs`, one rule for every reader), then picks,
+for every file or directory, the one reader that recognises it (or the reader named by the
+caller). Optional methods: ``expand(paths) -> (paths, notes)`` turns all the inputs a reader was
+chosen for into what it reads, with notes naming what it leaves out (the Inspect reader: a log
+directory into its logs, a merged log and its shards into one of them); ``identity(path)``
+tells runs of one model and task apart before reading (see :func:`kpass.read_samples`).
 
 File formats (schema in :mod:`kpass.data.table`):
 
