@@ -13,19 +13,27 @@ needs one verdict per generation, judged the way the task judges its first one. 
 * lays out the sample-table columns (:func:`sample_columns`) and measures how many documents got K
   identical generations (:func:`identical_response_share`, the temperature-0 trap).
 
-Token budgets: given the raw generations (``responses=``), the columns also carry what ``kpass
-budget`` needs. lm-eval logs no stop reasons and no token counts, so
+Token budgets and finishing: given the raw generations (``responses=``), the columns also carry
+what fin@k and ``kpass budget`` need. lm-eval logs no stop reason and no token count, so
+``finished`` is decided only from evidence
+(:func:`kpass.adapters.lm_eval_finishing.finished_flag`, docs/lm-eval.md):
 
-* ``metadata["output"]`` is each raw generation, for ``--tokenizer`` to find the answer's token
-  position (the only source of positions: lm-eval logs have no usage data);
-* ``finished`` is *an answer was extracted by the pipeline* (not a fallback, not empty; every
-  correct sample is finished). For lm-eval's default pipeline, which extracts nothing, every
-  non-empty generation counts as finished: without a stop reason a generation cut off at the
-  length limit cannot be told apart;
-* ``output_tokens`` of an unfinished sample is the run's generation limit (``max_gen_toks``): it was
-  generated either to that limit or to a stop sequence without an answer, so it is decided (not
-  finished) at every budget up to the limit and unknown above it, which makes larger budgets an
-  error. Finished samples get no ``output_tokens`` (the tokenizer counts them).
+* a sample judged correct emitted its answer: finished (the sample table rejects
+  ``correct=true, finished=false``);
+* a generation that ends inside an unclosed reasoning block (``<think>`` without ``</think>``,
+  ``DEFAULT_REASONING_MARKERS``, configurable) did not finish, whatever stopped it;
+* else the API's finish reason where it was observed (the live ``kpass-lm-eval`` run records it:
+  ``"length"`` is cut, ``"stop"`` is finished);
+* else the generation's token count where a tokenizer is given (``token_counts``): it reached the
+  request's ``max_gen_toks`` (cut) or it did not (finished);
+* else unknown (null): fin@k then refuses and says what to give (the model's tokenizer).
+
+``output_tokens`` of an unfinished sample is the run's generation limit (``max_gen_toks``): it was
+generated either to that limit or to a stop sequence without an answer, so it is decided (not
+finished) at every budget up to the limit and unknown above it, which makes larger budgets an
+error. A finished sample gets its token count where one is known, else null (a tokenizer counts it
+later). ``metadata["output"]`` is each raw generation, for ``--tokenizer`` to find the answer's
+token position.
 
 One problem is one ``doc_id``. The table's ``task`` is ``"<task>/<filter>"`` (just ``"<task>"`` for
 lm-eval's default ``"none"`` pipeline), so every pipeline gets its own rows, as in lm-eval's table.
@@ -46,6 +54,8 @@ import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from .lm_eval_finishing import DEFAULT_REASONING_MARKERS, finished_flag
 
 __all__ = [
     "DEFAULT_FALLBACK",
@@ -469,6 +479,9 @@ def sample_columns(
     responses: Sequence[Sequence[Any]] | None = None,
     max_gen_toks: int | None = None,
     extractor: tuple[str | None, Callable[[Any, Any], str | None] | None] | None = None,
+    token_counts: Sequence[Sequence[int | None]] | None = None,
+    finish_reasons: Sequence[Sequence[str | None]] | None = None,
+    reasoning_markers: tuple[str, str] | None = DEFAULT_REASONING_MARKERS,
 ) -> tuple[dict[str, list[Any]], list[int]]:
     """Columns of the sample table for one task and pipeline, and each row's source line.
 
@@ -480,9 +493,11 @@ def sample_columns(
     (a document field; default: the pipeline's ``kpass_cluster`` field) fills the ``cluster`` column.
 
     With ``responses`` (``responses[d][i]``: raw generation ``i`` of document ``d``, lm-eval's
-    ``resps``), the columns ``metadata`` (``{"output": generation}``), ``finished`` (an answer was
-    extracted) and ``output_tokens`` (``max_gen_toks`` for unfinished samples, null otherwise) are
-    added for token budgets (module docstring).
+    ``resps``), the columns ``metadata`` (``{"output": generation}``), ``finished`` (from evidence
+    only: :func:`kpass.adapters.lm_eval_finishing.finished_flag` with ``token_counts[d][i]`` (a
+    tokenizer's count), ``finish_reasons[d][i]`` (the API's, where observed) and
+    ``reasoning_markers``; null where nothing says) and ``output_tokens`` (``max_gen_toks`` for
+    unfinished samples, the token count or null otherwise) are added (module docstring).
 
     With ``extractor`` = ``(name, extract)`` (:func:`kpass.adapters.lm_eval_answers.pipeline_answer_extractor`),
     a wrong sample's ``answer`` is ``extract(raw generation, filtered answer)`` (a correct one's is
@@ -540,10 +555,17 @@ def sample_columns(
             texts = responses[d]
             if len(texts) != n:
                 raise ValueError(f"document {doc_id}: {n} answers but {len(texts)} responses.")
-            finished = [bool(v) or pipeline.answer_or_none(a) is not None
-                        for a, v in zip(doc_answers, doc_verdicts)]
+            counts = token_counts[d] if token_counts is not None else [None] * n
+            reasons = finish_reasons[d] if finish_reasons is not None else [None] * n
+            if len(counts) != n or len(reasons) != n:
+                raise ValueError(f"document {doc_id}: {n} responses but {len(counts)} token counts and "
+                                 f"{len(reasons)} finish reasons.")
+            finished = [finished_flag(bool(v), t, max_gen_toks=max_gen_toks, token_count=c, finish_reason=r,
+                                      reasoning_markers=reasoning_markers)
+                        for v, t, c, r in zip(doc_verdicts, texts, counts, reasons)]
             columns["finished"].extend(finished)
-            columns["output_tokens"].extend(None if f else max_gen_toks for f in finished)
+            columns["output_tokens"].extend(max_gen_toks if f is False else c if f else None
+                                            for f, c in zip(finished, counts))
             columns["metadata"].extend({"output": t if isinstance(t, str) else None} for t in texts)
         if cluster_by is not None:
             if cluster_by not in doc:

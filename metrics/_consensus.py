@@ -455,14 +455,17 @@ def _conflict(message: str, reason: str, mask: NDArray[np.bool_], problem: NDArr
 
 
 def class_counts_from_codes(
-    problem: ArrayLike, answer_codes: ArrayLike, is_gold: ArrayLike, n_problems: int
+    problem: ArrayLike, answer_codes: ArrayLike, is_gold: ArrayLike, n_problems: int, *,
+    abstain: ArrayLike | None = None,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     r"""Answer-class counts per problem from integer-coded samples, the input of :func:`cons_at_k`.
 
     Sample ``i`` belongs to problem ``problem[i]``. Its answer class is
 
     - the gold class (column 0) when ``is_gold[i]``;
-    - "no extractable answer" (counted in ``n_invalid``) when ``answer_codes[i] == -1``;
+    - "no extractable answer" (counted in ``n_invalid``) when ``answer_codes[i] == -1``, or when
+      ``abstain[i]`` (an answer taken from an unfinished generation, which abstains by default:
+      docs/spec.md section 4);
     - otherwise the wrong class of its code within its problem: wrong samples of one problem
       with equal codes form one class (columns ``1..``, largest first, zero-padded).
 
@@ -483,6 +486,10 @@ eg\mathrm{gold}_i,\ a_i = -1\}
         Whether the sample's answer is the gold answer (judged correct).
     n_problems : int
         Number of problems (rows of the result).
+    abstain : array_like of bool, shape (S,), optional
+        Samples whose answer abstains (is counted as no answer) although it has a code: the
+        answers of generations cut at their token limit. A gold sample never abstains. The
+        consistency checks below see every answer as given, whether it abstains or not.
 
     Returns
     -------
@@ -517,8 +524,20 @@ eg\mathrm{gold}_i,\ a_i = -1\}
     ...     [0, 0, 0, 0, 0, 0], [0, 1, 1, 0, -1, 2], [True, False, False, True, False, False], 1)
     >>> counts, n_invalid
     (array([[2, 2, 1]]), array([1]))
+
+    The same with the two answers "5" cut off at the token limit, abstaining:
+
+    >>> class_counts_from_codes([0, 0, 0, 0, 0, 0], [0, 1, 1, 0, -1, 2],
+    ...                         [True, False, False, True, False, False], 1,
+    ...                         abstain=[False, True, True, False, False, False])
+    (array([[2, 1]]), array([3]))
     """
     problem_arr, codes, gold, n_problems = _class_counts_from_codes_iv(problem, answer_codes, is_gold, n_problems)
+    if abstain is not None:
+        abstaining = np.asarray(abstain)
+        if abstaining.dtype != np.bool_ or abstaining.shape != codes.shape:
+            raise ValueError(f"`abstain` must be a boolean array of shape {codes.shape} (one flag per sample); "
+                             f"got dtype {abstaining.dtype} and shape {abstaining.shape}.")
     null = codes < 0
     gold_without_answer = gold & null
     if gold_without_answer.any():
@@ -535,6 +554,9 @@ eg\mathrm{gold}_i,\ a_i = -1\}
     if clash.any():
         raise _conflict("`is_gold` and `answer_codes` disagree (a sample that is not gold has the code of a "
                         "gold sample of its problem)", _WRONG_WITH_GOLD_ANSWER, clash, problem_arr, n_problems)
+    if abstain is not None:  # after the checks: they see every answer as given
+        null = null | (abstaining & ~gold)
+        wrong = wrong & ~null
     n_invalid = np.bincount(problem_arr[null & ~gold], minlength=n_problems).astype(np.int64)
     gold_counts = np.bincount(problem_arr[gold], minlength=n_problems).astype(np.int64)
     keys, sizes = np.unique(key[wrong], return_counts=True)

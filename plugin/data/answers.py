@@ -22,13 +22,16 @@ if TYPE_CHECKING:
 __all__ = ["answer_class_counts"]
 
 
-def answer_class_counts(problems: ProblemSet) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def answer_class_counts(problems: ProblemSet, *, cut_answers: str = "abstain",
+                        ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """``(class_counts, n_invalid)`` for :func:`kpass.cons_at_k`, vectorized over samples.
 
     Column 0 counts the samples judged correct; columns 1.. the wrong-answer classes of each
-    problem (largest first, zero-padded); ``n_invalid`` the samples with a null answer. The counting
-    and its consistency rules are the core's :func:`kpass.metrics.class_counts_from_codes`; a
-    contradiction it finds becomes a :class:`~kpass.DataError` at the first offending sample's line.
+    problem (largest first, zero-padded); ``n_invalid`` the samples with a null answer and, with
+    ``cut_answers="abstain"`` (the default), the answers of unfinished generations (``finished``
+    false). The counting and its consistency rules are the core's
+    :func:`kpass.metrics.class_counts_from_codes`; a contradiction it finds becomes a
+    :class:`~kpass.DataError` at the first offending sample's line.
     """
     if not problems.table.has_column("answer"):
         raise DataError(
@@ -40,8 +43,12 @@ def answer_class_counts(problems: ProblemSet) -> tuple[NDArray[np.int64], NDArra
     correct, _ = problems.sample_column("correct")
     n_problems = len(problems)
     problem = np.repeat(np.arange(n_problems, dtype=np.int64), np.diff(offsets))
+    abstain = None
+    if cut_answers == "abstain" and problems.table.has_column("finished"):
+        finished, _ = problems.sample_column("finished")
+        abstain = finished == 0
     try:
-        return core.class_counts_from_codes(problem, answers, correct, n_problems)
+        return core.class_counts_from_codes(problem, answers, correct, n_problems, abstain=abstain)
     except core.InconsistentAnswersError as exc:
         bad = np.zeros(answers.shape[0], dtype=bool)
         bad[exc.samples] = True

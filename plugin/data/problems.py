@@ -26,7 +26,20 @@ from kpass.errors import DataError, UsageError
 if TYPE_CHECKING:  # pragma: no cover
     from kpass.data.table import SampleTable
 
-__all__ = ["ProblemSet", "problem_attribute", "statistics_from_table"]
+__all__ = ["CUT_ANSWER_RULES", "ProblemSet", "problem_attribute", "statistics_from_table", "unknown_finished_message"]
+
+#: What cons@k does with the answer of an unfinished generation: ``abstain`` (the default: it
+#: occupies its draw but never votes, like a sample without an answer) or ``vote``.
+CUT_ANSWER_RULES = ("abstain", "vote")
+
+
+def unknown_finished_message(n_unknown: int, n_samples: int) -> str:
+    """The one-line refusal of fin@k (and of ``kpass budget``/``decompose``) when ``finished`` is
+    null for some samples: never "finished" by default, and it says what to give."""
+    return (f"whether {n_unknown} of {n_samples} samples finished is unknown (`finished` is null: the log records no "
+            "stop reason or token count; the first is here), so fin@k is refused: give the model's tokenizer "
+            "(--tokenizer hf:PATH/tokenizer.json or tiktoken:NAME; Python: reader_options={'tokenizer': SPEC}) to "
+            "count lm-eval generations against their max_gen_toks, or record `finished` in the samples")
 
 
 class ProblemSet:
@@ -91,8 +104,7 @@ class ProblemSet:
         values, offsets = self.sample_column("finished")
         null = values < 0
         if null.any():
-            self.raise_at(null, "finished", "`finished` is null for this sample; fin@k needs to know whether "
-                                             "every sample finished")
+            self.raise_at(null, "finished", unknown_finished_message(int(null.sum()), int(null.size)))
         return _segment_sum(values.astype(np.int64), offsets)
 
     def _at_budget(self) -> "_Counts":
@@ -150,10 +162,17 @@ class ProblemSet:
             labels = np.char.add(np.char.add(labels, " #"), np.arange(labels.size).astype(str))
         return labels
 
-    def answer_classes(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    def answer_classes(self, cut_answers: str = "abstain") -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """``(class_counts, n_invalid)`` for :func:`kpass.metrics.cons_at_k`: column 0 the samples
         judged correct, columns 1.. the wrong-answer classes (largest first, zero-padded),
         ``n_invalid`` the samples without an answer.
+
+        Parameters
+        ----------
+        cut_answers : {"abstain", "vote"}, default: "abstain"
+            The answer of an unfinished generation (``finished`` false: cut at its token limit,
+            whatever an extractor found in the cut text) abstains, counted in ``n_invalid``, or
+            votes like any other (docs/spec.md section 4).
 
         Raises
         ------
@@ -161,20 +180,35 @@ class ProblemSet:
             No ``answer`` column; a correct sample without answer, or a wrong answer equal to a
             correct one in the same problem (at the first such sample's line).
         """
+        if cut_answers not in CUT_ANSWER_RULES:
+            raise ValueError(f"`cut_answers` must be one of {CUT_ANSWER_RULES}; got {cut_answers!r}.")
         statistics = self._statistics()
-        if statistics is None:
+        if statistics is None or not statistics.has_column("answer") or statistics.class_counts is None:
             from kpass.data.answers import answer_class_counts
 
-            return answer_class_counts(self)
-        if not statistics.has_column("answer") or statistics.class_counts is None:
-            from kpass.data.answers import answer_class_counts
-
-            return answer_class_counts(self)  # raises the missing-column error
+            return answer_class_counts(self, cut_answers=cut_answers)  # (raises the missing-column error)
         statistics.check("answers", self.problems)
-        counts = statistics.class_counts[self.problems]
+        counts, invalid = statistics.answer_classes_of(cut_answers)
+        counts = counts[self.problems]
         used = np.flatnonzero(counts[:, 1:].any(axis=0))
         width = int(used.max()) + 2 if used.size else 1
-        return counts[:, :width], statistics.n_invalid[self.problems]
+        return counts[:, :width], invalid[self.problems]
+
+    def n_cut_answers(self) -> NDArray[np.int64]:
+        """Samples per problem with an answer from an unfinished generation (``finished`` false, an
+        answer extracted, judged wrong): what abstains in cons@k by default, shape (N,)."""
+        statistics = self._statistics()
+        if statistics is not None:
+            if statistics.n_cut_answers is None:
+                return np.zeros(len(self), dtype=np.int64)
+            return statistics.n_cut_answers[self.problems]
+        if not (self.table.has_column("finished") and self.table.has_column("answer")):
+            return np.zeros(len(self), dtype=np.int64)
+        finished, offsets = self.sample_column("finished")
+        answers, _ = self.sample_column("answer")
+        correct, _ = self.sample_column("correct")
+        cut = (finished == 0) & (answers >= 0) & ~correct.astype(bool)
+        return _segment_sum(cut.astype(np.int64), offsets)
 
     def cot_correct(self, rule: str) -> NDArray[np.int64]:
         """Samples per problem with a correct answer and a chain of thought accepted by ``rule``
@@ -371,9 +405,10 @@ def statistics_from_table(table: "SampleTable", needs: Needs = Needs()) -> Probl
     if needs.answer_classes:
         from kpass.data.answers import answer_class_counts
 
-        counts, invalid = answer_class_counts(everything)
-        stats.class_counts = counts[stats._order_in]
-        stats.n_invalid = invalid[stats._order_in]
+        for rule in CUT_ANSWER_RULES:
+            counts, invalid = answer_class_counts(everything, cut_answers=rule)
+            stats.set_answer_classes(rule, counts[stats._order_in], invalid[stats._order_in])
+        stats.n_cut_answers = stats.put(everything.n_cut_answers())
     if needs.cot:
         for rule in COT_RULES:
             stats.cot_correct[rule] = stats.put(everything.cot_correct(rule))

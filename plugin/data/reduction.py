@@ -11,7 +11,9 @@ statistic                  used by
                            its hypergeometric relatives are functions of ``(n, c)``)
 ``n_finished``             fin@k (a function of ``(n, f)``)
 answer-class counts        cons@k: ``class_counts[:, 0]`` gold samples, ``[:, 1:]`` the wrong
-                           answer classes (largest first), ``n_invalid`` samples without answer
+                           answer classes (largest first), ``n_invalid`` samples without answer;
+                           once with the answers of unfinished generations abstaining (the
+                           default) and once with them voting (``cons@k[cut=vote]``)
 CoT counts ``d_rule``      CoT-Pass@k (``rule`` = any, majority, all): a function of ``(n, d)``
 ``(c_B, f_B)`` per budget  pass@k(B), fin@k(B) (docs/spec.md section 6)
 output-token sums          compute per problem (``kpass frontier``): ``sum t``, ``sum min(t, B)``
@@ -401,11 +403,12 @@ def reduction_sql(typed: str, needs: Needs, *, flags: Sequence[str] = (), first_
         select.append(f"MIN({first_seen}) AS first_seen")
     if needs.finished:
         select += [f"{_count('finished')} AS n_finished", f"{_count('finished IS NULL')} AS n_finished_null"]
-    if needs.answer_classes:
+    if needs.answer_classes:  # n_wrong_cut: answers of unfinished generations (they abstain by default)
         select += [f"{_count('correct AND answer IS NULL')} AS n_gold_without_answer",
                    f"{_count('NOT correct AND answer IS NULL')} AS n_invalid",
+                   f"{_count('NOT correct AND answer IS NOT NULL AND finished = FALSE')} AS n_cut_answers",
                    "answer", "GROUPING(answer) AS is_problem", f"{_count('correct')} AS n_gold",
-                   f"{_count('NOT correct')} AS n_wrong"]
+                   f"{_count('NOT correct')} AS n_wrong", f"{_count('NOT correct AND finished = FALSE')} AS n_wrong_cut"]
     else:
         select.append("1 AS is_problem")
     if needs.cot:
@@ -441,8 +444,9 @@ def problems_sql(reduced: str) -> str:
 
 
 def classes_sql(reduced: str, problems: str) -> str:
-    """``pid, n_gold, n_wrong`` of every non-null answer of every problem (cons@k)."""
-    return (f"SELECT p.pid AS pid, c.n_gold AS n_gold, c.n_wrong AS n_wrong FROM {reduced} c JOIN {problems} p "
+    """``pid, n_gold, n_wrong, n_wrong_cut`` of every non-null answer of every problem (cons@k)."""
+    return (f"SELECT p.pid AS pid, c.n_gold AS n_gold, c.n_wrong AS n_wrong, c.n_wrong_cut AS n_wrong_cut "
+            f"FROM {reduced} c JOIN {problems} p "
             "ON c.model = p.model AND c.task = p.task AND c.problem_id = p.problem_id "
             "WHERE c.is_problem = 0 AND c.answer IS NOT NULL")
 
@@ -504,7 +508,9 @@ class ProblemStatistics:
         Finished samples and samples whose ``finished`` is null (fin@k).
     class_counts : ndarray of int64, shape (N, M), or None
         Column 0 the gold (correct) samples, columns 1.. the wrong-answer classes, largest first
-        (:func:`kpass.metrics.cons_at_k`); ``n_invalid`` the samples without an answer.
+        (:func:`kpass.metrics.cons_at_k`); ``n_invalid`` the samples without an answer, the
+        answers of unfinished generations among them (they abstain); :meth:`answer_classes_of`
+        gives both rules. ``n_cut_answers``: those answers of unfinished generations per problem.
     cot_correct : dict rule -> ndarray of int64
         Samples with a correct answer whose chain of thought passes ``rule``.
     budget_correct, budget_finished : dict B -> ndarray of int64
@@ -548,6 +554,8 @@ class ProblemStatistics:
         self.n_finished_null: NDArray[np.int64] | None = None
         self.class_counts: NDArray[np.int64] | None = None
         self.n_invalid: NDArray[np.int64] | None = None
+        self.n_cut_answers: NDArray[np.int64] | None = None
+        self._answer_classes: dict[str, tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
         self.cot_correct: dict[str, NDArray[np.int64]] = {}
         self.budget_correct: dict[int | None, NDArray[np.int64]] = {}
         self.budget_finished: dict[int | None, NDArray[np.int64]] = {}
@@ -579,6 +587,17 @@ class ProblemStatistics:
     def put(self, values: Any, *, dtype: Any = np.int64) -> NDArray:
         """A per-problem array given in the order of the constructor's ``keys``, in this order."""
         return np.asarray(values, dtype=dtype)[self._order_in]
+
+    def set_answer_classes(self, rule: str, class_counts: NDArray[np.int64], n_invalid: NDArray[np.int64]) -> None:
+        """Store the answer classes under cut-answer ``rule`` (``abstain``: also :attr:`class_counts`)."""
+        self._answer_classes[rule] = (class_counts, n_invalid)
+        if rule == "abstain":
+            self.class_counts, self.n_invalid = class_counts, n_invalid
+
+    def answer_classes_of(self, rule: str) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """``(class_counts, n_invalid)`` with the answers of unfinished generations abstaining
+        (``"abstain"``) or voting (``"vote"``), in problem order."""
+        return self._answer_classes[rule]
 
     # ------------------------------------------------------------------ the SampleTable face
 
@@ -692,10 +711,15 @@ class ProblemStatistics:
             theirs = np.where(other._codes[name] < 0, _NULL, theirs)
             if mine.tolist() != theirs.tolist():
                 out.append(name)
-        for name in ("n_samples", "n_correct", "n_finished", "class_counts", "n_invalid", "tokens_null"):
+        for name in ("n_samples", "n_correct", "n_finished", "class_counts", "n_invalid", "n_cut_answers",
+                     "tokens_null"):
             a, b = getattr(self, name), getattr(other, name)
             if (a is None) != (b is None) or (a is not None and not np.array_equal(a, b)):
                 out.append(name)
+        if self._answer_classes.keys() != other._answer_classes.keys() or any(
+                not all(np.array_equal(x, y) for x, y in zip(self._answer_classes[rule], other._answer_classes[rule]))
+                for rule in self._answer_classes):
+            out.append("answer_classes")
         for name in ("cot_correct", "budget_correct", "budget_finished", "tokens_spent"):
             a, b = getattr(self, name), getattr(other, name)
             if a.keys() != b.keys() or any(not np.array_equal(a[key], b[key]) for key in a):
@@ -782,17 +806,27 @@ def _put_classes(stats: ProblemStatistics, problems: Mapping[str, NDArray], clas
     clash[owner[(gold > 0) & (wrong > 0)]] = True
     clash |= stats.put(problems["n_gold_without_answer"]) > 0
     stats.flags["answers"] = clash
-    keep = wrong > 0
-    owner, sizes = owner[keep], wrong[keep]
+    cut = np.asarray(classes.get("n_wrong_cut", []), dtype=np.int64)
+    invalid = stats.put(problems["n_invalid"])
+    stats.n_cut_answers = stats.put(problems["n_cut_answers"])
+    abstained = invalid + stats.n_cut_answers
+    for rule, sizes, n_invalid in (("vote", wrong, invalid), ("abstain", wrong - cut, abstained)):
+        stats.set_answer_classes(rule, _class_matrix(owner, sizes, stats.n_correct), n_invalid)  # abstaining: no class
+
+
+def _class_matrix(owner: NDArray[np.int64], sizes: NDArray[np.int64], gold: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Column 0 ``gold``, columns 1.. the classes of each problem (``owner``) with ``sizes > 0``,
+    largest first, zero-padded (the layout :func:`kpass.metrics.class_counts_from_codes` gives)."""
+    keep = sizes > 0
+    owner, sizes = owner[keep], sizes[keep]
     order = np.lexsort((-sizes, owner))
     owner, sizes = owner[order], sizes[order]
     column = np.arange(owner.size) - np.searchsorted(owner, owner, side="left") + 1
     width = int(column.max()) + 1 if column.size else 1
-    counts = np.zeros((n_problems, width), dtype=np.int64)
-    counts[:, 0] = stats.n_correct  # the gold class: samples judged correct
+    counts = np.zeros((len(gold), width), dtype=np.int64)
+    counts[:, 0] = gold  # the gold class: samples judged correct
     counts[owner, column] = sizes
-    stats.class_counts = counts
-    stats.n_invalid = stats.put(problems["n_invalid"])
+    return counts
 
 
 # ----------------------------------------------------------------------------------------------

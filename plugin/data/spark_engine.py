@@ -264,7 +264,7 @@ def _fetch(frame: Any, *, classes: bool = False, parent: str | None = None,
            ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
     """The reduced problems (:func:`_problems_sql`) as arrays in (model, task, problem_id)
     order: int64 where a column is integral without nulls, else objects (None for null); with
-    ``classes``, also ``pid, n_gold, n_wrong`` of every answer class (``pid`` the problem's
+    ``classes``, also ``pid, n_gold, n_wrong, n_wrong_cut`` of every answer class (``pid`` the problem's
     position), from the list column ``kpass_classes``.
 
     In local mode the executors write the rows to a temporary Parquet directory that pyarrow
@@ -299,7 +299,8 @@ def _fetch(frame: Any, *, classes: bool = False, parent: str | None = None,
     flat = lists.flatten()
     return out, {"pid": np.repeat(np.arange(len(lengths), dtype=np.int64), lengths),
                  "n_gold": flat.field("n_gold").to_numpy().astype(np.int64),
-                 "n_wrong": flat.field("n_wrong").to_numpy().astype(np.int64)}
+                 "n_wrong": flat.field("n_wrong").to_numpy().astype(np.int64),
+                 "n_wrong_cut": flat.field("n_wrong_cut").to_numpy().astype(np.int64)}
 
 
 def _key_order(table: Any) -> np.ndarray:
@@ -335,7 +336,8 @@ def _problems_sql(reduced: str, needs: Needs) -> str:
     if not needs.answer_classes:
         return reduced
     return (f"WITH r AS ({reduced}) SELECT p.*, c.kpass_classes FROM (SELECT * FROM r WHERE is_problem = 1) p "
-            "LEFT JOIN (SELECT model, task, problem_id, collect_list(named_struct('n_gold', n_gold, 'n_wrong', n_wrong)) "
+            "LEFT JOIN (SELECT model, task, problem_id, collect_list(named_struct('n_gold', n_gold, 'n_wrong', n_wrong, "
+            "'n_wrong_cut', n_wrong_cut)) "
             "AS kpass_classes FROM r WHERE is_problem = 0 AND answer IS NOT NULL GROUP BY model, task, problem_id) c "
             "ON p.model = c.model AND p.task = c.task AND p.problem_id = c.problem_id")
 

@@ -150,6 +150,9 @@ class ConsAtK(MetricFamily):
     The gold class is the set of samples judged ``correct`` (the judge decides equivalence, e.g.
     ``"7"`` and ``"7.0"``); samples judged incorrect are grouped by exact ``answer`` string; a null
     answer is "no extractable answer" (abstains by default, ``invalid=vote`` makes it a class).
+    The answer of an unfinished generation (``finished`` false: cut at its token limit, whatever
+    an extractor found in the cut text) counts as no answer by default (``cut=abstain``; the
+    report counts them in a note); ``cut=vote`` lets it vote (``--cut-answers vote``).
     An incorrect sample whose answer string equals a correct sample's answer in the same problem,
     or a correct sample with no answer, is a :class:`~kpass.DataError` naming the line.
     """
@@ -157,15 +160,27 @@ class ConsAtK(MetricFamily):
     statistics = ("answer_classes",)
     symbol = "cons@"
     aliases = ("maj@",)
-    options = {"ties": ("fractional", "strict"), "invalid": ("abstain", "vote")}
+    options = {"ties": ("fractional", "strict"), "invalid": ("abstain", "vote"), "cut": ("abstain", "vote")}
     requires = ("answer",)
     example = "cons@16[ties=strict]"
     description = "majority vote of k samples, averaged over all k-subsets (needs `answer`)"
 
     def compute(self, problems: ProblemSet, spec: MetricSpec) -> NDArray[np.float64]:
-        class_counts, n_invalid = problems.answer_classes()
+        class_counts, n_invalid = problems.answer_classes(cut_answers=spec.option("cut"))
         return core.cons_at_k(class_counts, spec.k, n_invalid=n_invalid, ties=spec.option("ties"),
                               invalid=spec.option("invalid"))
+
+    def notes(self, problems: ProblemSet, spec: MetricSpec) -> list[str]:
+        """How many answers of unfinished generations abstained (or voted, ``cut=vote``)."""
+        cut = int(problems.n_cut_answers().sum())
+        if not cut:
+            return []
+        total = int(problems.n_samples.sum())
+        if spec.option("cut") == "vote":
+            return [f"{cut} of {total} answers come from unfinished generations (cut at the token limit) and vote "
+                    "(cut=vote)"]
+        return [f"{cut} of {total} answers come from unfinished generations (cut at the token limit) and abstain "
+                f"(cons@{spec.k}[cut=vote] or --cut-answers vote lets them vote)"]
 
 
 _FAMILIES = {

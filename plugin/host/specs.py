@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kpass.data.problems import ProblemSet
     from kpass.host.registry import Registry
 
-__all__ = ["MetricFamily", "MetricSpec", "format_decimal", "parse_specs", "split_spec_text"]
+__all__ = ["MetricFamily", "MetricSpec", "format_decimal", "parse_specs", "split_spec_text", "with_option_default"]
 
 
 def format_decimal(value: Fraction) -> str:
@@ -347,6 +347,26 @@ def _parse_one(text: str, registry: Registry) -> list[MetricSpec]:
             specs.append(MetricSpec(name=name, family=family_name, k=k, params=params, budget=budget,
                                     text=text, implementation=family))
     return specs
+
+
+def with_option_default(specs: str | Sequence[str], family: str, option: str, value: str,
+                        registry: Registry) -> list[str]:
+    """Spec texts where every spec of ``family`` that does not set ``option`` sets it to ``value``
+    (``--cut-answers vote``: ``cons@8`` becomes ``cons@8[cut=vote]``; ``cons@8[cut=abstain]`` stays).
+    Texts that do not parse are left as they are (the parser then says what is wrong)."""
+    texts = [specs] if isinstance(specs, str) else list(specs)
+    symbols = registry.metric_symbols()
+    out = []
+    for text in texts:
+        for part in split_spec_text(text) if isinstance(text, str) else [text]:
+            match = _SPEC.match(part.strip()) if isinstance(part, str) else None
+            if match is None or symbols.get(match.group("prefix").lower()) != family or re.search(
+                    rf"[\[,]\s*{re.escape(option)}\s*=", match.group("rest"), re.IGNORECASE):
+                out.append(part)
+                continue
+            ks, params, rest = match.group("ks"), match.group("params"), match.group("rest")
+            out.append(f"{match.group('prefix')}{ks}{'' if params is None else '_' + params}[{option}={value}]{rest}")
+    return out
 
 
 def parse_specs(specs: str | Sequence[str], registry: Registry) -> list[MetricSpec]:

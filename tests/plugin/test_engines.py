@@ -19,7 +19,7 @@ from kpass.host.lookups import load_samples
 from kpass.data.reduction import Needs
 from kpass.errors import DataError
 
-METRICS = "pass@1 pass@2 pass^2 g-pass@4_0.5 cons@3 fin@2 cot-pass@2[rule=majority] pass@1(B=11) fin@1(B=10)"
+METRICS = "pass@1 pass@2 pass^2 g-pass@4_0.5 cons@3 cons@3[cut=vote] fin@2 cot-pass@2[rule=majority] pass@1(B=11) fin@1(B=10)"
 NEEDS = Needs(fields=("subject",), finished=True, answer_classes=True, cot=True, budgets=(10, 11))
 
 
@@ -100,6 +100,11 @@ def test_three_engines_give_the_same_statistics_and_reports(tmp_path, fmt, spark
         assert statistics.differences(reference) == [], engine
         _reports_equal(kpass.compute_report(statistics, METRICS, by=by, cluster_by="task"), expected)
     assert reference.class_counts.shape[1] >= 2 and reference.cot_correct["all"].sum() > 0
+    # answers of unfinished generations abstain by default and vote with cut=vote: the two differ
+    assert reference.n_cut_answers.sum() > 0
+    assert not np.array_equal(reference.answer_classes_of("vote")[1], reference.n_invalid)
+    assert any("answers come from unfinished generations (cut at the token limit) and abstain" in note
+               for note in expected.notes)
 
 
 def _cases():
