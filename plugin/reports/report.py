@@ -317,7 +317,17 @@ def interval_options(*, method: str | None = None, confidence_level: float = 0.9
         raise UsageError(message) from None
 
 
-def _resolve_specs(metrics, plugin_manager) -> list[MetricSpec]:
+def _resolve_specs(metrics, plugin_manager, cut_answers: str | None = None) -> list[MetricSpec]:
+    if cut_answers is not None:  # every cons@k spec that does not say otherwise gets cut=<rule>
+        from kpass.data.problems import CUT_ANSWER_RULES
+        from kpass.host.manager import get_registry
+        from kpass.host.specs import with_option_default
+
+        if cut_answers not in CUT_ANSWER_RULES:
+            raise UsageError(f"`cut_answers` must be one of {', '.join(CUT_ANSWER_RULES)}; got {cut_answers!r}")
+        items = [metrics] if isinstance(metrics, (str, MetricSpec)) else list(metrics)
+        texts = [item.name if isinstance(item, MetricSpec) else item for item in items]
+        metrics = with_option_default(texts, "cons@k", "cut", cut_answers, get_registry(plugin_manager))
     if isinstance(metrics, MetricSpec):
         return [metrics]
     if isinstance(metrics, str):
@@ -459,6 +469,16 @@ def _evaluate(table: SampleTable, spec: MetricSpec, problems: NDArray[np.int64],
     return eligible, values, exclusions
 
 
+def _family_notes(table: SampleTable, spec: MetricSpec, chosen: NDArray[np.int64], label: str) -> list[str]:
+    """What a family says about the problems a row rests on (``MetricFamily.notes``, e.g. cons@k's
+    count of abstaining answers of unfinished generations), prefixed by the row's group."""
+    notes = getattr(spec.implementation, "notes", None)
+    if notes is None or chosen.size == 0:
+        return []
+    prefix = f"{label} / " if label else ""
+    return [f"{prefix}{spec.name}: {note}" for note in notes(ProblemSet(table, chosen, budget=spec.budget), spec)]
+
+
 def _summarize(table: SampleTable, spec: MetricSpec, chosen: NDArray[np.int64],
                clusters: NDArray[np.int64] | None, options: dict[str, Any]) -> Any:
     """A model-based family's own ``(IntervalResult or None, notes)`` (see
@@ -541,7 +561,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
                    method: str | None = None, confidence_level: float = 0.95,
                    rng: int | np.random.Generator | None = DEFAULT_SEED,
                    n_resamples: int = DEFAULT_N_RESAMPLES, plugin_manager: "pluggy.PluginManager | None" = None,
-                   progress: Callable[[int, int], None] | None = None) -> Report:
+                   progress: Callable[[int, int], None] | None = None, cut_answers: str | None = None) -> Report:
     """Estimate every metric per group with an interval, listing every excluded problem.
 
     Parameters
@@ -569,6 +589,9 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
         Host whose metric families are used.
     progress : callable ``(done, total)``, optional
         Called after each (group, metric).
+    cut_answers : {"abstain", "vote"}, optional
+        What cons@k does with the answer of an unfinished generation, for every cons@k spec that
+        does not say (``cons@8[cut=vote]``): it abstains (the default, counted in a note) or votes.
 
     Returns
     -------
@@ -589,7 +612,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
     """
     if not isinstance(table, (SampleTable, ProblemStatistics)):
         raise TypeError(f"`table` must be a kpass.SampleTable or kpass.ProblemStatistics; got {type(table).__name__}.")
-    specs = _resolve_specs(metrics, plugin_manager)
+    specs = _resolve_specs(metrics, plugin_manager, cut_answers)
     by = tuple(by)
     options = interval_options(method=method, confidence_level=confidence_level, rng=rng,
                                n_resamples=n_resamples, clustered=cluster_by is not None)
@@ -624,6 +647,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
         label = " / ".join(value for _, value in group)
         for spec in specs:
             eligible, values, excluded = _evaluate(table, spec, problems)
+            warning_notes.extend(_family_notes(table, spec, problems[eligible], label))
             n_excluded = 0
             for reason, members in excluded:
                 exclusions.append(Exclusion(group, spec.name, tuple(labels[members].tolist()), reason))
@@ -694,7 +718,7 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
                        rng: int | np.random.Generator | None = DEFAULT_SEED, n_resamples: int = DEFAULT_N_RESAMPLES,
                        intersect: bool = False,
                        plugin_manager: "pluggy.PluginManager | None" = None,
-                       progress: Callable[[int, int], None] | None = None) -> Comparison:
+                       progress: Callable[[int, int], None] | None = None, cut_answers: str | None = None) -> Comparison:
     """Paired differences ``model - baseline`` per metric and group, over the same problems.
 
     Problems are matched by ``(task, problem_id)``. A problem is compared only when both models
@@ -713,7 +737,7 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
     method : str, optional
         Interval method of :func:`kpass.paired_difference` (``PAIRED_INTERVAL_METHODS``);
         default: ``DEFAULT_PAIRED_METHOD``.
-    cluster_by, confidence_level, rng, n_resamples, plugin_manager, progress
+    cluster_by, confidence_level, rng, n_resamples, plugin_manager, progress, cut_answers
         As in :func:`compute_report` (``rng`` 0 and 10,000 resamples by default).
     intersect : bool, default: False
         When a problem is present for one model only: ``False`` raises :class:`~kpass.DataError`
@@ -733,7 +757,7 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
     """
     if not isinstance(table, (SampleTable, ProblemStatistics)):
         raise TypeError(f"`table` must be a kpass.SampleTable or kpass.ProblemStatistics; got {type(table).__name__}.")
-    specs = _resolve_specs(metrics, plugin_manager)
+    specs = _resolve_specs(metrics, plugin_manager, cut_answers)
     extrapolated = [spec.name for spec in specs if spec.params.get("extrapolate")]
     if extrapolated:
         raise UsageError(f"{', '.join(extrapolated)}: an extrapolated (model-based) metric has no paired "
@@ -814,6 +838,9 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
                         exclusions.append(Exclusion(label_group, spec.name, tuple(labels[members].tolist()),
                                                     f"{who}: {reason}"))
                 model_chosen, base_chosen = model_problems[model_ok], base_problems[base_ok]
+                for who, chosen in ((model, model_chosen), (baseline, base_chosen)):
+                    warning_notes.extend(_family_notes(table, spec, chosen, " / ".join(
+                        value for _, value in (("model", who), *group))))
                 common, at_model, at_base = np.intersect1d(match_key[model_chosen], match_key[base_chosen],
                                                            return_indices=True)
                 n_excluded = int(np.union1d(match_key[model_problems], match_key[base_problems]).size - common.size)
