@@ -275,14 +275,34 @@ def _umask() -> int:
 
 #: The options that write a file: ``dest`` -> the flag messages name.
 OUTPUT_OPTIONS = {"output": "--output", "plot": "--plot"}
-#: The options whose files are read: ``dest`` -> (what messages call it, the suffixes read inside a
-#: directory it names, or None for every file: a sample directory is read whole).
-INPUT_OPTIONS: dict[str, tuple[str, tuple[str, ...] | None]] = {
-    "files": ("input", None),
-    "extend": ("--extend table", None),
-    "include_path": ("--include-path directory", (".yaml", ".yml", ".py")),  # lm-eval's task files
-    "tokenizer": ("--tokenizer file", None),  # hf:PATH
-    "approximate_tokenizer": ("--approximate-tokenizer file", None),
+
+
+@dataclass(frozen=True)
+class DirectoryFiles:
+    """The files a reader takes from a directory given as input, by suffix: ``existing`` files
+    are inputs (an output may not replace one), and a new output named with a suffix in ``new``
+    would be read as input by the next run."""
+
+    existing: tuple[str, ...]
+    new: tuple[str, ...]
+
+
+#: Sample tables (every one in a directory is read, hive partitions too), Inspect logs, lm-eval
+#: results and samples. A new ``.json`` is allowed: lm-eval and Inspect take a ``.json`` by its
+#: name and content, and a kpass JSON report is neither (``-o lm_eval_out/report.json``).
+SAMPLE_DIRECTORY = DirectoryFiles(
+    existing=(".jsonl", ".ndjson", ".csv", ".parquet", ".pq", ".gz", ".eval", ".json"),
+    new=(".jsonl", ".ndjson", ".csv", ".parquet", ".pq", ".gz", ".eval"))
+#: lm-eval task directories (``--include-path``): the task YAMLs and the Python files they import.
+TASK_DIRECTORY = DirectoryFiles(existing=(".yaml", ".yml", ".py"), new=(".yaml", ".yml", ".py"))
+
+#: The options whose files are read: ``dest`` -> (what messages call it, what is read in a directory it names).
+INPUT_OPTIONS: dict[str, tuple[str, DirectoryFiles]] = {
+    "files": ("input", SAMPLE_DIRECTORY),
+    "extend": ("--extend table", SAMPLE_DIRECTORY),
+    "include_path": ("--include-path directory", TASK_DIRECTORY),
+    "tokenizer": ("--tokenizer file", SAMPLE_DIRECTORY),  # hf:PATH (a file, or a directory holding one)
+    "approximate_tokenizer": ("--approximate-tokenizer file", SAMPLE_DIRECTORY),
 }
 #: Options that name a path but are neither read nor written: --temp-dir (DuckDB spills there in
 #: files of its own), --label NAME=PATH (PATH is one of the inputs, already checked).
@@ -336,7 +356,7 @@ class _Input:
     given: str
     path: str
     directory: bool
-    suffixes: tuple[str, ...] | None  # of a directory: the files read inside (None: every file)
+    reads: DirectoryFiles  # of a directory: which files inside are read
 
     def describe(self) -> str:
         kind = " directory" if self.directory and self.option == "input" else ""
@@ -359,7 +379,7 @@ def _inputs(args: Any) -> list[_Input]:
     """Every input of ``args``, globs expanded (names only: nothing is opened)."""
     found = []
     for dest, given in _named(args, INPUT_OPTIONS):
-        option, suffixes = INPUT_OPTIONS[dest]
+        option, reads = INPUT_OPTIONS[dest]
         if dest in ("tokenizer", "approximate_tokenizer"):
             if not given.startswith("hf:"):
                 continue
@@ -368,7 +388,7 @@ def _inputs(args: Any) -> list[_Input]:
         if not os.path.lexists(given) and set("*?[") & set(given):
             paths = sorted(glob.glob(given, recursive=True))
         for path in paths:
-            found.append(_Input(option, given, path, os.path.isdir(path), suffixes))
+            found.append(_Input(option, given, path, os.path.isdir(path), reads))
     return found
 
 
@@ -389,40 +409,40 @@ def _files_inside(item: _Input) -> list[str]:
     """The files read inside an input directory (links to directories not followed, as by the readers)."""
     files = []
     for root, _, names in os.walk(item.path):
-        files += [os.path.join(root, name) for name in names
-                  if item.suffixes is None or name.lower().endswith(item.suffixes)]
+        files += [os.path.join(root, name) for name in names if name.lower().endswith(item.reads.existing)]
     return files
 
 
 def _refuse_inputs(outputs: Sequence[tuple[str, str]], inputs: Sequence[_Input]) -> None:
-    """An output that is an input (the same file through any link, ``..`` or hard link), or lies
-    in a directory given as input, is refused."""
+    """An output that is an input (the same file through any link, ``..`` or hard link: the same
+    device and inode), an input directory, or a new file an input directory's reader would read
+    next time, is refused."""
     identities: dict[tuple[int, int], tuple[_Input, str]] | None = None
     for dest, path in outputs:
         flag, real = OUTPUT_OPTIONS[dest], _real(path)
-        for item in inputs:
-            if not item.directory:
-                continue
-            directory = _real(item.path)
-            inside = real == directory or os.path.commonpath([real, directory]) == directory
-            if inside and (item.suffixes is None or real.lower().endswith(item.suffixes) or real == directory):
-                raise UsageError(f"{flag} {path} is inside the {item.describe()}: kpass never writes where it "
-                                 f"reads (the next run would read the output as input); choose another name")
         identity = _file_identity(path)
-        if identity is None:
-            continue
-        if identities is None:  # only when an output exists: then every input file's identity
-            identities = {}
-            for item in inputs:
-                for file in (_files_inside(item) if item.directory else [item.path]):
-                    if (found := _file_identity(file)) is not None:
-                        identities.setdefault(found, (item, file))
-        if identity in identities:
-            item, file = identities[identity]
-            where = item.describe() if file == item.path else f"{file} in the {item.describe()}"
-            how = "" if os.path.abspath(file) == os.path.abspath(path) else " (the same file through a link)"
-            raise UsageError(f"{flag} {path} is the {where}{how}: kpass never writes over an input; "
-                             f"choose another name")
+        if identity is not None:
+            if identities is None:  # only when an output exists: then every input file's identity
+                identities = {}
+                for item in inputs:
+                    for file in (_files_inside(item) if item.directory else [item.path]):
+                        if (found := _file_identity(file)) is not None:
+                            identities.setdefault(found, (item, file))
+            if identity in identities:
+                item, file = identities[identity]
+                where = f"the {item.describe()}" if file == item.path else f"{file}, read from the {item.describe()}"
+                how = "" if os.path.abspath(file) == os.path.abspath(path) else " (the same file through a link)"
+                raise UsageError(f"{flag} {path} is {where}{how}: kpass never writes over an input; "
+                                 f"choose another name")
+        for item in inputs:
+            directory = _real(item.path) if item.directory else None
+            if directory is None or os.path.commonpath([real, directory]) != directory:
+                continue
+            if real == directory:
+                raise UsageError(f"{flag} {path} is the {item.describe()}: kpass never writes over an input")
+            if real.lower().endswith(item.reads.new):
+                raise UsageError(f"{flag} {path} is inside the {item.describe()}, where the next run would read "
+                                 f"it as input: kpass never writes where it reads; choose another name")
 
 
 def _output_key(path: str) -> tuple[Any, ...]:

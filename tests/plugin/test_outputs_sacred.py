@@ -189,8 +189,27 @@ def test_files_inside_an_input_directory(tmp_path, capsys, new):
     output = dataset / "model=a" / ("report.csv" if new else "part-0.jsonl")
     before = digest(part)
     line = refused(capsys, "report", dataset, "-f", "csv", "-o", output)
-    assert f"--output {output} is inside the input directory {dataset}" in line
+    if new:  # the next `kpass report dataset` would read report.csv as samples
+        assert (f"--output {output} is inside the input directory {dataset}, where the next run would read it as "
+                f"input: kpass never writes where it reads") in line
+    else:
+        assert f"--output {output} is {part}, read from the input directory {dataset}: kpass never" in line
     assert digest(part) == before and (output.exists() != new)
+
+
+@pytest.mark.parametrize("name", ["report.md", "report.json", "README.md"])
+def test_a_report_may_be_written_into_an_input_directory(tmp_path, capsys, name):
+    """What no reader takes from a directory (a Markdown or JSON report, an existing README) may be
+    written there: `kpass report lm_eval_out/ -o lm_eval_out/report.json`."""
+    dataset = tmp_path / "dataset"
+    dataset.mkdir()
+    write_jsonl(dataset / "part-0.jsonl", records())
+    output = dataset / name
+    if name == "README.md":
+        output.write_text("notes")
+    code, _, err = run(capsys, "report", dataset, "--n-resamples", "50", "-o", output)
+    assert code == 0, err
+    assert output.read_text() != "notes" and code == run(capsys, "report", dataset, "--n-resamples", "50")[0]
 
 
 @pytest.mark.usefixtures("nothing_is_read")
@@ -201,7 +220,8 @@ def test_a_hard_link_to_a_file_inside_an_input_directory(tmp_path, capsys):
     outside = tmp_path / "report.md"
     os.link(part, outside)
     line = refused(capsys, "report", dataset, "-o", outside)
-    assert f"--output {outside} is the {part} in the input directory {dataset}" in line
+    assert (f"--output {outside} is {part}, read from the input directory {dataset} (the same file through a "
+            f"link)") in line
 
 
 @pytest.mark.usefixtures("nothing_is_read")
@@ -212,7 +232,7 @@ def test_include_path_task_files(tmp_path, capsys):
     task.write_text("task: mytask\n")
     samples = write_jsonl(tmp_path / "s.jsonl", records())
     line = refused(capsys, "report", samples, "--include-path", tasks, "-f", "json", "-o", task)
-    assert f"--output {task} is inside the --include-path directory {tasks}" in line
+    assert f"--output {task} is {task}, read from the --include-path directory {tasks}" in line
     assert task.read_text() == "task: mytask\n"
 
 
