@@ -154,10 +154,11 @@ def format_power(result: dict[str, Any], fmt: str = "table") -> str:
         return json.dumps(result, indent=2) + "\n"
     if fmt == "csv":
         return render_table([k for k, _ in items], [[v for _, v in items]], "csv")
+    escape = markdown_text if fmt == "markdown" else terminal_text  # model and task names come from the pilot
     if fmt == "markdown":
         lines = markdown_lines(["quantity", "value"], [[k, _quantity(v)] for k, v in items], ["l", "r"])
     else:
         width = max(len(k) for k, _ in items)
-        lines = [f"{k:<{width}}  {_quantity(v)}" for k, v in items]
-    lines += [f"note: {note}" for note in result.get("notes", [])]
+        lines = [f"{k:<{width}}  {escape(_quantity(v))}" for k, v in items]
+    lines += [f"note: {escape(note)}" for note in result.get("notes", [])]
     return "\n".join(lines) + "\n"
