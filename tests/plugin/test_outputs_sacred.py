@@ -498,3 +498,15 @@ def test_plot_text_escapes_mathtext():
         shown, math = text._preprocess_math(text.get_text())
         assert (shown, math) == (name, False)
     assert legend_label("_hidden") == " _hidden" and legend_label("a$b$") == "a\\$b\\$"
+
+
+def test_power_notes_follow_the_medium(tmp_path, capsys):
+    """The pilot's task names reach kpass power's notes: escaped in Markdown and in text."""
+    rows = [dict(row, task=task) for task in (MARKUP, "evil\x1b[2J") for row in records()]
+    samples = write_jsonl(tmp_path / "pilot.jsonl", rows)
+    markdown, text = tmp_path / "power.md", tmp_path / "power.txt"
+    for output in (markdown, text):
+        code, _, err = run(capsys, "power", samples, "--effect", "0.2", "-o", output)
+        assert code == 0, err
+    assert "<img" not in markdown.read_text() and "&lt;img src=x onerror=alert(1)&gt;" in markdown.read_text()
+    assert "\x1b" not in text.read_text() and "evil\\x1b[2J" in text.read_text()
