@@ -518,8 +518,9 @@ def check_outputs(args: Any) -> None:
 
     1. An output (``--output``, ``--plot``: :data:`OUTPUT_OPTIONS`) that is an input
        (:data:`INPUT_OPTIONS`: the files given, the files globs match, the files in input
-       directories, the ``--extend`` table, ...) through any symbolic link, ``..`` or hard link,
-       or that lies in an input directory, is refused.
+       directories, the ``--extend`` table, ...) through any symbolic link, ``..`` or hard link
+       (the same device and inode), or a new file in an input directory that the next run would
+       read as input (:class:`DirectoryFiles`), is refused; so is an empty output name.
     2. The same file named by two outputs (``--plot x.svg -o x.svg``, two links to one file) is refused.
     3. Formats: a ``--plot`` ends in ``.png`` or ``.svg``; each ``--output`` gets the format of
        its suffix (:func:`output_format`). ``args.format`` becomes the format of the (first)
@@ -530,6 +531,11 @@ def check_outputs(args: Any) -> None:
     kpass.errors.UsageError
         One line naming the option and the paths (the ``kpass`` command exits 2).
     """
+    for dest in OUTPUT_OPTIONS:
+        value = getattr(args, dest, None)
+        if value == "" or (isinstance(value, list) and "" in value):
+            raise UsageError(f"{OUTPUT_OPTIONS[dest]} '': an empty file name; give a path (or leave the option out "
+                             f"for stdout)")
     outputs = _named(args, OUTPUT_OPTIONS)
     if outputs:
         _refuse_inputs(outputs, _inputs(args))

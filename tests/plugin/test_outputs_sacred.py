@@ -341,6 +341,14 @@ def test_a_repeated_output_of_a_one_output_command(tmp_path, capsys):
     assert f"--output is given 2 times ({tmp_path / 'a.md'}, {tmp_path / 'b.md'}); kpass report writes one output" in line
 
 
+@pytest.mark.usefixtures("nothing_is_read")
+@pytest.mark.parametrize("command", ["report", "leaderboard"])
+def test_an_empty_output_name_is_refused_not_sent_to_stdout(tmp_path, capsys, command):
+    samples = write_jsonl(tmp_path / "s.jsonl", records())
+    line = refused(capsys, command, samples, "-o", "")
+    assert line == f"kpass {command}: error: --output '': an empty file name; give a path (or leave the option out for stdout)"
+
+
 def test_devices_are_still_outputs(tmp_path, capsys):
     samples = write_jsonl(tmp_path / "s.jsonl", records())
     code, _, err = run(capsys, "report", samples, "--n-resamples", "50", "-o", os.devnull)
