@@ -24,7 +24,7 @@ from .reduction import NothingLocated
 if TYPE_CHECKING:  # pragma: no cover
     from kpass.data.table import SampleTable
 
-__all__ = ["EngineOptions", "InputFile", "expand_inputs", "format_of", "locate_rows"]
+__all__ = ["EngineOptions", "InputFile", "expand_globs", "expand_inputs", "format_of", "glob_matches", "locate_rows"]
 
 _FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".jsonl.gz": "jsonl", ".ndjson.gz": "jsonl",
             ".csv": "csv", ".csv.gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -108,11 +108,7 @@ def expand_inputs(paths: Sequence[str | os.PathLike]) -> list[InputFile] | None:
                 return None
             files.append(InputFile(str(pathlib.Path(text)), kind))
         elif _GLOB_CHARACTERS & set(text):
-            matches = sorted(glob.glob(text, recursive=True))
-            matches = [m for m in matches if os.path.isfile(m)]
-            if not matches:
-                raise FileNotFoundError(f"no file matches: {text}")
-            for match in matches:
+            for match in glob_matches(text):
                 kind = format_of(match)
                 if kind is None:
                     return None
@@ -120,6 +116,43 @@ def expand_inputs(paths: Sequence[str | os.PathLike]) -> list[InputFile] | None:
         else:
             raise FileNotFoundError(f"no such file: {text}")
     return files
+
+
+def glob_matches(pattern: str) -> list[str]:
+    """The files a glob pattern matches, sorted (``**`` spans directories): the one expansion
+    rule of every input kind (sample tables here, plugin formats in :func:`expand_globs`).
+
+    Raises
+    ------
+    FileNotFoundError
+        No file matches.
+    """
+    matches = [match for match in sorted(glob.glob(pattern, recursive=True)) if os.path.isfile(match)]
+    if not matches:
+        raise FileNotFoundError(f"no file matches: {pattern}")
+    return [str(pathlib.Path(match)) for match in matches]
+
+
+def expand_globs(paths: Sequence[str | os.PathLike]) -> list[str]:
+    """``paths`` with every glob pattern (``logs/*.eval``, ``logs/**/*.eval``, quoted so that
+    kpass, not the shell, expands it) replaced by its matches (:func:`glob_matches`); an existing
+    path is kept as given, even when its name holds ``*``, ``?`` or ``[``.
+
+    Raises
+    ------
+    FileNotFoundError
+        A path that does not exist, or a pattern no file matches.
+    """
+    expanded: list[str] = []
+    for given in paths:
+        text = os.fspath(given)
+        if os.path.exists(text):
+            expanded.append(text)
+        elif _GLOB_CHARACTERS & set(text):
+            expanded += glob_matches(text)
+        else:
+            raise FileNotFoundError(f"no such file: {text}")
+    return expanded
 
 
 def locate_rows(files: Sequence[InputFile], keys: list[tuple[str, str]] | None) -> "SampleTable":

@@ -16,7 +16,7 @@ import pluggy
 from kpass.data.engines import check_engine, reduce_samples
 from kpass.data.readers import CsvReader, JsonlReader, ParquetReader
 from kpass.data.reduction import Needs, ProblemStatistics
-from kpass.data.sources import EngineOptions, InputFile, expand_inputs, locate_rows
+from kpass.data.sources import EngineOptions, InputFile, expand_globs, expand_inputs, locate_rows
 from kpass.data.table import SampleTable
 from kpass.data.validation import empty_file_error
 from kpass.errors import DataError, PluginHookError, UsageError
@@ -111,6 +111,7 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
     paths = list(paths)
     if not paths:
         raise ValueError("`paths` is empty: give at least one sample file.")
+    paths = expand_globs(paths)  # one glob rule for every reader
     registry = get_registry(plugin_manager)
     chosen_readers = []
     for path in paths:
@@ -130,6 +131,7 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
         else:
             name, chosen = registry.reader_for(path, reader)
         chosen_readers.append((path, name, chosen))
+    chosen_readers, _, expansion_notes = _expanded(chosen_readers, {})
     run_labels, run_notes = _run_labels(chosen_readers)  # from the headers, before reading any samples
     tables = []
     for path, name, chosen in chosen_readers:
@@ -151,7 +153,52 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
             raise PluginHookError(f"reader '{name}' (plugin '{owner}') returned {type(table).__name__} from "
                                   f"read({os.fspath(path)!r}), not a kpass.SampleTable")
         tables.append(table)
-    return SampleTable._concat(list(tables), notes=run_notes) if run_notes else SampleTable.concat(tables)
+    notes = [*expansion_notes, *run_notes]
+    return SampleTable._concat(list(tables), notes=notes) if notes else SampleTable.concat(tables)
+
+
+def _expanded(chosen_readers: list[tuple[Any, str, Any]], labels: dict[str, str]
+              ) -> tuple[list[tuple[Any, str, Any]], dict[str, str], list[str]]:
+    """The inputs after each reader's ``expand(paths) -> (paths, notes)``, if it has one.
+
+    A reader may turn the inputs it was chosen for into the files it reads (the Inspect reader:
+    a log directory into the logs ``inspect view --log-dir`` lists, a merged log and its shards
+    into one of them); it sees all its inputs at once, except that each input the user labelled
+    is expanded alone and its label goes to every file it becomes. Returns the inputs, the
+    labels and the readers' notes (what they left out, and why).
+    """
+    groups: list[tuple[str, Any, str | None, list[Any]]] = []  # (reader name, reader, label, inputs)
+    grouped: dict[tuple[int, str | None], list[Any]] = {}
+    for path, name, chosen in chosen_readers:
+        label = labels.get(os.fspath(path))
+        key = (id(chosen), label)
+        if getattr(chosen, "expand", None) is not None and key in grouped:
+            grouped[key].append(path)
+            continue
+        groups.append((name, chosen, label, [path]))
+        grouped[key] = groups[-1][3]
+    expanded: list[tuple[Any, str, Any]] = []
+    notes: list[str] = []
+    labels = dict(labels)
+    for name, chosen, label, given in groups:
+        if getattr(chosen, "expand", None) is None:
+            expanded.append((given[0], name, chosen))
+            continue
+        try:
+            files, told = chosen.expand(given)
+        except DataError:
+            raise
+        except Exception as exc:
+            raise DataError(f"reader '{name}' failed in expand(): {type(exc).__name__}: {exc}",
+                            source=", ".join(map(os.fspath, given))) from exc
+        notes += told
+        for path in files:
+            expanded.append((path, name, chosen))
+            if label is not None:
+                labels[os.fspath(path)] = label
+    return expanded, labels, notes
+
+
 
 
 def use_recorded_cluster(args: Any, table: Any) -> None:
