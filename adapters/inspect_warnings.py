@@ -1,7 +1,8 @@
 """Warnings kpass's Inspect metrics give in the run: the seed trap (K identical epochs), few clusters.
 
 Intervals over fewer than 10 clusters get the note the CLI prints (:func:`warn_few_clusters`), logged
-once per process at warning level (Inspect shows it on the console and keeps it in the eval log).
+once per process at warning level, which Inspect shows on the console (the log keeps the notes in the
+metrics' ``kpass`` params). Both log under ``kpass.adapters.inspect_metrics``: the metrics speak.
 
 The seed trap
 -------------
@@ -22,7 +23,7 @@ all-identical generations), on what the metrics can see of the generations:
 When the rule fires, the first kpass metric of a scorer adds :data:`IDENTICAL_EPOCHS_KEY` (the share
 of problems whose epochs are one generation) to Inspect's results, every kpass metric adds a
 ``"seed_trap"`` entry to its ``kpass`` params in the log (next to the notes, which carry ``kpass
-report``'s note), and one warning line goes to the console (and the log's messages) once per task.
+report``'s note), and one warning line goes to the console once per task.
 Inspect calls metrics with an empty list at start-up and with partial scores while samples run: those
 calls stay quiet; the check speaks once every sample-epoch of the task has ended (or, outside a run,
 at once).
@@ -36,6 +37,7 @@ import dataclasses
 import logging
 from collections import OrderedDict, defaultdict
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any
 
 __all__ = ["IDENTICAL_EPOCHS_KEY", "LOGGED_NOTES", "attach_output_digests", "check", "matching_runs", "sample_ended",
@@ -73,6 +75,9 @@ def warn_few_clusters(report: Any) -> None:
 
 #: eval_id -> progress of the tasks running in this process (kept by kpass's task hook).
 _PROGRESS: dict[str, _Progress] = {}
+#: The task whose run this is: set by the task-start hook, which Inspect awaits in the task's own
+#: coroutine, so its metric calls (live and final) see it, also with tasks of one dataset side by side.
+_CURRENT_EVAL: ContextVar[str | None] = ContextVar("kpass_current_eval", default=None)
 #: Console warnings already given (task and text), so each is given once.
 _WARNED: set[tuple[tuple[str, ...], str]] = set()
 #: id(scores) -> (scores, the metric that reports IDENTICAL_EPOCHS_KEY for them); a few recent lists.
@@ -83,6 +88,7 @@ _OWNERS_MAX = 16
 def task_started(eval_id: str, expected: int | None) -> None:
     """Record a task that starts (``expected``: its samples times its epochs)."""
     _PROGRESS[eval_id] = _Progress(expected)
+    _CURRENT_EVAL.set(eval_id)
 
 
 def sample_ended(eval_id: str, sample: Any) -> None:
@@ -100,7 +106,11 @@ def task_ended(eval_id: str) -> None:
 
 
 def matching_runs(running: Mapping[str, tuple[int, frozenset[str]]], sample_ids: set[str]) -> list[str]:
-    """The running tasks (eval ids) whose dataset holds these sample ids (unknown ids match any)."""
+    """The running task of this run; else (the hook's context not seen) those whose dataset holds these
+    sample ids (unknown ids match any)."""
+    current = _CURRENT_EVAL.get()
+    if current is not None and current in running:
+        return [current]
     return [eval_id for eval_id, (_, ids) in list(running.items()) if not ids or sample_ids <= ids]
 
 

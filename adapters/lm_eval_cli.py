@@ -262,6 +262,7 @@ class _RunState:
     files: list[Path] = dataclasses.field(default_factory=list)
     groups: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     answer: Any = None  # the --kpass-answer extractor (kpass.host.extractors.AnswerExtractor)
+    finish_reasons: Any = None  # the API's finish reasons (kpass.adapters.lm_eval_finishing.FinishReasonLog)
 
 
 def _warn(state: _RunState, message: str) -> None:
@@ -408,8 +409,8 @@ def _prepare(state: _RunState, lm: Any, task_dict: Any, samples: Any) -> None:
     if not options.allow_greedy:
         from .lm_eval_guards import greedy_refusal
 
-        api_model = _is_api_model(lm.lm if isinstance(lm, CachingLM) else lm)
-        refusal = greedy_refusal(chosen, {name: plan[1] for name, plan in plans.items()}, api_model=api_model)
+        refusal = greedy_refusal(chosen, {name: plan[1] for name, plan in plans.items()},
+                                 lm.lm if isinstance(lm, CachingLM) else lm)
         if refusal is not None:
             raise KpassUsageError(refusal)
     if isinstance(lm, CachingLM):
@@ -453,6 +454,10 @@ def _prepare(state: _RunState, lm: Any, task_dict: Any, samples: Any) -> None:
     state.samples = samples
     state.groups = _group_map(task_dict)
     _vary_api_seeds(lm.lm if isinstance(lm, CachingLM) else lm)
+    from .lm_eval_finishing import FinishReasonLog
+
+    state.finish_reasons = FinishReasonLog()  # finished from the API's own finish reasons, where it gives them
+    state.finish_reasons.wrap(lm.lm if isinstance(lm, CachingLM) else lm)
 
 
 def _is_api_model(model: Any) -> bool:
@@ -602,6 +607,7 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
     """Sample tables of every chosen task (one per filter pipeline) and per-task diagnostics."""
     from kpass import SampleTable
 
+    from .lm_eval_provenance import JUDGE_COLUMN
     from .lm_eval_samples import sample_columns, score_samples
 
     tables = []
@@ -612,6 +618,7 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
         limit = _max_gen_toks(task, state.lm, run.name)
         pipelines = run.pipelines
         judged_by = {}
+        reasons, counts = _finish_evidence(state, item.responses)
         for pipeline in pipelines:
             answers = pipeline.apply(item.responses, docs)
             metric, verdicts = score_samples(
@@ -621,7 +628,9 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
                                         docs=docs, targets=targets, answers=answers, verdicts=verdicts,
                                         cluster_by=state.options.cluster_by, doc_fields=False,
                                         responses=item.responses, max_gen_toks=limit,
-                                        extractor=run.extractors[pipeline.name])
+                                        extractor=run.extractors[pipeline.name], finish_reasons=reasons,
+                                        token_counts=counts)
+            columns[JUDGE_COLUMN] = [metric] * len(columns["model"])  # the report names it, as post hoc
             tables.append(SampleTable.from_columns(columns, source=f"lm-eval task {run.name}"))
             judged_by[pipeline.name] = metric
         details[run.name] = {"samples_per_problem": run.repeats, "repeats_before_kpass": run.original_repeats,
@@ -633,6 +642,17 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
                                                     "answer_extractor": run.extractors[p.name][0]}
                                            for p in pipelines}}
     return tables, details
+
+
+def _finish_evidence(state: _RunState, responses: Sequence[Sequence[Any]]) -> tuple[list[Any], Any]:
+    """The API's finish reasons and the model tokenizer's counts of a task's generations
+    (:func:`kpass.adapters.lm_eval_finishing.live_evidence`)."""
+    from lm_eval.api.model import CachingLM
+
+    from .lm_eval_finishing import live_evidence
+
+    model = state.lm.lm if isinstance(state.lm, CachingLM) else state.lm
+    return live_evidence(model, state.finish_reasons, responses)
 
 
 def _max_gen_toks(task: Any, lm: Any, name: str) -> int:

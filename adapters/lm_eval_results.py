@@ -117,7 +117,9 @@ def add_kpass_metrics(results: MutableMapping[str, Any], report: Any,
     per_task = results.get("results")
     if not isinstance(per_task, MutableMapping):
         return {"added": {}, "skipped": {}}
-    groups = results.get("groups") if isinstance(results.get("groups"), MutableMapping) else {}
+    groups = results.get("groups")
+    if not isinstance(groups, MutableMapping):
+        groups = {}
     higher = results.get("higher_is_better")
     directions = {spec.name: bool(getattr(spec.implementation, "higher_is_better", True))
                   for spec in getattr(report, "metrics", ())}

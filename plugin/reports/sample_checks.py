@@ -70,7 +70,7 @@ def identical_samples_notes(table: SampleTable) -> list[str]:
         f"{found.model} / {found.task}: {found.n_identical} of {found.n_problems} problems have {found.k} identical "
         "samples (temperature 0, or one seed sent with every repeat to a server that honours it?): their k-sample "
         "metrics say no more than one sample (pass@k = pass@1). Sample with temperature > 0 and a seed per repeat "
-        "(kpass-lm-eval varies it)"
+        "(kpass-lm-eval varies it; Inspect's --seed is one seed for every epoch)"
         for found in identical_sample_groups(table)]
 
 
