@@ -40,6 +40,7 @@ warning and a note in the table's :attr:`~kpass.SampleTable.notes` (so ``kpass r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import re
@@ -48,7 +49,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .lm_eval_samples import distinct_pipelines, sample_columns, sample_pipelines, score_samples
+from .lm_eval_layouts import (LAYOUT_03, LAYOUT_040, legacy_job, legacy_layout, legacy_model_name, legacy_records,
+                              legacy_samples_file, legacy_write_out_orphans, write_out_tables, write_out_tasks)
+from .lm_eval_provenance import (JUDGE_COLUMN, RUN_COLUMN, judge_note, logged_judge, recorded_judges, run_names,
+                                 shown_runs)
+from .lm_eval_samples import distinct_pipelines, sample_columns, sample_pipelines, score_samples, task_key
+from .lm_eval_scoring import is_predict_only, restore_task_scoring
 
 __all__ = ["LM_EVAL_DEFAULT_MAX_GEN_TOKS", "LmEvalSamplesReader", "max_gen_toks_of", "read_lm_eval_output",
            "task_groups_of"]
@@ -84,6 +90,16 @@ class _IncompleteRun(Exception):
         self.error = error
 
 
+@dataclasses.dataclass(frozen=True)
+class _Run:
+    """How one run (results file) is read: its ``run`` name, whether its model is shown as
+    ``"<model> [<run>]"``, and the metric asked to judge its samples (None: recorded or default)."""
+
+    name: str
+    shown: bool = False
+    judge: str | None = None
+
+
 def _results_match(name: str) -> re.Match | None:
     match = _RESULTS_PATTERN.match(name)
     if match is None or _SAMPLES_PATTERN.match(name) or match.group("stem") in _NOT_RESULTS_STEMS:
@@ -94,6 +110,8 @@ def _results_match(name: str) -> re.Match | None:
 def _run_date(results_path: Path) -> str:
     """The run date in the name of a results file that :func:`_results_match` accepted."""
     match = _results_match(results_path.name)
+    if match is None and legacy_layout(results_path) is not None:  # 0.3 / 0.4.0-0.4.2: no date in the name
+        return results_path.stem
     if match is None:
         raise ValueError(f"{results_path}: not an lm-eval results file name (results_<date>.json)")
     return match.group("date")
@@ -111,19 +129,42 @@ class LmEvalSamplesReader:
         path = Path(path)
         try:
             if path.is_dir():
-                return any(True for _ in _results_files(path))
+                return any(True for _ in _results_files(path)) or any(path.rglob("*_write_out_info.json"))
             if path.is_file():
                 if _results_match(path.name):
                     return _looks_like_results(path)
                 if _SAMPLES_PATTERN.match(path.name):
                     return _looks_like_samples(path)
+                return _legacy_job(path) is not None
         except OSError:
             return False
         return False
 
-    def read(self, path: str | Path, *, include_path: Sequence[str | Path] | None = None):
+    def identity(self, path: str | Path) -> list[dict[str, Any]] | None:
+        """One ``{"model", "task", "eval_id", "run"}`` per (run, task) under ``path``, from the results
+        files alone (cheap), for :func:`kpass.read_samples` to tell two runs of one model and task
+        apart before reading them: ``eval_id`` is the results file, ``run`` the path's default run
+        name (:func:`kpass.adapters.lm_eval_provenance.run_names`)."""
+        try:
+            jobs = _jobs(Path(path))
+        except Exception:  # noqa: BLE001 - read() reports what is wrong
+            return None
+        run = _path_run_name(Path(path))
+        out = []
+        for results_path, only_task in jobs:
+            header = _run_header(results_path)
+            if header is None:
+                continue
+            model, tasks = header
+            for task in [only_task] if only_task is not None else tasks:
+                out.append({"model": model, "task": task, "eval_id": str(results_path.resolve()), "run": run})
+        return out or None
+
+    def read(self, path: str | Path, *, include_path: Sequence[str | Path] | None = None, judge: str | None = None,
+             run_label: str | None = None, tokenizer: Any = None, approximate_tokenizer: Any = None):
         """Read ``path``; see :func:`read_lm_eval_output`."""
-        return read_lm_eval_output(path, include_path=include_path or ())
+        return read_lm_eval_output(path, include_path=include_path or (), judge=judge, run_label=run_label,
+                                   tokenizer=tokenizer, approximate_tokenizer=approximate_tokenizer)
 
 
 def _looks_like_results(path: Path) -> bool:
@@ -152,8 +193,17 @@ def _looks_like_samples(path: Path) -> bool:
 
 def _results_files(directory: Path):
     for candidate in sorted(directory.rglob("*.json")):
-        if candidate.is_file() and _results_match(candidate.name) and _looks_like_results(candidate):
+        if candidate.is_file() and ((_results_match(candidate.name) and _looks_like_results(candidate))
+                                    or legacy_layout(candidate) is not None):  # 0.3, 0.4.0-0.4.2
             yield candidate
+
+
+def _legacy_job(path: Path) -> tuple[Path, str | None] | None:
+    """:func:`kpass.adapters.lm_eval_layouts.legacy_job`; a file it cannot place is not the reader's."""
+    try:
+        return legacy_job(path)
+    except Exception:  # noqa: BLE001 - read() says what is missing
+        return (path, None) if path.name.endswith("_write_out_info.json") else None
 
 
 def _samples_file(results_path: Path, task: str, date: str) -> Path | None:
@@ -164,7 +214,55 @@ def _samples_file(results_path: Path, task: str, date: str) -> Path | None:
     return None
 
 
-def read_lm_eval_output(path: str | Path, *, include_path: Sequence[str | Path] = ()):
+def _jobs(path: Path) -> list[tuple[Path, str | None]]:
+    """``(results file, only this task or None)`` of every run under ``path``."""
+    if path.is_dir():
+        results_files = list(_results_files(path))
+        if not results_files and any(path.rglob("*_write_out_info.json")):
+            raise _data_error("lm-eval 0.3 --write_out files name no model: kpass reads them with the results file "
+                              "(--output_path JSON) of their run, which must lie beside them", source=path)
+        if not results_files:
+            raise _data_error("no lm-eval results file (results_<date>.json or <name>_<date>.json) in this "
+                              "directory (was lm_eval run with --output_path?)", source=path)
+        return [(results, None) for results in results_files]
+    if path.is_file() and _results_match(path.name):
+        return [(path, None)]
+    if path.is_file() and (match := _SAMPLES_PATTERN.match(path.name)):
+        candidates = [c for c in sorted(path.parent.glob(f"*_{match.group('date')}.json"))
+                      if _results_match(c.name) and _looks_like_results(c)]
+        if not candidates:
+            raise _data_error(f"the results file of this run (results_{match.group('date')}.json, or "
+                              f"<name>_{match.group('date')}.json) is missing; kpass needs it for the task's "
+                              "filters and metrics", source=path)
+        return [(candidates[0], match.group("task"))]
+    if path.is_file() and (job := legacy_job(path)) is not None:  # lm-eval 0.3 and 0.4.0-0.4.2 layouts
+        return [job]
+    raise _data_error("not an lm-eval output directory, results file or samples_*.jsonl file", source=path)
+
+
+def _path_run_name(path: Path) -> str:
+    """The default run name of everything under ``path``: a directory's name, a file's run date."""
+    if path.is_dir():
+        return path.resolve().name or str(path)
+    match = _results_match(path.name) or _SAMPLES_PATTERN.match(path.name)
+    return match.group("date") if match else path.name
+
+
+def _run_header(results_path: Path) -> tuple[str, list[str]] | None:
+    """``(model, tasks)`` of a run from its results file; None when it cannot be read (read() says why)."""
+    try:
+        results = _load_json(results_path)
+    except Exception:  # noqa: BLE001 - an incomplete run: reading it reports what is wrong
+        return None
+    configs = results.get("configs")
+    if not isinstance(configs, Mapping) and legacy_layout(results_path, results) == LAYOUT_03:
+        tasks = write_out_tasks(results_path, results)  # 0.3: the tasks with per-sample outputs
+        return (_model_name(results, results_path), tasks) if tasks else None
+    return _model_name(results, results_path), list(configs) if isinstance(configs, Mapping) else []
+
+
+def read_lm_eval_output(path: str | Path, *, include_path: Sequence[str | Path] = (), judge: str | None = None,
+                        run_label: str | None = None, tokenizer: Any = None, approximate_tokenizer: Any = None):
     """Read lm-eval ``--log_samples`` output into a sample table.
 
     Parameters
@@ -176,67 +274,69 @@ def read_lm_eval_output(path: str | Path, *, include_path: Sequence[str | Path] 
     include_path : sequence of path, optional
         Directories of local task YAMLs, for tasks scored by their own ``process_results``
         (:func:`kpass.adapters.lm_eval_answers.resolve_process_results`).
+    judge : str, optional
+        The task metric that judges every sample (``exact_match``, ``math_verify``; ``kpass report
+        --judge``). Default: the metric the live ``kpass-lm-eval`` run recorded for the task and
+        pipeline (``results["kpass"]["tasks"][task]["judged_by"]``), else the task's first binary
+        metric. Every row's ``judge`` column names the metric used.
+    run_label : str, optional
+        Name of the run(s) under ``path``: each row's ``run`` is ``run_label`` (``"<run_label>/<date>"``
+        when ``path`` holds several runs) and its model is shown as ``"<model> [<run>]"``.
+        Without it, ``run`` is the default of :func:`kpass.adapters.lm_eval_provenance.run_names`, and only runs that share a model
+        and task under ``path`` show their model so (a note says which).
+    tokenizer, approximate_tokenizer : str or tokenizer, optional
+        The model's own tokenizer (a spec such as ``"hf:path/tokenizer.json"`` or an object with
+        ``token_ends``), or one declared approximate (a note then says the counts are): each
+        generation is counted against its ``max_gen_toks`` to decide ``finished``
+        (:mod:`kpass.adapters.lm_eval_finishing`). Without either, ``finished`` is known only for
+        correct samples and unclosed reasoning blocks, and fin@k refuses.
 
     Returns
     -------
     kpass.SampleTable
         One row per generation of every generation task (and distinct filter pipeline) found. In a
         directory, a run whose files are missing or cut short is left out and named in a note
-        (:attr:`kpass.SampleTable.notes`), as are samples files without a results file.
+        (:attr:`kpass.SampleTable.notes`), as are samples files without a results file. The
+        columns ``run`` and ``judge`` say which run each row comes from and which metric judged it.
 
     Raises
     ------
     kpass.DataError
         Missing files, corrupt or truncated JSON (file and line named) of a file given by name or
-        of every run in a directory, two runs of the same model and task under one directory, a
-        task that cannot be re-scored post hoc.
+        of every run in a directory, a task that cannot be re-scored post hoc, a ``judge`` the
+        task does not compute.
     """
     from kpass import SampleTable
 
-    path = Path(path)
-    directory_notes: list[str] = []
-    jobs: list[tuple[Path, str | None]]
-    if path.is_dir():
-        results_files = list(_results_files(path))
-        if not results_files:
-            raise _data_error("no lm-eval results file (results_<date>.json or <name>_<date>.json) in this "
-                              "directory (was lm_eval run with --output_path?)", source=path)
-        jobs = [(results, None) for results in results_files]
-        directory_notes.extend(_orphan_notes(path, results_files))
-    elif path.is_file() and _results_match(path.name):
-        jobs = [(path, None)]
-    elif path.is_file() and (match := _SAMPLES_PATTERN.match(path.name)):
-        candidates = [c for c in sorted(path.parent.glob(f"*_{match.group('date')}.json"))
-                      if _results_match(c.name) and _looks_like_results(c)]
-        if not candidates:
-            raise _data_error(f"the results file of this run (results_{match.group('date')}.json, or "
-                              f"<name>_{match.group('date')}.json) is missing; kpass needs it for the task's "
-                              "filters and metrics", source=path)
-        jobs = [(candidates[0], match.group("task"))]
-    else:
-        raise _data_error("not an lm-eval output directory, results file or samples_*.jsonl file", source=path)
+    from .lm_eval_finishing import resolve_tokenizer
 
-    tables = []
-    seen: dict[tuple[str, str], Path] = {}
+    if tokenizer is not None and approximate_tokenizer is not None:
+        raise ValueError("give `tokenizer` (the model's own) or `approximate_tokenizer`, not both.")
+    counting = (resolve_tokenizer(tokenizer if tokenizer is not None else approximate_tokenizer),
+                approximate_tokenizer is not None)
+    path = Path(path)
+    jobs = _jobs(path)
+    directory_notes: list[str] = []
+    if path.is_dir():
+        directory_notes.extend(_orphan_notes(path, [results for results, _ in jobs]))
+    names = run_names(_path_run_name(path), {results: _run_date(results) for results, _ in jobs}, path, run_label)
+    headers = {results: (header[0], [only_task] if only_task is not None else header[1])
+               for results, only_task in jobs if (header := _run_header(results)) is not None}
+    shown, run_notes = shown_runs(headers, names, path, run_label)
+
+    tables: list[Any] = []
     incomplete: list[Exception] = []
     for results_path, only_task in jobs:
+        run = _Run(names[results_path], results_path in shown, judge)
         try:
-            run_tables = list(_read_run(results_path, only_task, include_path))
+            run_tables = list(_read_run(results_path, only_task, include_path, run, counting))
         except _IncompleteRun as skipped:
             if len(jobs) == 1:
                 raise skipped.error from None
             incomplete.append(skipped.error)
             directory_notes.append(f"{results_path}: incomplete lm-eval run left out ({skipped.error})")
             continue
-        for (model, task), table in run_tables:
-            if (model, task) in seen:
-                raise _data_error(
-                    f"model {model!r}, task {task!r} appears in two runs: {seen[(model, task)]} and "
-                    f"{results_path}; point kpass at one results file (or separate directories)",
-                    source=path,
-                )
-            seen[(model, task)] = results_path
-            tables.append(table)
+        tables.extend(table for _, table in run_tables)
     if not tables:
         if incomplete:
             raise incomplete[0]
@@ -245,8 +345,8 @@ def read_lm_eval_output(path: str | Path, *, include_path: Sequence[str | Path] 
     for note in directory_notes:
         warnings.warn(f"kpass: {note}.", stacklevel=2)
     table = tables[0] if len(tables) == 1 else SampleTable.concat(tables)
-    if directory_notes:
-        table.notes = tuple(dict.fromkeys([*directory_notes, *table.notes]))
+    if directory_notes or run_notes:
+        table.notes = tuple(dict.fromkeys([*directory_notes, *run_notes, *table.notes]))
     return table
 
 
@@ -258,7 +358,7 @@ def _orphan_notes(directory: Path, results_files: Sequence[Path]) -> list[str]:
         match = _SAMPLES_PATTERN.match(candidate.name)
         if match and candidate.is_file() and (candidate.parent, match.group("date")) not in runs:
             notes.append(f"{candidate}: samples without their run's results file (an incomplete run?) left out")
-    return notes
+    return notes + legacy_write_out_orphans(directory, results_files)
 
 
 def _load_json(path: Path) -> dict[str, Any]:
@@ -280,15 +380,8 @@ def _model_name(results: Mapping[str, Any], results_path: Path) -> str:
     name = results.get("model_name")
     if isinstance(name, str) and name:
         return name
-    config = results.get("config") or {}
-    model_args = config.get("model_args")
-    if isinstance(model_args, Mapping):
-        for key in ("peft", "delta", "pretrained", "model", "path", "engine"):
-            if model_args.get(key):
-                return str(model_args[key])
-    if isinstance(config.get("model"), str):
-        return config["model"]
-    return results_path.parent.name
+    # before 0.4.3: a naming key of config.model_args (a "k=v,..." string or a dict), else config.model
+    return legacy_model_name(results) or results_path.parent.name
 
 
 def _max_gen_toks_in(arguments: Any) -> Any:
@@ -347,18 +440,35 @@ def max_gen_toks_of(config: Mapping[str, Any], results: Mapping[str, Any], *, ta
     return LM_EVAL_DEFAULT_MAX_GEN_TOKS
 
 
-def _read_run(results_path: Path, only_task: str | None, include_path: Sequence[str | Path] = ()):
+def _read_run(results_path: Path, only_task: str | None, include_path: Sequence[str | Path] = (),
+              run: _Run | None = None, counting: tuple[Any, bool] = (None, False)):
     from kpass import SampleTable
+
+    from .lm_eval_finishing import generation_token_counts, finishing_note
+
+    run = run or _Run(_run_date(results_path))
 
     try:
         results = _load_json(results_path)
     except Exception as error:  # a results file cut short: the run is incomplete
         raise _IncompleteRun(error) from error
+    layout = None if _results_match(results_path.name) else legacy_layout(results_path, results)
+    if layout == LAYOUT_03:  # aggregates + {task}_write_out_info.json files: kpass.adapters.lm_eval_layouts
+        model = _model_name(results, results_path)
+        try:
+            yield from list(write_out_tables(results_path, results, only_task, run_name=run.name,
+                                             model=f"{model} [{run.name}]" if run.shown else model))
+        except Exception as error:  # no per-sample outputs: in a directory, the other runs are still read
+            raise _IncompleteRun(error) from error
+        return
     configs = results.get("configs")
     if not isinstance(configs, Mapping):
         raise _data_error("no 'configs' object: not an lm-eval results file", source=results_path, field="configs")
     date = _run_date(results_path)
     model = _model_name(results, results_path)
+    shown_model = f"{model} [{run.name}]" if run.shown else model
+    recorded = recorded_judges(results)
+    judged: dict[str, list[str]] = {}  # metric -> tasks it judged, for the run's note
     tasks = [only_task] if only_task is not None else list(configs)
     notes = []  # what this run's tables leave out or how they were scored, for SampleTable.notes
     for task in tasks:
@@ -376,47 +486,74 @@ def _read_run(results_path: Path, only_task: str | None, include_path: Sequence[
         config = configs[task]
         if config.get("output_type", "generate_until") not in _GENERATION_TYPES:
             continue
-        samples_path = _samples_file(results_path, task, date)
+        samples_path = (legacy_samples_file(results_path, results, task) if layout == LAYOUT_040
+                        else _samples_file(results_path, task, date))
+        if samples_path is None and layout == LAYOUT_040:
+            raise _IncompleteRun(_data_error(
+                f"samples file <model_args>_{task}.jsonl of task {task!r} (lm-eval 0.4.0-0.4.2) is missing (run "
+                "lm_eval with --log_samples)", source=results_path))
         if samples_path is None:
             raise _IncompleteRun(_data_error(
                 f"samples file samples_{task}_{date}.jsonl of task {task!r} is missing (run lm_eval with "
                 "--log_samples)", source=results_path))
         try:
-            docs = _read_samples(samples_path)
+            docs = _read_samples(samples_path, legacy_records(samples_path, config) if layout == LAYOUT_040 else None)
         except Exception as error:
             if "invalid or truncated JSON" in str(error):
                 raise _IncompleteRun(error) from error
             raise
         read.append((task, config, samples_path, docs))
     groups = task_groups_of(results) if only_task is None else {}  # one samples file: no group row
+    built = []
     for task, config, samples_path, docs in read:
         notes.extend(_coverage_notes(results, task, docs, samples_path))
+        if is_predict_only(config):  # generated with --predict_only: the task's own scoring from its YAML
+            config, restored_note = restore_task_scoring(task, config, include_path=include_path, source=results_path)
+            notes.append(restored_note)
         scoring = _task_scoring(config, task, samples_path, docs, include_path)
         notes.extend(scoring.notes)
         limit = max_gen_toks_of(config, results, task=task, source=results_path)
         pipelines, duplicate_notes = distinct_pipelines(
             sample_pipelines(config.get("filter_list"), source=str(results_path), task=task), task=task)
         task_notes = [*notes, *duplicate_notes]
+        counts = generation_token_counts([d["resps"] for d in docs], counting[0])  # finished: lm_eval_finishing
         for pipeline in pipelines:
             answers = pipeline.apply([d["resps"] for d in docs], [d["doc"] for d in docs])
+            requested = run.judge or recorded.get(task, {}).get(pipeline.name)
             if scoring.logged_metric is not None:
-                metric, verdicts = scoring.logged_metric, _logged_verdicts(docs, pipeline, scoring.logged_metric,
-                                                                           task, samples_path)
+                metric = logged_judge(scoring.logged_metric, requested, docs[0]["logged"].get(pipeline.name) or {},
+                                      task=task, source=samples_path)
+                verdicts = _logged_verdicts(docs, pipeline, metric, task, samples_path)
             else:
-                metric, verdicts = score_samples(answers, scoring.score, metric=None, task=task,
-                                                 doc_ids=[d["doc_id"] for d in docs])
+                try:
+                    metric, verdicts = score_samples(answers, scoring.score, metric=requested, task=task,
+                                                     doc_ids=[d["doc_id"] for d in docs])
+                except ValueError as error:  # a judge the task does not compute, a non-binary value
+                    raise _data_error(str(error), source=samples_path,
+                                      field="judge" if requested else "metrics") from None
                 _check_against_lm_eval(pipeline, metric, docs, verdicts, task, samples_path)
+            judged.setdefault(metric, []).append(task_key(task, pipeline.name))
             columns, lines = sample_columns(
-                model=model, task=task, pipeline=pipeline, cluster_by=None,
+                model=shown_model, task=task, pipeline=pipeline, cluster_by=None,
                 doc_ids=[d["doc_id"] for d in docs], docs=[d["doc"] for d in docs],
                 targets=[d["target"] for d in docs], answers=answers, verdicts=verdicts,
                 doc_lines=[d["line"] for d in docs], responses=[d["resps"] for d in docs],
-                max_gen_toks=limit, extractor=scoring.extractor(pipeline),
+                max_gen_toks=limit, extractor=scoring.extractor(pipeline), token_counts=counts,
             )
-            table = SampleTable.from_columns(columns, source=str(samples_path), lines=lines, notes=task_notes)
+            finishing = finishing_note(str(samples_path), task_key(task, pipeline.name), columns["finished"],
+                                       max_gen_toks=limit, tokenizer=counting[0], approximate=counting[1])
+            rows = len(columns["model"])
+            columns[RUN_COLUMN] = [run.name] * rows
+            columns[JUDGE_COLUMN] = [metric] * rows
+            table = SampleTable.from_columns(columns, source=str(samples_path), lines=lines,
+                                             notes=[*task_notes, *([finishing] if finishing else [])])
             table.task_groups = dict(groups)
-            yield (model, table.categories("task")[0]), table
+            built.append(((shown_model, table.categories("task")[0]), table))
         logger.debug("read %s (%d documents, judged by %s)", samples_path, len(docs), scoring.description)
+    judges = judge_note(results_path, judged, recorded, run.judge)
+    for key, table in built:
+        table.notes = (*table.notes, judges)
+        yield key, table
 
 
 def task_groups_of(results: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
@@ -502,8 +639,14 @@ def _task_scoring(config: Mapping[str, Any], task: str, samples_path: Path, docs
     One sample per document and a custom ``process_results``: lm-eval's logged per-sample metric
     is the verdict (nothing to re-score), and a note says so.
     """
-    from .lm_eval_answers import ProcessResultsError, family_of_source, resolve_process_results
+    from .lm_eval_answers import (ProcessResultsError, family_of_function, family_of_source,
+                                  resolve_process_results)
 
+    if callable(config.get("process_results")):  # from the task's YAML (predict_only: kpass.adapters.lm_eval_scoring)
+        function = config["process_results"]
+        return _Scoring(score=lambda d, answer: function(docs[d]["doc"], [answer]),
+                        family=family_of_function(function), custom=True,
+                        description=f"process_results of {function.__module__}")
     if not _is_code(config.get("process_results")):
         score, metric_names, options = _config_scorer(config, task, samples_path)
         return _Scoring(score=lambda d, answer: score(docs[d]["target"], answer), exact_match_options=options,
@@ -590,10 +733,11 @@ def _sample_records(samples_path: Path):
             yield number, record
 
 
-def _read_samples(samples_path: Path) -> list[dict[str, Any]]:
-    """One entry per doc_id: doc, target, the K raw generations and the line it came from."""
+def _read_samples(samples_path: Path, records=None) -> list[dict[str, Any]]:
+    """One entry per doc_id: doc, target, the K raw generations and the line it came from (``records``:
+    ``(line, record)`` pairs already read, as :func:`kpass.adapters.lm_eval_layouts.legacy_records` gives)."""
     docs: dict[Any, dict[str, Any]] = {}
-    for number, record in _sample_records(samples_path):
+    for number, record in _sample_records(samples_path) if records is None else records:
         if not isinstance(record, dict):
             raise _data_error("a sample line must be a JSON object", source=samples_path, line=number)
         for field in ("doc_id", "doc", "target", "resps"):

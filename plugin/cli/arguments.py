@@ -150,6 +150,9 @@ def add_metric_arguments(parser: argparse.ArgumentParser, default: str = "pass@1
                         help=f"metric specs, e.g. pass@1,8,64 pass^4 cons@16 g-pass@16_0.5 (default: {default}); "
                              "see `kpass metrics`")
     parser.add_argument("--cluster-by", metavar="FIELD", help="cluster field of each problem (e.g. cluster, subject)")
+    parser.add_argument("--cut-answers", choices=("abstain", "vote"), default=None,
+                        help="cons@k: the answer of an unfinished generation (cut at its token limit) abstains "
+                             "(default; the report counts them) or votes (same as cons@k[cut=vote])")
     parser.add_argument("--method", metavar="M",
                         help=f"interval method ({', '.join(methods)}; default: {default_method})")
     add_bootstrap_arguments(parser)
@@ -276,8 +279,15 @@ def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = N
 
 
 def metric_specs(args: argparse.Namespace, default: str = "pass@1") -> list[MetricSpec]:
-    """The specs of ``--metrics`` (``default`` when none is given)."""
-    return lookups.parse_metric_specs(args.metrics or [default])
+    """The specs of ``--metrics`` (``default`` when none is given), with ``--cut-answers`` applied to
+    every cons@k spec that does not set ``cut``."""
+    texts = args.metrics or [default]
+    if getattr(args, "cut_answers", None):
+        from kpass.host.manager import get_registry
+        from kpass.host.specs import with_option_default
+
+        texts = with_option_default(texts, "cons@k", "cut", args.cut_answers, get_registry())
+    return lookups.parse_metric_specs(texts)
 
 
 def check_interval_method(method: str | None, *, paired: bool, clustered: bool) -> str:

@@ -12,7 +12,7 @@ import dataclasses
 import glob
 import os
 import pathlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,7 +24,14 @@ from .reduction import NothingLocated
 if TYPE_CHECKING:  # pragma: no cover
     from kpass.data.table import SampleTable
 
-__all__ = ["EngineOptions", "InputFile", "expand_globs", "expand_inputs", "format_of", "glob_matches", "locate_rows"]
+__all__ = ["JUDGE_COLUMN", "RUN_COLUMN", "EngineOptions", "InputFile", "expand_globs", "expand_inputs", "file_labels",
+           "format_of", "glob_matches", "label_run", "locate_rows"]
+
+#: Columns readers set themselves, outside the schema but not the user's metadata: the run each row
+#: comes from (an Inspect log's file name, an lm-eval run's directory or date, a ``--label`` name)
+#: and the task metric that judged it (lm-eval's ``exact_match``, ``math_verify``).
+RUN_COLUMN = "run"
+JUDGE_COLUMN = "judge"
 
 _FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".jsonl.gz": "jsonl", ".ndjson.gz": "jsonl",
             ".csv": "csv", ".csv.gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -116,6 +123,47 @@ def expand_inputs(paths: Sequence[str | os.PathLike]) -> list[InputFile] | None:
         else:
             raise FileNotFoundError(f"no such file: {text}")
     return files
+
+
+def file_labels(paths: Sequence[str | os.PathLike], labels: Mapping[str, str]) -> dict[str, str]:
+    """The label of every sample file behind the labelled ``paths`` (a labelled glob or directory
+    labels each of its files), keyed as :func:`expand_inputs` names the files.
+
+    Raises
+    ------
+    DataError
+        A labelled hive-partitioned directory (its partition values are columns the files lack:
+        label its partitions' files, or drop the label).
+    """
+    out: dict[str, str] = {}
+    for given in paths:
+        label = labels.get(os.fspath(given))
+        if label is None:
+            continue
+        for item in expand_inputs([given]) or [InputFile(os.fspath(given), "")]:
+            if item.partitions:
+                raise DataError("a label names a hive-partitioned directory; label files without partition "
+                                "directories, or drop the label", source=os.fspath(given))
+            out[item.path] = label
+    return out
+
+
+def label_run(table: "SampleTable", label: str) -> "SampleTable":
+    """The rows of one input named by the user (``--label NAME=PATH``): every model shown as
+    ``"<model> [<label>]"`` and the ``run`` column set to ``label``; keys and every other column
+    are shared, not copied.
+
+    Raises
+    ------
+    ValueError
+        An empty label.
+    """
+    if not isinstance(label, str) or not label.strip():
+        raise ValueError(f"a run label must be a non-empty string; got {label!r}.")
+    relabelled = table.with_categorical_columns({RUN_COLUMN: np.full(len(table), label, dtype=object)})
+    # the models' categories renamed in place of the rows' codes: the problem index stays valid
+    relabelled._categories["model"] = [f"{model} [{label}]" for model in table.categories("model")]
+    return relabelled
 
 
 def glob_matches(pattern: str) -> list[str]:

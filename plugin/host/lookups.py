@@ -16,7 +16,8 @@ import pluggy
 from kpass.data.engines import check_engine, reduce_samples
 from kpass.data.readers import CsvReader, JsonlReader, ParquetReader
 from kpass.data.reduction import Needs, ProblemStatistics
-from kpass.data.sources import EngineOptions, InputFile, expand_globs, expand_inputs, locate_rows
+from kpass.data.sources import (EngineOptions, InputFile, expand_globs, expand_inputs, file_labels, label_run,
+                                locate_rows)
 from kpass.data.table import SampleTable
 from kpass.data.validation import empty_file_error
 from kpass.errors import DataError, PluginHookError, UsageError
@@ -81,7 +82,8 @@ def choose_reader(path: str | os.PathLike, *, reader: str | None = None,
 def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, reader: str | None = None,
                  plugin_manager: pluggy.PluginManager | None = None,
                  progress: Callable[[str, int], None] | None = None,
-                 reader_options: Mapping[str, Any] | None = None) -> SampleTable:
+                 reader_options: Mapping[str, Any] | None = None,
+                 labels: Mapping[str, str] | None = None) -> SampleTable:
     """Read sample files with the registered readers and concatenate them into one table.
 
     Parameters
@@ -97,11 +99,17 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
     reader_options : mapping, optional
         Keyword options handed to every reader whose ``read`` accepts them (e.g. the lm-eval
         reader's ``include_path``); a reader that takes none of them reads as usual.
+    labels : mapping of str to str, optional
+        Path (as given in ``paths``) -> the user's name for its run (``kpass ... --label
+        NAME=PATH``): its rows get ``run`` = NAME and their models are shown as ``"<model>
+        [NAME]"`` (:func:`kpass.data.sources.label_run`), whatever the reader.
 
     Raises
     ------
     FileNotFoundError
         A path that does not exist.
+    ValueError
+        A label for a path that is not among ``paths``.
     DataError
         Unreadable or invalid data, naming the file, the line and the field; samples of one
         problem duplicated or split across files.
@@ -111,7 +119,10 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
     paths = list(paths)
     if not paths:
         raise ValueError("`paths` is empty: give at least one sample file.")
-    paths = expand_globs(paths)  # one glob rule for every reader
+    matches = {os.fspath(path): expand_globs([path]) for path in paths}  # one glob rule for every reader
+    labels = {match: label for given, label in (labels or {}).items()
+              for match in matches.get(os.fspath(given), [os.fspath(given)])}
+    paths = [match for path in paths for match in matches[os.fspath(path)]]
     registry = get_registry(plugin_manager)
     chosen_readers = []
     for path in paths:
@@ -131,8 +142,12 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
         else:
             name, chosen = registry.reader_for(path, reader)
         chosen_readers.append((path, name, chosen))
-    chosen_readers, _, expansion_notes = _expanded(chosen_readers, {})
-    run_labels, run_notes = _run_labels(chosen_readers)  # from the headers, before reading any samples
+    labels = {os.fspath(path): label for path, label in (labels or {}).items()}
+    unknown = sorted(set(labels) - {os.fspath(path) for path in paths})
+    if unknown:
+        raise ValueError(f"`labels` names {', '.join(unknown)}, not among `paths`.")
+    chosen_readers, labels, expansion_notes = _expanded(chosen_readers, labels)
+    run_labels, run_notes = _run_labels([item for item in chosen_readers if os.fspath(item[0]) not in labels])
     tables = []
     for path, name, chosen in chosen_readers:
         callback = None if progress is None else (lambda units, _path=str(path): progress(_path, units))
@@ -152,7 +167,7 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
         if not isinstance(table, SampleTable):
             raise PluginHookError(f"reader '{name}' (plugin '{owner}') returned {type(table).__name__} from "
                                   f"read({os.fspath(path)!r}), not a kpass.SampleTable")
-        tables.append(table)
+        tables.append(label_run(table, labels[os.fspath(path)]) if os.fspath(path) in labels else table)
     notes = [*expansion_notes, *run_notes]
     return SampleTable._concat(list(tables), notes=notes) if notes else SampleTable.concat(tables)
 
@@ -199,8 +214,6 @@ def _expanded(chosen_readers: list[tuple[Any, str, Any]], labels: dict[str, str]
     return expanded, labels, notes
 
 
-
-
 def use_recorded_cluster(args: Any, table: Any) -> None:
     """Without ``--cluster-by``, cluster by the field the data recorded (an Inspect log's kpass
     metrics' ``cluster=``), and say so in the table's notes."""
@@ -214,42 +227,47 @@ def use_recorded_cluster(args: Any, table: Any) -> None:
 def _run_labels(chosen_readers: list[tuple[Any, str, Any]]) -> tuple[dict[str, str], list[str]]:
     """Runs of one model and task among the files, told apart before any sample is read.
 
-    A reader may offer ``identity(path) -> {"model", "task", "eval_id", "run"}`` read from the
-    file's header alone (the Inspect reader does) and accept ``read(path, run_label=...)``. Two
-    files of one model and task are then two runs: each is read with its ``run`` as label (the
+    A reader may offer ``identity(path) -> {"model", "task", "eval_id", "run"}`` (or a list of
+    them: an lm-eval output directory holds several tasks and runs) read from the file's header
+    alone (the Inspect and lm-eval readers do) and accept ``read(path, run_label=...)``. Two
+    paths of one model and task are then two runs: each is read with its ``run`` as label (the
     reader shows the model as ``"<model> [<run>]"``), so that they are reported side by side and
     ``kpass compare`` pairs them on the problems they share. The same run given twice (one
     ``eval_id``) is an error naming both files, raised before reading either.
     """
-    seen: dict[tuple[Any, Any], list[tuple[str, dict[str, Any]]]] = {}
+    seen: dict[tuple[Any, Any], dict[str, dict[str, Any]]] = {}
+    by_eval: dict[Any, str] = {}
     for path, _name, chosen in chosen_readers:
         identity_of = getattr(chosen, "identity", None)
         if identity_of is None or not _takes_parameter(chosen, "run_label"):
             continue
         identity = identity_of(path)
-        if not identity:
-            continue
-        seen.setdefault((identity.get("model"), identity.get("task")), []).append((str(path), identity))
+        # one identity, or a list of them (an lm-eval output directory: one per run and task)
+        for one in (identity if isinstance(identity, list) else [identity] if identity else []):
+            seen.setdefault((one.get("model"), one.get("task")), {}).setdefault(str(path), one)
+            eval_id = one.get("eval_id")
+            if eval_id is not None and by_eval.setdefault(eval_id, str(path)) != str(path):
+                raise DataError(f"is the same run (eval id {eval_id}) as {by_eval[eval_id]}; give each log once",
+                                source=str(path))
     labels: dict[str, str] = {}
     notes: list[str] = []
-    for (model, task), runs in seen.items():
+    told: dict[tuple[Any, tuple[str, ...]], list[Any]] = {}  # one note per model and set of runs
+    for (model, task), by_path in seen.items():
+        runs = list(by_path.items())
         if len(runs) < 2:
             continue
-        by_eval: dict[Any, str] = {}
-        for path, identity in runs:
-            eval_id = identity.get("eval_id")
-            if eval_id is not None and eval_id in by_eval:
-                raise DataError(f"is the same run (eval id {eval_id}) as {by_eval[eval_id]}; give each log once",
-                                source=path)
-            by_eval[eval_id] = path
         names = [identity.get("run") or os.path.basename(path) for path, identity in runs]
         if len(set(names)) < len(names):
             names = [path for path, _ in runs]
         for (path, _), label in zip(runs, names):
             labels[path] = label
-        notes.append(f"{len(runs)} runs of model {model!r} on task {task!r} ({', '.join(names)}): each run's "
+        told.setdefault((model, tuple(names)), []).append(task)
+    for (model, run_names), tasks in told.items():
+        listed = ", ".join(map(repr, tasks[:5])) + (", ..." if len(tasks) > 5 else "")
+        on = f"task {tasks[0]!r}" if len(tasks) == 1 else f"{len(tasks)} tasks ({listed})"
+        notes.append(f"{len(run_names)} runs of model {model!r} on {on} ({', '.join(run_names)}): each run's "
                      f"model is shown as '{model} [<run>]'; compare them with kpass compare --baseline "
-                     f"'{model} [{names[0]}]'")
+                     f"'{model} [{run_names[0]}]'")
     return labels, notes
 
 
@@ -350,10 +368,14 @@ def load_samples(paths: Sequence[str | os.PathLike], needs: Needs | None, *, eng
                  reader: str | None = None, plugin_manager: pluggy.PluginManager | None = None,
                  options: EngineOptions = EngineOptions(),
                  progress: Callable[[str, int], None] | None = None,
-                 reader_options: Mapping[str, Any] | None = None) -> SampleTable | ProblemStatistics:
+                 reader_options: Mapping[str, Any] | None = None,
+                 labels: Mapping[str, str] | None = None) -> SampleTable | ProblemStatistics:
     """Read samples for a computation: a :class:`~kpass.SampleTable` with the numpy engine (or
     when a plugin's format is among the inputs, or ``needs`` is None: the computation needs the
     samples), else the engine's :class:`~kpass.data.reduction.ProblemStatistics`.
+
+    With ``labels`` (given path -> run name, see :func:`read_samples`) the samples are read in
+    memory whatever the engine: each file of a labelled glob or directory carries its label.
 
     Raises
     ------
@@ -371,7 +393,10 @@ def load_samples(paths: Sequence[str | os.PathLike], needs: Needs | None, *, eng
             raise UsageError("the spark engine reads JSONL, CSV and Parquet sample tables; these inputs need a "
                              "plugin reader: use --engine numpy")
         return read_samples(paths, reader=reader, plugin_manager=plugin_manager, progress=progress,
-                            reader_options=reader_options)
+                            reader_options=reader_options, labels=labels)
+    if labels:
+        return read_samples([item.path for item in files], reader=reader, plugin_manager=plugin_manager,
+                            progress=progress, reader_options=reader_options, labels=file_labels(paths, labels))
     builtin = _claimed_by_builtin(files, reader, plugin_manager)
     if engine == "numpy" or needs is None or not builtin:
         if builtin and any(item.partitions for item in files):

@@ -69,23 +69,26 @@ def format_report(report: Report, fmt: str = "table") -> str:
     by = list(report.by)
     # group rows (lm-eval groups) are clustered by subtask even without cluster_by
     clustered = report.cluster_by is not None or any(row.n_clusters is not None for row in report.rows)
+    judged = any(row.judge is not None for row in report.rows)  # the metric that judged (lm-eval output)
     if fmt == "csv":
-        header = by + ["metric", "estimate", "low", "high", "standard_error", "confidence_level", "n_problems",
-                       "n_samples"] + (["n_clusters"] if clustered else []) + ["n_excluded", "method", "note"]
+        header = by + ["metric"] + (["judge"] if judged else []) + [
+            "estimate", "low", "high", "standard_error", "confidence_level", "n_problems",
+            "n_samples"] + (["n_clusters"] if clustered else []) + ["n_excluded", "method", "note"]
         rows: list[list[Any]] = []
         for row in report.rows:
-            rows.append([value for _, value in row.group] + [
-                row.metric, format_raw(row.estimate), format_raw(row.low), format_raw(row.high), format_raw(row.standard_error),
+            rows.append([value for _, value in row.group] + [row.metric] + ([row.judge or ""] if judged else []) + [
+                format_raw(row.estimate), format_raw(row.low), format_raw(row.high), format_raw(row.standard_error),
                 report.confidence_level, row.n_problems, row.n_samples] + ([row.n_clusters] if clustered else [])
                 + [row.n_excluded, row.method or "", row.note])
         return render_table(header, rows, "csv")
-    header = by + ["metric", "estimate", format_level(report.confidence_level) + " CI", "SE", "problems", "samples"] + (
+    header = by + ["metric"] + (["judge"] if judged else []) + [
+        "estimate", format_level(report.confidence_level) + " CI", "SE", "problems", "samples"] + (
         ["clusters"] if clustered else []) + ["excluded", "method"]
-    right = set(range(len(by) + 1, len(header) - 1))
+    right = set(range(len(by) + 1 + judged, len(header) - 1))
     rows = []
     for row in report.rows:
-        rows.append([value for _, value in row.group] + [
-            row.metric, format_number(row.estimate), format_interval(row.low, row.high), format_number(row.standard_error),
+        rows.append([value for _, value in row.group] + [row.metric] + ([row.judge or MISSING] if judged else []) + [
+            format_number(row.estimate), format_interval(row.low, row.high), format_number(row.standard_error),
             str(row.n_problems), str(row.n_samples)] + ([str(row.n_clusters or MISSING)] if clustered else [])
             + [str(row.n_excluded), row.method or row.note or MISSING])
     body = render_table(header, rows, fmt, right=right)
@@ -100,31 +103,42 @@ def format_comparison(comparison: Comparison, fmt: str = "table") -> str:
         return text
     by = list(comparison.by)
     clustered = comparison.cluster_by is not None
+    judged = any(row.judge is not None or row.judge_baseline is not None for row in comparison.rows)
     if fmt == "csv":
-        header = by + ["metric", "model", "baseline", "difference", "low", "high", "standard_error", "p_value",
-                       "correlation", "estimate_model", "estimate_baseline", "confidence_level", "n_problems"] + (
+        header = by + ["metric", "model", "baseline"] + (["judge", "judge_baseline"] if judged else []) + [
+            "difference", "low", "high", "standard_error", "p_value", "correlation", "estimate_model",
+            "estimate_baseline", "confidence_level", "n_problems"] + (
             ["n_clusters"] if clustered else []) + ["n_excluded", "method", "note"]
-        rows: list[list[Any]] = [[value for _, value in row.group] + [
-            row.metric, row.model, row.baseline, format_raw(row.estimate), format_raw(row.low), format_raw(row.high),
+        rows: list[list[Any]] = [[value for _, value in row.group] + [row.metric, row.model, row.baseline]
+            + ([row.judge or "", row.judge_baseline or ""] if judged else []) + [
+            format_raw(row.estimate), format_raw(row.low), format_raw(row.high),
             format_raw(row.standard_error), format_raw(row.p_value), format_raw(row.correlation), format_raw(row.estimate_model),
             format_raw(row.estimate_baseline), comparison.confidence_level, row.n_problems]
             + ([row.n_clusters] if clustered else []) + [row.n_excluded, row.method or "", row.note]
             for row in comparison.rows]
         return render_table(header, rows, "csv")
-    header = by + ["metric", "model", "baseline", "model est", "baseline est", "difference",
-                   format_level(comparison.confidence_level) + " CI", "SE", "p-value", "corr", "problems"] + (
-        ["clusters"] if clustered else []) + ["excluded", "method"]
-    right = set(range(len(by) + 3, len(header) - 1))
+    header = by + ["metric", "model", "baseline"] + (["judge"] if judged else []) + [
+        "model est", "baseline est", "difference", format_level(comparison.confidence_level) + " CI", "SE", "p-value",
+        "corr", "problems"] + (["clusters"] if clustered else []) + ["excluded", "method"]
+    right = set(range(len(by) + 3 + judged, len(header) - 1))
     rows = []
     for row in comparison.rows:
-        rows.append([value for _, value in row.group] + [
-            row.metric, row.model, row.baseline, format_number(row.estimate_model), format_number(row.estimate_baseline),
+        rows.append([value for _, value in row.group] + [row.metric, row.model, row.baseline]
+                    + ([_pair_judge(row.judge, row.judge_baseline)] if judged else []) + [
+            format_number(row.estimate_model), format_number(row.estimate_baseline),
             format_number(row.estimate, signed=True), format_interval(row.low, row.high), format_number(row.standard_error), format_p_value(row.p_value),
             format_number(row.correlation, 3), str(row.n_problems)] + ([str(row.n_clusters or MISSING)] if clustered else [])
             + [str(row.n_excluded), row.method or row.note or MISSING])
     body = render_table(header, rows, fmt, right=right)
     return body + "\n" + format_tail("Excluded problems (not compared)", comparison.exclusions, comparison.notes,
                                fmt == "markdown") + "\n"
+
+
+def _pair_judge(judge: str | None, judge_baseline: str | None) -> str:
+    """One judge when model and baseline share it, else ``"model's / baseline's"``."""
+    if judge == judge_baseline:
+        return judge or MISSING
+    return f"{judge or MISSING} / {judge_baseline or MISSING}"
 
 
 def render(result: Report | Comparison, fmt: str = "table") -> str:

@@ -27,6 +27,7 @@ from kpass.data.reduction import ProblemStatistics, Violation, raise_violation
 from kpass.host.lookups import parse_metric_specs
 from kpass.host.specs import MetricSpec
 from kpass.data.table import SampleTable
+from kpass.reports.columns import judge_of
 
 if TYPE_CHECKING:  # pragma: no cover
     import pluggy
@@ -115,6 +116,9 @@ class ReportRow(_ModelAndTaskOfGroup):
         Problems of the group left out (listed in :attr:`Report.exclusions`).
     note : str
         Why the estimate or interval is missing, if it is.
+    judge : str or None
+        The task metric that judged the samples (the table's ``judge`` column, set by the lm-eval
+        reader; :func:`kpass.reports.columns.judge_of`); None when the table does not say.
     """
 
     group: Group
@@ -130,12 +134,15 @@ class ReportRow(_ModelAndTaskOfGroup):
     n_excluded: int = 0
     note: str = ""
     interval: Any = dataclasses.field(default=None, compare=False, repr=False)
+    judge: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.group)
         for name in ("metric", "estimate", "low", "high", "standard_error", "n_problems", "n_samples",
                      "n_clusters", "method", "n_excluded", "note"):
             out[name] = getattr(self, name)
+        if self.judge is not None:
+            out["judge"] = self.judge
         return out
 
 
@@ -216,6 +223,9 @@ class ComparisonRow(_TaskOfGroup):
     n_clusters : int or None
     method : str
     n_excluded : int
+    judge, judge_baseline : str or None
+        The task metric that judged the model's and the baseline's samples (as
+        :attr:`ReportRow.judge`); a difference between two judges mixes two scorings.
     """
 
     group: Group
@@ -236,13 +246,17 @@ class ComparisonRow(_TaskOfGroup):
     n_excluded: int = 0
     note: str = ""
     result: Any = dataclasses.field(default=None, compare=False, repr=False)
+    judge: str | None = None
+    judge_baseline: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        out = dict(self.group)
+        out: dict[str, Any] = dict(self.group)
         for name in ("metric", "model", "baseline", "estimate", "low", "high", "standard_error", "p_value",
                      "correlation", "estimate_model", "estimate_baseline", "n_problems", "n_clusters", "method",
                      "n_excluded", "note"):
             out[name] = getattr(self, name)
+        if self.judge is not None or self.judge_baseline is not None:
+            out["judge"], out["judge_baseline"] = self.judge, self.judge_baseline
         return out
 
 
@@ -520,11 +534,13 @@ def _mixed_n_notes(table: SampleTable, groups: list[Group], group_of_problem: ND
 def _table_notes(table: SampleTable) -> list[str]:
     """The reader's notes on the table (:attr:`SampleTable.notes`), then the host's (extra columns
     kpass does not interpret; the seed trap, :func:`kpass.reports.sample_checks.identical_samples_notes`)."""
+    from kpass.data.sources import JUDGE_COLUMN, RUN_COLUMN
     from kpass.host.extractors import EXTRACTOR_COLUMN
     from kpass.reports.sample_checks import PIPELINE_OF_COLUMN, identical_samples_notes
 
     notes = list(table.notes)
-    uninterpreted = [name for name in table.extra_columns if name not in (EXTRACTOR_COLUMN, PIPELINE_OF_COLUMN)]
+    uninterpreted = [name for name in table.extra_columns
+                     if name not in (EXTRACTOR_COLUMN, PIPELINE_OF_COLUMN, RUN_COLUMN, JUDGE_COLUMN)]
     if uninterpreted:
         notes.append(f"columns outside the schema kept as metadata (not interpreted): {', '.join(uninterpreted)}")
     return notes + identical_samples_notes(table)
@@ -645,6 +661,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
         """The rows of every metric on ``problems`` (one group), their exclusions and notes."""
         nonlocal done
         label = " / ".join(value for _, value in group)
+        first_row, judge = len(rows), judge_of(table, problems)
         for spec in specs:
             eligible, values, excluded = _evaluate(table, spec, problems)
             warning_notes.extend(_family_notes(table, spec, problems[eligible], label))
@@ -689,6 +706,8 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
             done += 1
             if progress is not None:
                 progress(done, total)
+        if judge is not None:
+            rows[first_row:] = [dataclasses.replace(row, judge=judge) for row in rows[first_row:]]
 
     for g, group in enumerate(groups):
         problems = order[boundaries[g]:boundaries[g + 1]]
@@ -848,7 +867,9 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
                 b = base_values[at_base]
                 row_clusters = None if clusters is None else clusters[model_chosen[at_model]]
                 pair_row = functools.partial(ComparisonRow, group=group, metric=spec.name, model=model,
-                                             baseline=baseline, n_excluded=n_excluded)
+                                             baseline=baseline, n_excluded=n_excluded,
+                                             judge=judge_of(table, model_problems),
+                                             judge_baseline=judge_of(table, base_problems))
                 if common.size == 0:
                     rows.append(pair_row(n_problems=0, note="no common problem qualifies"))
                 else:
