@@ -536,8 +536,8 @@ def cons_at_k_metric(k: int | list[int] | None = None, ties: str | None = None, 
               cluster: str | None = None, method: str | None = None, confidence_level: float = 0.95,
               rng: int | None = 0, kpass: Any = None) -> Metric:
     """cons@k (majority vote over all k-subsets, from the extracted answers); ``k`` default: 1, 2,
-    4, ... up to the epochs."""
-    return _family_factory("cons@", _ks_up_to, k=k, options=_options(ties=ties, invalid=invalid),
+    4, ... up to the epochs. Answers of unfinished epochs abstain (``cut="vote"``: they vote)."""
+    return _family_factory("cons@", _ks_up_to, k=k, options=_options(ties=ties, invalid=invalid, cut=cut),
                            cluster=cluster, method=method, confidence_level=confidence_level, rng=rng,
                            name="cons_at_k")
 
@@ -821,17 +821,19 @@ def _epoch_labels(scored: list[tuple[Score, bool]], positions: Any) -> str:
 
 
 @score_reducer(name="kpass/cons_at")
-def cons_at(k: int, ties: str = "fractional", invalid: str = "abstain") -> ScoreReducer:
+def cons_at(k: int, ties: str = "fractional", invalid: str = "abstain", cut: str = "abstain") -> ScoreReducer:
     """cons@k of one sample's epochs over all k-subsets, from the extracted answers (the gold
     class is the answers judged correct); NaN with fewer than k epochs.
 
     The epochs become answer classes exactly as in ``kpass report`` and :func:`kpass_metrics`
     (:func:`kpass.metrics.class_counts_from_codes`): a correct epoch without an answer, or a wrong
-    epoch whose answer equals a correct epoch's, is a ``ValueError`` naming the epochs.
+    epoch whose answer equals a correct epoch's, is a ``ValueError`` naming the epochs. The answer
+    of an epoch that did not finish (``finished`` false in its kpass data: cut at its token limit)
+    abstains, unless ``cut="vote"``.
     """
     k = _check_k(k, "cons_at")
-    spec = _reducer_spec("cons_at", f"cons@{k}" + _options(ties=ties, invalid=invalid))
-    ties, invalid = spec.option("ties"), spec.option("invalid")
+    spec = _reducer_spec("cons_at", f"cons@{k}" + _options(ties=ties, invalid=invalid, cut=cut))
+    ties, invalid, cut = spec.option("ties"), spec.option("invalid"), spec.option("cut")
     core = _core()
     import numpy as np
 
@@ -845,8 +847,11 @@ def cons_at(k: int, ties: str = "fractional", invalid: str = "abstain") -> Score
             (-1 if answer is None else codes_of.setdefault(answer, len(codes_of))
              for answer in (answer_of(score) for score, _ in scored)), dtype=np.int64, count=n)
         correct = np.fromiter((c for _, c in scored), dtype=bool, count=n)
+        abstain = np.fromiter(((kpass_data(score) or {}).get("finished") is False and cut == "abstain"
+                               for score, _ in scored), dtype=bool, count=n)
         try:
-            class_counts, n_invalid = core.class_counts_from_codes(np.zeros(n, dtype=np.int64), codes, correct, 1)
+            class_counts, n_invalid = core.class_counts_from_codes(np.zeros(n, dtype=np.int64), codes, correct, 1,
+                                                                   abstain=abstain)
         except core.InconsistentAnswersError as exc:
             raise ValueError(f"kpass/cons_at reducer, epoch(s) {_epoch_labels(scored, exc.samples)}: "
                              f"{exc.reason}") from exc

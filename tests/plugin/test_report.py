@@ -50,7 +50,7 @@ def per_problem(records, model, task):
     # problems in the table's order (first appearance of the id in the file), samples by sample_index
     first_seen = list(dict.fromkeys(r["problem_id"] for r in records))
     present = {r["problem_id"] for r in mine}
-    out = {pid: {"n": 0, "c": 0, "f": 0, "answers": [], "correct": [], "verdicts": []}
+    out = {pid: {"n": 0, "c": 0, "f": 0, "answers": [], "correct": [], "verdicts": [], "finished": []}
            for pid in first_seen if pid in present}
     for r in sorted(mine, key=lambda r: r["sample_index"]):
         entry = out[r["problem_id"]]
@@ -59,11 +59,13 @@ def per_problem(records, model, task):
         entry["f"] += r["finished"]
         entry["answers"].append(r.get("answer"))
         entry["correct"].append(r["correct"])
+        entry["finished"].append(r["finished"])
         entry["verdicts"].append(r["cot_verdicts"] or [])
     return out
 
 
-SPECS = "pass@1,8,12 pass^2 g-pass@8_0.5 mg-pass@8 cons@5[ties=strict] maj@4 cot-pass@4[rule=majority] fin@2"
+SPECS = ("pass@1,8,12 pass^2 g-pass@8_0.5 mg-pass@8 cons@5[ties=strict] maj@4 maj@4[cut=vote] "
+         "cot-pass@4[rule=majority] fin@2")
 
 
 def expected_values(spec, problems):
@@ -85,8 +87,11 @@ def expected_values(spec, problems):
     if family == "fin@k":
         return core.fin_at_k(n, f, spec.k)
     if family == "cons@k":
-        # the gold class is the correct samples; the core's own answer-class builder on the same answers
-        answers = [["GOLD" if ok else a for a, ok in zip(p["answers"], p["correct"])] for p in chosen]
+        # the gold class is the correct samples; the core's own answer-class builder on the same answers;
+        # the answer of an unfinished sample abstains (no answer) unless cut=vote
+        vote = spec.option("cut") == "vote"
+        answers = [["GOLD" if ok else (a if done or vote else None)
+                    for a, ok, done in zip(p["answers"], p["correct"], p["finished"])] for p in chosen]
         counts, invalid = core.class_counts_from_answers(answers, ["GOLD"] * len(chosen))
         return core.cons_at_k(counts, spec.k, n_invalid=invalid, ties=spec.option("ties"), invalid=spec.option("invalid"))
     if family == "CoT-Pass@k":
