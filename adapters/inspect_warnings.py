@@ -151,7 +151,8 @@ def _owns_key(scores: list[Any], metric_id: int) -> bool:
     return entry[1] == metric_id
 
 
-def check(table: Any, scores: list[Any], runs: list[str], metric_id: int) -> tuple[dict[str, float], dict[str, Any] | None]:
+def check(table: Any, scores: list[Any], runs: list[str],
+          metric_id: int) -> tuple[dict[str, float], dict[str, Any] | None]:
     """The seed-trap check of one metric call: (entries for the metric's value, entry for its params).
 
     Both are empty/None while scores are partial or when most problems' epochs differ.

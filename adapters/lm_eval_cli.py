@@ -44,7 +44,8 @@ chosen generation tasks (all ``generate_until`` tasks, or those named by ``--kpa
 * kpass's table (estimates with intervals, problems as the unit, clusters from
   ``--kpass-cluster-by``) is printed after lm-eval's table, added to lm-eval's results JSON under the
   key ``"kpass"`` (each estimate and its stderr also in lm-eval's own per-task results, ``pass@8,none``,
-  so lm-eval's table and loggers show them: :mod:`kpass.adapters.lm_eval_results`), and written next to it as ``kpass_<date>.json`` plus the sample table
+  so lm-eval's table and loggers show them: :mod:`kpass.adapters.lm_eval_results`), and written next
+  to it as ``kpass_<date>.json`` plus the sample table
   ``kpass_samples_<date>.jsonl`` (readable by ``kpass report`` and ``kpass budget``: like the
   post-hoc reader's table it carries each generation's text, its *finished* flag and the task's
   generation limit, see :mod:`kpass.adapters.lm_eval_samples`), both through a temporary file and an
