@@ -30,34 +30,33 @@ RUN_COLUMN = "run"
 JUDGE_COLUMN = "judge"
 
 
-def run_names(path_name: str, dates: Mapping[Path, str], root: Path, run_label: str | None = None) -> dict[Path, str]:
+def run_names(dates: Mapping[Path, str], root: Path, run_label: str | None = None) -> dict[Path, str]:
     """The ``run`` of each results file read from one path (each results file is one run).
 
     Parameters
     ----------
-    path_name : str
-        The default name of everything under the path: a directory's name (``out1``), or the run
-        date of a results or samples file given by name.
     dates : mapping of Path to str
         Each results file read from the path -> its run date (lm-eval's ``date_id``,
         ``2026-12-03T10-00-00.123456``).
     root : Path
         The path (for results files whose dates are equal: their path under it).
     run_label : str, optional
-        The user's name for the path (``--label NAME=PATH``).
+        A name for the path (the user's ``--label NAME=PATH``, or the path's name when two paths
+        hold runs of one model and task, :func:`kpass.read_samples`).
 
     Returns
     -------
     dict of Path to str
-        One run: ``run_label``, else ``path_name``. Several runs: each run's date (its path under
-        ``root`` when two dates are equal), after ``"<run_label>/"`` when given. The same files
-        give the same names.
+        Without ``run_label``: each run's date (its path under ``root`` when two dates are equal),
+        so the same run has the same name however it is given (its directory, its results file or
+        a samples file). With it: ``run_label`` for a path of one run, else
+        ``"<run_label>/<date>"``.
     """
-    if len(dates) == 1:
-        return {results: run_label or path_name for results in dates}
     names = dict(dates)
     if len(set(names.values())) < len(names):
         names = {results: str(results.relative_to(root).with_suffix("")) for results in dates}
+    if run_label and len(names) == 1:
+        return {results: run_label for results in names}
     return {results: f"{run_label}/{name}" if run_label else name for results, name in names.items()}
 
 

@@ -319,7 +319,7 @@ def read_lm_eval_output(path: str | Path, *, include_path: Sequence[str | Path] 
     directory_notes: list[str] = []
     if path.is_dir():
         directory_notes.extend(_orphan_notes(path, [results for results, _ in jobs]))
-    names = run_names(_path_run_name(path), {results: _run_date(results) for results, _ in jobs}, path, run_label)
+    names = run_names({results: _run_date(results) for results, _ in jobs}, path, run_label)
     headers = {results: (header[0], [only_task] if only_task is not None else header[1])
                for results, only_task in jobs if (header := _run_header(results)) is not None}
     shown, run_notes = shown_runs(headers, names, path, run_label)

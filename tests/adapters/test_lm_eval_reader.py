@@ -177,11 +177,16 @@ def test_resps_mixed_from_two_runs_are_refused(tmp_path):
         read_lm_eval_output(tmp_path)
 
 
-def test_two_runs_of_one_model_and_task_are_refused(tmp_path):
+def test_two_runs_of_one_model_and_task_are_two_runs(tmp_path):
+    """Reruns under one --output_path: each results file is a run, its model shown with its date (#33)."""
     write_run(tmp_path)
     write_run(tmp_path, date="2026-11-30T00-00-00.000001")
-    with pytest.raises(kpass.DataError, match="model 'fake', task 'arith/strict-match' appears in two runs"):
-        read_lm_eval_output(tmp_path)
+    table = read_lm_eval_output(tmp_path)
+    assert table.categories("model") == [f"fake [{DATE}]", "fake [2026-11-30T00-00-00.000001]"]
+    assert table.categories("run") == [DATE, "2026-11-30T00-00-00.000001"]
+    assert any(f"2 runs of model 'fake' ({DATE}, 2026-11-30T00-00-00.000001)" in note for note in table.notes)
+    comparison = kpass.compute_comparison(table, "pass@1", baseline=f"fake [{DATE}]", rng=0)
+    assert all(row.estimate == 0 and row.n_problems > 0 for row in comparison.rows)  # the same samples, paired
     write_run(tmp_path / "other", model="other")
     assert set(read_lm_eval_output(tmp_path / "other").categories("model")) == {"other"}
 
@@ -202,7 +207,7 @@ def test_non_generation_tasks_are_skipped_with_a_warning(tmp_path):
         table = read_lm_eval_output(tmp_path)
     assert table.categories("task") == ["arith/strict-match", "arith/maj@4"]
     # the skip is a note of the table, so every report on it says so (text and JSON)
-    (note,) = table.notes
+    (note,) = [note for note in table.notes if "skipping" in note]
     assert "results_" in note and "skipping lm-eval task 'mc' (multiple_choice)" in note
     report = kpass.compute_report(table, "pass@1", rng=0)
     assert note in report.notes and note in report.as_dict()["notes"]
