@@ -232,3 +232,32 @@ def test_greedy_setting_follows_how_lm_eval_sends_the_config():
     assert greedy_setting({"do_sample": True}, backend="hf") == "no temperature (0)"
     assert greedy_setting({}, backend="other") is None
     assert greedy_setting({"do_sample": False, "temperature": 0.7}, backend="hf") == "do_sample false, temperature 0.7"
+
+
+def test_a_task_repeating_itself_greedily_is_stopped_too_without_kpass(server, tmp_path):
+    """K from the task's own ``repeats`` (no --kpass): the same stop, before any request, also behind --use_cache."""
+    from types import SimpleNamespace
+
+    from lm_eval.api.model import CachingLM
+    from lm_eval.models.openai_completions import LocalCompletionsAPI
+
+    from kpass.adapters import lm_eval_cli as cli
+
+    def task(**generation_kwargs):
+        config = SimpleNamespace(repeats=4, generation_kwargs=generation_kwargs, filter_list=None,
+                                 process_results=None, metric_list=[])
+        return SimpleNamespace(OUTPUT_TYPE="generate_until", config=config, eval_docs=[{}],
+                               set_config=lambda key, value: setattr(config, key, value), _filters=[])
+
+    model = LocalCompletionsAPI(base_url=f"{server.base_url}/completions", model="fake", tokenizer_backend=None)
+    before = len(server.requests)
+    for lm in (model, CachingLM(model, str(tmp_path / "cache.db"))):
+        state = cli._RunState(options=cli.KpassOptions(), specs=[])
+        with pytest.raises(cli.KpassUsageError, match=r"task sc \(temperature 0; K=4\) decodes greedily.*--kpass-allow-greedy"):
+            cli._prepare(state, lm, {"tasks": {"sc": task(do_sample=False, temperature=0)}}, None)
+    state = cli._RunState(options=cli.KpassOptions(allow_greedy=True), specs=[])
+    cli._prepare(state, model, {"tasks": {"sc": task(do_sample=False, temperature=0)}}, None)
+    assert [run.name for run in state.tasks] == ["sc"]
+    state = cli._RunState(options=cli.KpassOptions(), specs=[])
+    cli._prepare(state, model, {"tasks": {"sc": task(do_sample=False, temperature=0.2)}}, None)  # the API sends 0.2
+    assert len(server.requests) == before
