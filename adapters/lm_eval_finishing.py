@@ -125,7 +125,7 @@ def resolve_tokenizer(tokenizer: Any) -> Any:
     if tokenizer is None or callable(getattr(tokenizer, "token_ends", None)):
         return tokenizer
     if isinstance(tokenizer, str):
-        from kpass.host.lookups import get_tokenizer
+        from kpass import get_tokenizer
 
         return get_tokenizer(tokenizer)
     raise TypeError(f"`tokenizer` must be a spec such as 'hf:tokenizer.json' or an object with token_ends(); "

@@ -25,7 +25,7 @@ _HOST_NAMES: dict[str, str] = {
     "Registry": "host.registry", "get_plugin_manager": "host.manager", "get_registry": "host.manager",
     "make_plugin_manager": "host.manager", "reset_plugin_manager": "host.manager",
     "ProblemSet": "data.problems",
-    "choose_reader": "host.lookups", "read_samples": "host.lookups",
+    "choose_reader": "host.lookups", "read_samples": "host.lookups", "get_tokenizer": "host.lookups",
     "apply_answer_extractor": "host.lookups", "resolve_answer_extractor": "host.lookups",
     "ANSWER_EXTRACTOR_OPTIONS": "host.extractors",
     "Comparison": "reports.report", "ComparisonRow": "reports.report", "Exclusion": "reports.report", "Report": "reports.report",
@@ -47,8 +47,8 @@ if TYPE_CHECKING:  # static tools see the eager imports
     from kpass.host.manager import get_plugin_manager, get_registry, make_plugin_manager, reset_plugin_manager
     from kpass.host.registry import Registry
     from kpass.host.extractors import ANSWER_EXTRACTOR_OPTIONS
-    from kpass.host.lookups import (apply_answer_extractor, choose_reader, parse_metric_specs, read_samples,
-                                    resolve_answer_extractor)
+    from kpass.host.lookups import (apply_answer_extractor, choose_reader, get_tokenizer, parse_metric_specs,
+                                    read_samples, resolve_answer_extractor)
     from kpass.data.problems import ProblemSet
     from kpass.reports.report import Comparison, ComparisonRow, Exclusion, Report, ReportRow, compute_comparison, compute_report
     from kpass.host.specs import MetricFamily, MetricSpec

@@ -7,7 +7,9 @@ import argparse
 import math
 import re
 
-from kpass.cli.arguments import add_input_arguments, add_metric_arguments, add_output_arguments, read_tables
+from kpass.cli.arguments import (add_input_arguments, add_metric_arguments, add_output_arguments, metric_specs,
+                                 read_tables)
+from kpass.errors import UsageError
 from kpass.cli.output import emit, save_figure
 from kpass.host.lookups import parse_metric_specs
 from kpass.render.analysis_plots import plot_frontier
@@ -61,6 +63,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # scores need per-problem counts, compute the per-problem token sums: any engine reduces to
     # them (without --metrics the defaults follow the smallest n, so reduce for pass@k and cons@k)
+    if args.cut_answers and args.metrics:  # every cons@k spec that does not set cut= (kpass.cli.arguments)
+        args.metrics = [spec.name for spec in metric_specs(args)]
+    elif args.cut_answers:
+        raise UsageError("--cut-answers applies to the cons@k specs given with --metrics; give them")
     specs = parse_metric_specs(args.metrics or ["pass@1", "cons@1"])
     table = read_tables(args, specs, by=("model",), cluster_by=args.cluster_by, tokens=True)
     prices = None if args.price is None else {m: v / 1e6 for m, v in args.price.items()}
