@@ -370,6 +370,25 @@ def test_two_runs_of_one_model_and_task_are_reported_side_by_side_and_compared(l
     assert row["estimate"] > 0
 
 
+def test_labels_name_inspect_runs(logs, tmp_path, capsys):
+    """--label NAME=PATH on Inspect logs (#33 point 4): the names replace the file names, paired as before."""
+    first, rerun = logs["trunc_plain"], _rerun(logs, tmp_path)
+    code = main(["compare", str(first), str(rerun), "-m", "pass@1", "--format", "json", "--no-progress",
+                 "--n-resamples", "200", "--label", f"before={first}", "--label", f"after={rerun}"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    (row,) = out["rows"]
+    assert (row["baseline"], row["model"], row["n_problems"]) == (
+        "mockllm/model [before]", "mockllm/model [after]", fx.N_PROBLEMS)
+    assert row["estimate"] > 0
+    code = main(["report", str(first), str(rerun), "-m", "pass@1", "--format", "json", "--no-progress",
+                 "--label", f"after={rerun}", "--by", "model,task,run"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and {(r["model"], r["run"]) for r in out["rows"]} == {
+        ("mockllm/model", first.name), ("mockllm/model [after]", "after")}
+    assert not any("outside the schema" in note and "run" in note for note in out["notes"])
+
+
 def test_the_same_run_twice_is_an_error_before_any_sample_is_read(logs, tmp_path, monkeypatch):
     from kpass.adapters import inspect_reader
 

@@ -223,7 +223,7 @@ def test_kpass_table_warnings_and_files(kpass_run):
     kpass_table = out.index("kpass (pass@1, pass@8, cons@8, G-Pass@8_0.5; samples per problem: arith_gen=8, "
                             "arith_greedy=8; clusters: topic)")
     assert lm_eval_table < kpass_table
-    assert re.search(r"\| fake \| arith_gen/strict-match \| pass@8 \| 0\.\d{4} \| \[0\.\d{4}, [01]\.\d{4}\] \|",
+    assert re.search(r"\| fake \| arith_gen/strict-match \| pass@8 \| exact_match \| 0\.\d{4} \| \[0\.\d{4}, [01]\.\d{4}\] \|",
                      out[kpass_table:])
     # temperature 0: every problem's 8 samples are identical, and kpass says so
     assert "task arith_greedy: 100% of problems got 8 identical samples" in kpass_run.stderr
