@@ -11,6 +11,12 @@ row per generation: ``problem_id`` = ``doc_id``, ``task`` = ``"<task>/<filter>"`
 Accepted paths: an output directory (searched recursively), a ``results_*.json`` file, or a
 ``samples_*.jsonl`` file (its ``results_*.json`` of the same run must sit beside it).
 
+Runs and judges (:mod:`kpass.adapters.lm_eval_provenance`): each results file is a run, named in
+every row's ``run`` column; runs of one model and task are told apart by their model shown as
+``"<model> [<run>]"`` (under one directory here; across paths through :meth:`LmEvalSamplesReader.identity`
+and :func:`kpass.read_samples`). Every row's ``judge`` column names the task metric that judged it:
+``judge=`` if given, else the one a live ``kpass-lm-eval`` run recorded, else the task's first binary metric.
+
 Groups (``--tasks <group>``): the run's groups as the results file records them
 (:func:`task_groups_of`) go into :attr:`kpass.SampleTable.task_groups`, so reports add a row per
 group (subtasks pooled, the subtask as the cluster; :mod:`kpass.reports.task_groups`). A single
