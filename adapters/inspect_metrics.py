@@ -534,7 +534,7 @@ def mg_pass_at_k_metric(k: int | list[int] | None = None, variant: str | None = 
 @metric(name="cons_at_k", scores="unreduced")
 def cons_at_k_metric(k: int | list[int] | None = None, ties: str | None = None, invalid: str | None = None,
               cluster: str | None = None, method: str | None = None, confidence_level: float = 0.95,
-              rng: int | None = 0, kpass: Any = None) -> Metric:
+              rng: int | None = 0, kpass: Any = None, cut: str | None = None) -> Metric:
     """cons@k (majority vote over all k-subsets, from the extracted answers); ``k`` default: 1, 2,
     4, ... up to the epochs. Answers of unfinished epochs abstain (``cut="vote"``: they vote)."""
     return _family_factory("cons@", _ks_up_to, k=k, options=_options(ties=ties, invalid=invalid, cut=cut),
