@@ -339,7 +339,9 @@ def _plan_pipelines(state: _RunState, name: str, task: Any, keep: set[str] | Non
                   for p in pipelines}
     needs_answers = [spec.name for spec in state.specs if "answer" in spec.requires]
     missing = [p.name for p in pipelines if extractors[p.name][0] is None]
-    if needs_answers and missing:
+    # --predict_only (lm-eval's override_metric("bypass")) drops the scoring: kpass computes nothing live then
+    predict_only = [e.get("metric") for e in task.config.metric_list or () if isinstance(e, Mapping)] == ["bypass"]
+    if needs_answers and missing and not predict_only:
         from kpass import ANSWER_EXTRACTOR_OPTIONS
 
         raise KpassUsageError(
@@ -658,17 +660,17 @@ def _finish_evidence(state: _RunState, responses: Sequence[Sequence[Any]]) -> tu
 
 def _max_gen_toks(task: Any, lm: Any, name: str) -> int:
     """The generation limit of a task in this run, as :func:`~kpass.adapters.lm_eval_reader.max_gen_toks_of`
-    finds it post hoc: the task's ``generation_kwargs.max_gen_toks`` (which include ``--gen_kwargs``),
-    else the model's (``model_args`` ``max_gen_toks``), else lm-eval's default of 256."""
+    finds it post hoc: the task's ``generation_kwargs`` limit (which include ``--gen_kwargs``; ``max_tokens``
+    first for the API models that send it first), else the model's ``max_gen_toks``, else lm-eval's 256."""
     from lm_eval.api.model import CachingLM
 
     from .lm_eval_reader import LM_EVAL_DEFAULT_MAX_GEN_TOKS, _max_gen_toks_in, max_gen_toks_of
 
-    generation_kwargs = task.config.generation_kwargs
-    if _max_gen_toks_in(generation_kwargs) is not None:
-        return max_gen_toks_of({"generation_kwargs": generation_kwargs}, {}, task=name,
-                               source=f"lm-eval task {name}")
     model = lm.lm if isinstance(lm, CachingLM) else lm
+    first = type(model).__module__.rsplit(".", 1)[-1] in ("openai_completions", "sglang_generate_API")
+    if _max_gen_toks_in(generation_kwargs := task.config.generation_kwargs, max_tokens_first=first) is not None:
+        return max_gen_toks_of({"generation_kwargs": generation_kwargs}, {}, task=name,
+                               source=f"lm-eval task {name}", max_tokens_first=first)
     for attribute in ("max_gen_toks", "_max_gen_toks"):  # HFLM/VLLM property; TemplateAPI attribute
         value = getattr(model, attribute, None)
         if isinstance(value, int) and not isinstance(value, bool) and value >= 1:

@@ -390,21 +390,27 @@ def _model_name(results: Mapping[str, Any], results_path: Path) -> str:
     return legacy_model_name(results) or results_path.parent.name
 
 
-def _max_gen_toks_in(arguments: Any) -> Any:
-    """``max_gen_toks`` of a ``generation_kwargs``/``gen_kwargs``/``model_args`` dict or string."""
+#: lm-eval 0.4.13's models whose request payload takes ``max_tokens`` before ``max_gen_toks``
+#: (models/openai_completions.py, sglang_generate_API.py); every other model resolves the aliases as
+#: ``lm_eval.models.utils.normalize_gen_kwargs`` does: max_gen_toks > max_new_tokens > max_tokens > max_completion_tokens
+MAX_TOKENS_FIRST_MODELS = frozenset({"local-completions", "local-chat-completions", "openai-completions",
+                                     "openai-chat-completions", "azure-openai-chat-completions", "sglang-generate"})
+_LIMIT_KEYS = ("max_gen_toks", "max_new_tokens", "max_tokens", "max_completion_tokens")
+
+
+def _max_gen_toks_in(arguments: Any, *, max_tokens_first: bool = False, aliases: bool = True) -> Any:
+    """The generation limit a ``generation_kwargs``/``gen_kwargs`` dict or ``k=v,...`` string sets, by the
+    backend's priority among lm-eval's aliases (``aliases=False``: ``max_gen_toks`` only, as in ``model_args``)."""
     if isinstance(arguments, str):
-        for part in arguments.split(","):
-            key, _, value = part.partition("=")
-            if key.strip() == "max_gen_toks":
-                return value.strip()
+        arguments = {key.strip(): value.strip() for key, _, value in (p.partition("=") for p in arguments.split(","))}
+    if not isinstance(arguments, Mapping):
         return None
-    if isinstance(arguments, Mapping):
-        return arguments.get("max_gen_toks")
-    return None
+    keys = ("max_gen_toks",) if not aliases else ("max_tokens", "max_gen_toks") if max_tokens_first else _LIMIT_KEYS
+    return next((arguments[key] for key in keys if arguments.get(key) is not None), None)
 
 
 def max_gen_toks_of(config: Mapping[str, Any], results: Mapping[str, Any], *, task: str = "?",
-                    source: Any = None) -> int:
+                    source: Any = None, max_tokens_first: bool | None = None) -> int:
     """The generation limit (in the model's tokens) of a task in an lm-eval run.
 
     Parameters
@@ -418,8 +424,12 @@ def max_gen_toks_of(config: Mapping[str, Any], results: Mapping[str, Any], *, ta
     Returns
     -------
     int
-        ``generation_kwargs.max_gen_toks`` of the task, else ``max_gen_toks`` of the run's
-        ``gen_kwargs``, else of its ``model_args``, else :data:`LM_EVAL_DEFAULT_MAX_GEN_TOKS`.
+        The limit in the task's ``generation_kwargs`` (which include ``--gen_kwargs``), else in the run's
+        ``gen_kwargs``, else ``max_gen_toks`` of its ``model_args``, else
+        :data:`LM_EVAL_DEFAULT_MAX_GEN_TOKS`. Within one dict the aliases resolve as the backend sends
+        them: ``max_tokens`` before ``max_gen_toks`` for the models in :data:`MAX_TOKENS_FIRST_MODELS`
+        (``max_tokens_first``; default: from the run's ``config.model``), otherwise ``max_gen_toks`` >
+        ``max_new_tokens`` > ``max_tokens`` > ``max_completion_tokens``.
 
     Raises
     ------
@@ -429,10 +439,12 @@ def max_gen_toks_of(config: Mapping[str, Any], results: Mapping[str, Any], *, ta
     run_config = results.get("config")
     if not isinstance(run_config, Mapping):
         run_config = {}
+    if max_tokens_first is None:
+        max_tokens_first = run_config.get("model") in MAX_TOKENS_FIRST_MODELS
     for where, arguments in (("generation_kwargs", config.get("generation_kwargs")),
                              ("config.gen_kwargs", run_config.get("gen_kwargs")),
                              ("config.model_args", run_config.get("model_args"))):
-        value = _max_gen_toks_in(arguments)
+        value = _max_gen_toks_in(arguments, max_tokens_first=max_tokens_first, aliases=where != "config.model_args")
         if value is None:
             continue
         try:

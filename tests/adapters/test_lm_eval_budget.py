@@ -216,6 +216,25 @@ def test_max_gen_toks_from_the_task_the_run_or_lm_eval_default(config, run, expe
     assert max_gen_toks_of(config, {"config": run}) == expected
 
 
+@pytest.mark.parametrize("model, generation_kwargs, expected", [
+    # lm-eval 0.4.13's API payloads pop max_tokens before max_gen_toks (models/openai_completions.py)
+    ("local-completions", {"max_tokens": 120, "max_gen_toks": 256}, 120),
+    ("local-chat-completions", {"max_tokens": 120}, 120),
+    ("sglang-generate", {"max_gen_toks": 90}, 90),
+    # every other backend: normalize_gen_kwargs' max_gen_toks > max_new_tokens > max_tokens > max_completion_tokens
+    ("hf", {"max_tokens": 120, "max_gen_toks": 256}, 256),
+    ("vllm", {"max_new_tokens": 100, "max_tokens": 7}, 100),
+    ("hf", {"max_completion_tokens": 33}, 33),
+])
+def test_max_gen_toks_follows_the_backends_priority_among_lm_eval_aliases(model, generation_kwargs, expected):
+    assert max_gen_toks_of({"generation_kwargs": generation_kwargs}, {"config": {"model": model}}) == expected
+    # --gen_kwargs as the run recorded it, a "k=v,..." string; model_args set only max_gen_toks
+    run = {"model": model, "gen_kwargs": ",".join(f"{k}={v}" for k, v in generation_kwargs.items()),
+           "model_args": "pretrained=x,max_tokens=5"}
+    assert max_gen_toks_of({}, {"config": run}) == expected
+    assert max_gen_toks_of({}, {"config": {"model": model, "model_args": "max_tokens=5"}}) == 256
+
+
 def test_max_gen_toks_must_be_a_positive_integer():
     for bad in (0, -5, "many", 12.5, True):
         with pytest.raises(kpass.DataError, match=r"task 't': max_gen_toks in generation_kwargs is .* not a "

@@ -64,9 +64,9 @@ def runs(workspace) -> dict[str, Path]:
                   "--model_args", f"base_url={server.base_url}/completions,model=fake,tokenizer_backend=None",
                   "--include_path", "tasks", "--log_samples"]
         plain = [runs_module.console_script("lm_eval"), *common, "--tasks", PLAIN_TASKS]
-        # --kpass without cons@8: under --predict_only, lm-eval drops process_results before kpass-lm-eval's
-        # pre-run check, which then finds no answer extractor for aime24 (the generations do not depend on it)
-        k8 = [runs_module.console_script("kpass-lm-eval"), *common, "--tasks", K8_TASKS, "--kpass", "pass@1,8",
+        # cons@8 too: under --predict_only lm-eval drops process_results before kpass-lm-eval's pre-run check,
+        # which must not then refuse aime24 for want of an answer extractor (kpass computes nothing live)
+        k8 = [runs_module.console_script("kpass-lm-eval"), *common, "--tasks", K8_TASKS, "--kpass", SPECS,
               "--kpass-samples", str(K), "--gen_kwargs", "do_sample=True,temperature=0.7"]
         commands = {"plain": plain, "plain_predict": [*plain, "--predict_only"],
                     "k8": k8, "k8_predict": [*k8, "--predict_only"]}
