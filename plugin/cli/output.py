@@ -28,6 +28,7 @@ The options it knows are :data:`OUTPUT_OPTIONS` and :data:`INPUT_OPTIONS`.
 from __future__ import annotations
 
 import errno
+import fnmatch
 import glob
 import os
 import stat
@@ -304,6 +305,9 @@ INPUT_OPTIONS: dict[str, tuple[str, DirectoryFiles]] = {
     "tokenizer": ("--tokenizer file", SAMPLE_DIRECTORY),  # hf:PATH (a file, or a directory holding one)
     "approximate_tokenizer": ("--approximate-tokenizer file", SAMPLE_DIRECTORY),
 }
+#: Files the lm-eval reader opens beside a samples file it is given: the run's results file
+#: (``results_<date>.json``; ``results.json`` before 0.4.3) and 0.3's ``{task}_write_out_info.json``.
+READ_BESIDE = ("results*.json", "*_write_out_info.json")
 #: Options that name a path but are neither read nor written: --temp-dir (DuckDB spills there in
 #: files of its own), --label NAME=PATH (PATH is one of the inputs, already checked).
 OTHER_PATH_OPTIONS = frozenset({"temp_dir", "label"})
@@ -406,7 +410,16 @@ def _file_identity(path: str) -> tuple[int, int] | None:
 
 
 def _files_inside(item: _Input) -> list[str]:
-    """The files read inside an input directory (links to directories not followed, as by the readers)."""
+    """The files read inside an input directory (links to directories not followed, as by the readers).
+    Beside an input file, the files of its folder a reader opens with it (:data:`READ_BESIDE`)."""
+    if not item.directory:
+        folder = os.path.dirname(item.path) or "."
+        try:
+            names = [entry.name for entry in os.scandir(folder) if entry.is_file()]
+        except OSError:
+            names = []
+        return [item.path, *(os.path.join(folder, name) for name in names
+                             if any(fnmatch.fnmatch(name.lower(), pattern) for pattern in READ_BESIDE))]
     files = []
     for root, _, names in os.walk(item.path):
         files += [os.path.join(root, name) for name in names if name.lower().endswith(item.reads.existing)]
@@ -425,12 +438,14 @@ def _refuse_inputs(outputs: Sequence[tuple[str, str]], inputs: Sequence[_Input])
             if identities is None:  # only when an output exists: then every input file's identity
                 identities = {}
                 for item in inputs:
-                    for file in (_files_inside(item) if item.directory else [item.path]):
+                    for file in _files_inside(item):
                         if (found := _file_identity(file)) is not None:
                             identities.setdefault(found, (item, file))
             if identity in identities:
                 item, file = identities[identity]
-                where = f"the {item.describe()}" if file == item.path else f"{file}, read from the {item.describe()}"
+                where = (f"the {item.describe()}" if file == item.path else
+                         f"{file}, read from the {item.describe()}" if item.directory else
+                         f"{file}, which kpass reads beside the {item.describe()}")
                 how = "" if os.path.abspath(file) == os.path.abspath(path) else " (the same file through a link)"
                 raise UsageError(f"{flag} {path} is {where}{how}: kpass never writes over an input; "
                                  f"choose another name")

@@ -225,6 +225,30 @@ def test_a_hard_link_to_a_file_inside_an_input_directory(tmp_path, capsys):
 
 
 @pytest.mark.usefixtures("nothing_is_read")
+@pytest.mark.parametrize("beside", ["results.json", "results_2026-12-04T10-00-00.json", "gsm8k_write_out_info.json"])
+def test_files_read_beside_an_input_file(tmp_path, capsys, beside):
+    """The lm-eval reader opens the run's results file (and 0.3's write-out files) beside the samples
+    file it is given: an output over one of them is refused; a report beside the input is not."""
+    run_dir = tmp_path / "fake"
+    run_dir.mkdir()
+    samples = write_jsonl(run_dir / "pretrained__fake_arith_gen.jsonl", records())
+    results = run_dir / beside
+    results.write_text('{"results": {}}')
+    before = digest(results)
+    line = refused(capsys, "report", samples, "-o", results)
+    assert line == (f"kpass report: error: --output {results} is {results}, which kpass reads beside the input "
+                    f"{samples}: kpass never writes over an input; choose another name")
+    assert digest(results) == before
+
+
+def test_a_report_beside_an_input_file_may_be_written_again(tmp_path, capsys):
+    samples = write_jsonl(tmp_path / "run.jsonl", records())
+    for _ in range(2):
+        code, _, err = run(capsys, "report", samples, "--n-resamples", "50", "-o", tmp_path / "report.json")
+        assert code == 0, err
+
+
+@pytest.mark.usefixtures("nothing_is_read")
 def test_include_path_task_files(tmp_path, capsys):
     tasks = tmp_path / "tasks"
     tasks.mkdir()
