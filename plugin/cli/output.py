@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import errno
 import fnmatch
-import glob
 import os
 import stat
 import sys
@@ -38,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
+from kpass.data.sources import glob_matches
 from kpass.errors import OutputError, UsageError
 
 __all__ = ["INPUT_OPTIONS", "OTHER_PATH_OPTIONS", "OUTPUT_OPTIONS", "SUFFIX_FORMATS", "OutputData", "OutputFormats",
@@ -390,7 +390,10 @@ def _inputs(args: Any) -> list[_Input]:
             given = given[3:]
         paths = [given]
         if not os.path.lexists(given) and set("*?[") & set(given):
-            paths = sorted(glob.glob(given, recursive=True))
+            try:
+                paths = glob_matches(given)
+            except FileNotFoundError:  # the command says so when it reads its inputs
+                paths = []
         for path in paths:
             found.append(_Input(option, given, path, os.path.isdir(path), reads))
     return found

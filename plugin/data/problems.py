@@ -33,10 +33,12 @@ __all__ = ["CUT_ANSWER_RULES", "ProblemSet", "problem_attribute", "statistics_fr
 CUT_ANSWER_RULES = ("abstain", "vote")
 
 
-def unknown_finished_message(n_unknown: int, n_samples: int) -> str:
+def unknown_finished_message(n_unknown: int) -> str:
     """The one-line refusal of fin@k (and of ``kpass budget``/``decompose``) when ``finished`` is
-    null for some samples: never "finished" by default, and it says what to give."""
-    return (f"whether {n_unknown} of {n_samples} samples finished is unknown (`finished` is null: the log records no "
+    null for some samples: never "finished" by default, and it says what to give. The count is of
+    the samples with a null, the same on every engine (an engine re-reads only the problems with one)."""
+    return (f"whether {n_unknown} sample{'' if n_unknown == 1 else 's'} finished is unknown (`finished` is null: "
+            "the log records no "
             "stop reason or token count; the first is here), so fin@k is refused: give the model's tokenizer "
             "(--tokenizer hf:PATH/tokenizer.json or tiktoken:NAME; Python: reader_options={'tokenizer': SPEC}) to "
             "count lm-eval generations against their max_gen_toks, or record `finished` in the samples")
@@ -104,7 +106,7 @@ class ProblemSet:
         values, offsets = self.sample_column("finished")
         null = values < 0
         if null.any():
-            self.raise_at(null, "finished", unknown_finished_message(int(null.sum()), int(null.size)))
+            self.raise_at(null, "finished", unknown_finished_message(int(null.sum())))
         return _segment_sum(values.astype(np.int64), offsets)
 
     def _at_budget(self) -> "_Counts":

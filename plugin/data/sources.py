@@ -100,8 +100,7 @@ def expand_inputs(paths: Sequence[str | os.PathLike]) -> list[InputFile] | None:
         A path that does not exist, or a glob or directory without any sample file.
     """
     files: list[InputFile] = []
-    for given in paths:
-        text = os.fspath(given)
+    for text in expand_globs(paths):
         if os.path.isdir(text):
             root = pathlib.Path(text)
             found = sorted((p, kind) for p in root.rglob("*") if p.is_file() and (kind := format_of(p.name))
@@ -114,14 +113,6 @@ def expand_inputs(paths: Sequence[str | os.PathLike]) -> list[InputFile] | None:
             if kind is None:
                 return None
             files.append(InputFile(str(pathlib.Path(text)), kind))
-        elif _GLOB_CHARACTERS & set(text):
-            for match in glob_matches(text):
-                kind = format_of(match)
-                if kind is None:
-                    return None
-                files.append(InputFile(str(pathlib.Path(match)), kind))
-        else:
-            raise FileNotFoundError(f"no such file: {text}")
     return files
 
 
@@ -167,15 +158,16 @@ def label_run(table: "SampleTable", label: str) -> "SampleTable":
 
 
 def glob_matches(pattern: str) -> list[str]:
-    """The files a glob pattern matches, sorted (``**`` spans directories): the one expansion
-    rule of every input kind (sample tables here, plugin formats in :func:`expand_globs`).
+    """The files and directories a glob pattern matches, sorted (``**`` spans directories; a
+    directory is read as when given by name): the one expansion rule of every input kind (sample
+    tables here, plugin formats in :func:`expand_globs`, the output check of the command line).
 
     Raises
     ------
     FileNotFoundError
-        No file matches.
+        Nothing matches.
     """
-    matches = [match for match in sorted(glob.glob(pattern, recursive=True)) if os.path.isfile(match)]
+    matches = [match for match in sorted(glob.glob(pattern, recursive=True)) if os.path.exists(match)]
     if not matches:
         raise FileNotFoundError(f"no file matches: {pattern}")
     return [str(pathlib.Path(match)) for match in matches]

@@ -95,7 +95,7 @@ class BudgetSamples:
                                                        else True)
             if unknown.any():
                 source, line = self.table.location(int(rows[np.flatnonzero(unknown)[0]]))
-                raise DataError(unknown_finished_message(int(unknown.sum()), int(unknown.size)), source=source,
+                raise DataError(unknown_finished_message(int(unknown.sum())), source=source,
                                 line=line, field="finished")
         try:
             return budget_counts(label, self.correct[rows], list(budgets), **columns,

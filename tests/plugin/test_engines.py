@@ -304,6 +304,21 @@ def test_cli_engines_print_the_same_report(run_cli, tmp_path, spark_session):
     assert code == 2 and "no file matches" in err
 
 
+def test_a_glob_matches_directories_as_the_shell_would(run_cli, tmp_path):
+    """`kpass report 'runs/*'` reads the directories it matches, as `kpass report runs/*` unquoted does."""
+    from kpass.data.sources import glob_matches
+
+    records = _records()
+    models = sorted({record["model"] for record in records})
+    for name, model in (("run-a", models[0]), ("run-b", models[1])):
+        (tmp_path / name).mkdir()
+        _write(tmp_path / name, [record for record in records if record["model"] == model], "jsonl")
+    assert glob_matches(str(tmp_path / "run-*")) == [str(tmp_path / "run-a"), str(tmp_path / "run-b")]
+    quoted = run_cli("report", str(tmp_path / "run-*"), "-m", "pass@1", "--format", "json")
+    unquoted = run_cli("report", str(tmp_path / "run-a"), str(tmp_path / "run-b"), "-m", "pass@1", "--format", "json")
+    assert quoted[0] == 0 and quoted == unquoted, quoted[2]
+
+
 def test_plugin_family_without_statistics_runs_on_numpy_by_default():
     from kpass.data.reduction import Needs as N
     from kpass.errors import UsageError
