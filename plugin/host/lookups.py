@@ -142,7 +142,6 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
         else:
             name, chosen = registry.reader_for(path, reader)
         chosen_readers.append((path, name, chosen))
-    labels = {os.fspath(path): label for path, label in (labels or {}).items()}
     unknown = sorted(set(labels) - {os.fspath(path) for path in paths})
     if unknown:
         raise ValueError(f"`labels` names {', '.join(unknown)}, not among `paths`.")
