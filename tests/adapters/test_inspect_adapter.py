@@ -535,11 +535,13 @@ def test_reader_can_read_only_inspect_logs(tmp_path):
     other.write_text('{"results": {}, "version": 1}')
     csv = tmp_path / "samples.csv"
     csv.write_text("model,task\n")
+    assert not reader.can_read(tmp_path)  # a directory without a log Inspect's listing shows
     inspect_json = tmp_path / "log.json"
     inspect_json.write_text('{\n  "version": 2,\n  "status": "success",\n  "eval": {}}')
     broken = tmp_path / "broken.eval"
     broken.write_bytes(b"PK\x03\x04 truncated")
-    assert not reader.can_read(other) and not reader.can_read(csv) and not reader.can_read(tmp_path)
+    assert not reader.can_read(other) and not reader.can_read(csv)
     assert reader.can_read(inspect_json) and reader.can_read(broken)
+    assert reader.can_read(tmp_path)  # now it holds one (broken.eval): a log directory, as inspect view --log-dir
     with pytest.raises(kpass.DataError, match=r"broken\.eval: cannot read this Inspect log"):
         reader.read(broken)
