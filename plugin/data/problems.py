@@ -212,6 +212,25 @@ class ProblemSet:
         cut = (finished == 0) & (answers >= 0) & ~correct.astype(bool)
         return _segment_sum(cut.astype(np.int64), offsets)
 
+    def n_unknown_finished_answers(self) -> NDArray[np.int64]:
+        """Samples per problem with an answer whose generation may or may not have finished
+        (``finished`` null, an answer extracted, judged wrong): they vote in cons@k, since nothing
+        says they were cut, shape (N,). Zero when the input has no ``finished`` column."""
+        if not self.table.has_column("finished"):
+            return np.zeros(len(self), dtype=np.int64)
+        statistics = self._statistics()
+        if statistics is not None:
+            if statistics.n_unknown_answers is None:
+                return np.zeros(len(self), dtype=np.int64)
+            return statistics.n_unknown_answers[self.problems]
+        if not self.table.has_column("answer"):
+            return np.zeros(len(self), dtype=np.int64)
+        finished, offsets = self.sample_column("finished")
+        answers, _ = self.sample_column("answer")
+        correct, _ = self.sample_column("correct")
+        unknown = (finished < 0) & (answers >= 0) & ~correct.astype(bool)
+        return _segment_sum(unknown.astype(np.int64), offsets)
+
     def cot_correct(self, rule: str) -> NDArray[np.int64]:
         """Samples per problem with a correct answer and a chain of thought accepted by ``rule``
         (``any``, ``majority``, ``all``; :func:`kpass.metrics.count_cot_correct`)."""
@@ -411,6 +430,7 @@ def statistics_from_table(table: "SampleTable", needs: Needs = Needs()) -> Probl
             counts, invalid = answer_class_counts(everything, cut_answers=rule)
             stats.set_answer_classes(rule, counts[stats._order_in], invalid[stats._order_in])
         stats.n_cut_answers = stats.put(everything.n_cut_answers())
+        stats.n_unknown_answers = stats.put(everything.n_unknown_finished_answers())
     if needs.cot:
         for rule in COT_RULES:
             stats.cot_correct[rule] = stats.put(everything.cot_correct(rule))

@@ -407,6 +407,7 @@ def reduction_sql(typed: str, needs: Needs, *, flags: Sequence[str] = (), first_
         select += [f"{_count('correct AND answer IS NULL')} AS n_gold_without_answer",
                    f"{_count('NOT correct AND answer IS NULL')} AS n_invalid",
                    f"{_count('NOT correct AND answer IS NOT NULL AND finished = FALSE')} AS n_cut_answers",
+                   f"{_count('NOT correct AND answer IS NOT NULL AND finished IS NULL')} AS n_unknown_answers",
                    "answer", "GROUPING(answer) AS is_problem", f"{_count('correct')} AS n_gold",
                    f"{_count('NOT correct')} AS n_wrong", f"{_count('NOT correct AND finished = FALSE')} AS n_wrong_cut"]
     else:
@@ -555,6 +556,7 @@ class ProblemStatistics:
         self.class_counts: NDArray[np.int64] | None = None
         self.n_invalid: NDArray[np.int64] | None = None
         self.n_cut_answers: NDArray[np.int64] | None = None
+        self.n_unknown_answers: NDArray[np.int64] | None = None  # wrong answers whose `finished` is null
         self._answer_classes: dict[str, tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
         self.cot_correct: dict[str, NDArray[np.int64]] = {}
         self.budget_correct: dict[int | None, NDArray[np.int64]] = {}
@@ -712,7 +714,7 @@ class ProblemStatistics:
             if mine.tolist() != theirs.tolist():
                 out.append(name)
         for name in ("n_samples", "n_correct", "n_finished", "class_counts", "n_invalid", "n_cut_answers",
-                     "tokens_null"):
+                     "n_unknown_answers", "tokens_null"):
             a, b = getattr(self, name), getattr(other, name)
             if (a is None) != (b is None) or (a is not None and not np.array_equal(a, b)):
                 out.append(name)
@@ -809,6 +811,7 @@ def _put_classes(stats: ProblemStatistics, problems: Mapping[str, NDArray], clas
     cut = np.asarray(classes.get("n_wrong_cut", []), dtype=np.int64)
     invalid = stats.put(problems["n_invalid"])
     stats.n_cut_answers = stats.put(problems["n_cut_answers"])
+    stats.n_unknown_answers = stats.put(problems["n_unknown_answers"])
     abstained = invalid + stats.n_cut_answers
     for rule, sizes, n_invalid in (("vote", wrong, invalid), ("abstain", wrong - cut, abstained)):
         stats.set_answer_classes(rule, _class_matrix(owner, sizes, stats.n_correct), n_invalid)  # abstaining: no class

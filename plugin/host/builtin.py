@@ -171,16 +171,23 @@ class ConsAtK(MetricFamily):
                               invalid=spec.option("invalid"))
 
     def notes(self, problems: ProblemSet, spec: MetricSpec) -> list[str]:
-        """How many answers of unfinished generations abstained (or voted, ``cut=vote``)."""
+        """How many answers of unfinished generations abstained (or voted, ``cut=vote``), and how
+        many answers vote although nothing says whether their generation finished (``finished`` null)."""
         cut = int(problems.n_cut_answers().sum())
-        if not cut:
-            return []
+        unknown = int(problems.n_unknown_finished_answers().sum()) if spec.option("cut") == "abstain" else 0
         total = int(problems.n_samples.sum())
-        if spec.option("cut") == "vote":
-            return [f"{cut} of {total} answers come from unfinished generations (cut at the token limit) and vote "
-                    "(cut=vote)"]
-        return [f"{cut} of {total} answers come from unfinished generations (cut at the token limit) and abstain "
-                f"(cons@{spec.k}[cut=vote] or --cut-answers vote lets them vote)"]
+        notes = []
+        if cut and spec.option("cut") == "vote":
+            notes.append(f"{cut} of {total} answers come from unfinished generations (cut at the token limit) and vote "
+                         "(cut=vote)")
+        elif cut:
+            notes.append(f"{cut} of {total} answers come from unfinished generations (cut at the token limit) and "
+                         f"abstain (cons@{spec.k}[cut=vote] or --cut-answers vote lets them vote)")
+        if unknown:
+            notes.append(f"{unknown} of {total} answers vote although whether their generation finished is unknown "
+                         "(finished is null; a cut one would abstain: for lm-eval output, the model's tokenizer, "
+                         "--tokenizer, decides it)")
+        return notes
 
 
 _FAMILIES = {

@@ -428,3 +428,31 @@ def test_spark_temporary_parent_is_created_or_named(tmp_path):
     blocker.write_text("x")
     with pytest.raises(UsageError, match=r"`temp_directory` '.*a-file/sub': cannot create .* temporary directory"):
         _written_table(Frame(), str(blocker / "sub"))
+
+
+def test_cons_at_k_counts_the_answers_whose_finished_is_unknown_on_every_engine(tmp_path, spark_session):
+    """Wrong answers with a null ``finished`` vote in cons@k (nothing says they were cut): the note
+    counts them, the same on numpy, DuckDB and Spark; cut=vote says nothing of them."""
+    records = _records()
+    for record in records:  # every third wrong sample of odd index: nobody knows whether it finished
+        if not record["correct"] and record["sample_index"] % 2 and record["problem_id"] in ("p1", "p4", "p5"):
+            record["finished"] = None
+    unknown = sum(1 for r in records if r["finished"] is None and r["answer"] is not None and not r["correct"])
+    cut = sum(1 for r in records if r["finished"] is False and r["answer"] is not None and not r["correct"])
+    assert unknown > 0 and cut > 0
+    path = _write(tmp_path, records, "jsonl")
+    metrics = "cons@3 cons@3[cut=vote]"
+    needs = Needs.for_specs(kpass.parse_metric_specs(metrics))
+    expected = kpass.compute_report(load_samples([path], None, engine="numpy"), metrics)
+    import re
+
+    def counted(pattern):  # summed over the report's rows (one per model and task)
+        return sum(int(m.group(1)) for note in expected.notes if (m := re.search(pattern, note)))
+
+    assert counted(r"cons@3: (\d+) of \d+ answers vote although whether their generation finished is unknown") == unknown
+    assert counted(r"cons@3: (\d+) of \d+ answers come from unfinished generations .* and abstain") == cut
+    assert not any("[cut=vote]" in note and "unknown" in note for note in expected.notes)
+    for engine in ("duckdb", "spark"):
+        statistics = reduce_samples([path], needs, engine=engine, options=EngineOptions(spark=spark_session))
+        assert statistics.n_unknown_answers.sum() == unknown, engine
+        _reports_equal(kpass.compute_report(statistics, metrics), expected)
