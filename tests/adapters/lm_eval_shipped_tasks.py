@@ -24,7 +24,8 @@ def solve(a: int, op: str, b: int) -> int:
     return {"+": a + b, "-": a - b, "*": a * b}[op]
 
 
-def _copy(source: Path, target: Path, replacements: list[tuple[str, str]]) -> None:
+def copy_task(source: Path, target: Path, replacements: list[tuple[str, str]]) -> None:
+    """``source`` written to ``target`` with each ``(old, new)`` replaced; ``old`` must be there."""
     text = source.read_text(encoding="utf-8")
     for old, new in replacements:
         assert old in text, f"lm-eval's {source.name} no longer has {old!r}"
@@ -48,11 +49,11 @@ def write_shipped_tasks(root: Path) -> Path:
             handle.write(json.dumps({"problem": f"What is {a} {op} {b}? Put the final answer in \\boxed{{}}.",
                                      "solution": f"We compute: $\\boxed{{{solve(a, op, b)}}}$.",
                                      "level": f"Level {1 + i % 5}", "type": "Algebra"}) + "\n")
-    _copy(shipped / "aime/aime24.yaml", tasks / "aime/aime24.yaml", [
+    copy_task(shipped / "aime/aime24.yaml", tasks / "aime/aime24.yaml", [
         ("dataset_path: Maxwell-Jia/AIME_2024\n",
          f"dataset_path: json\ndataset_kwargs:\n  data_files:\n    train: {root / 'aime.jsonl'}\n"),
         ("  do_sample: false\n  temperature: 0.0\n", "  do_sample: false\n  temperature: 0.0\n")])
-    _copy(shipped / "minerva_math/minerva_math_algebra.yaml", tasks / "minerva_math/minerva_math_algebra.yaml", [
+    copy_task(shipped / "minerva_math/minerva_math_algebra.yaml", tasks / "minerva_math/minerva_math_algebra.yaml", [
         ("dataset_path: EleutherAI/hendrycks_math\n",
          f"dataset_path: json\ndataset_kwargs:\n  data_files:\n    train: {root / 'math.jsonl'}\n"
          f"    test: {root / 'math.jsonl'}\n"),

@@ -62,20 +62,13 @@ TABLE_TASK = {"aime24": "aime24", "minerva_math_algebra": "minerva_math_algebra"
 if str(HERE) not in sys.path:  # the shared helpers of the end-to-end modules (tests/ is not a package)
     sys.path.insert(0, str(HERE))
 import lm_eval_runs as runs_module  # noqa: E402
+import lm_eval_shipped_tasks as shipped_tasks  # noqa: E402
 fake_server = runs_module.load_fake_server()
 _console_script = runs_module.console_script
 
 
-def _solve(a: int, op: str, b: int) -> int:
-    return {"+": a + b, "-": a - b, "*": a * b}[op]
-
-
-def _copy_task(source: Path, target: Path, replacements: list[tuple[str, str]]) -> None:
-    text = source.read_text(encoding="utf-8")
-    for old, new in replacements:
-        assert old in text, f"lm-eval's {source.name} no longer has {old!r}"
-        text = text.replace(old, new)
-    target.write_text(text, encoding="utf-8")
+_solve = shipped_tasks.solve
+_copy_task = shipped_tasks.copy_task
 
 
 def write_tasks(root: Path) -> Path:
