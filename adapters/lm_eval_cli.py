@@ -110,6 +110,7 @@ class KpassOptions:
     seed: int = 0
     answer: str | None = None
     allow_greedy: bool = False
+    reasoning_markers: tuple[str, str] | None = ("<think>", "</think>")
 
 
 def _positive_int(text: str) -> int:
@@ -127,6 +128,8 @@ def _names(text: str) -> list[str]:
 
 
 def _kpass_parser() -> argparse.ArgumentParser:
+    from kpass.cli.argtypes import reasoning_markers
+
     parser = argparse.ArgumentParser(
         prog="kpass-lm-eval", allow_abbrev=False, add_help=False,
         description="lm_eval plus kpass k-sample metrics; every other argument goes to lm_eval.")
@@ -157,6 +160,9 @@ def _kpass_parser() -> argparse.ArgumentParser:
     group.add_argument("--kpass-allow-greedy", dest="allow_greedy", action="store_true",
                        help="send K samples per problem even when a task decodes greedily (temperature 0 or "
                             "do_sample false): they are then K copies of one generation")
+    group.add_argument("--kpass-reasoning-markers", dest="reasoning_markers", type=reasoning_markers, metavar="OPEN,CLOSE",
+                       help="markers of a reasoning block (default <think>,</think>; none: not looked for): a "
+                            "generation that ends inside an unclosed block is unfinished")
     group.add_argument("--kpass-help", action="help", help="show the kpass flags and exit")
     return parser
 
@@ -206,6 +212,7 @@ def parse_kpass_args(argv: Sequence[str]) -> tuple[KpassOptions, list[str]]:
         metric=namespace.metric, filters=namespace.filters, method=namespace.method,
         confidence_level=namespace.confidence_level, seed=namespace.seed, answer=namespace.answer,
         allow_greedy=namespace.allow_greedy,
+        **({} if namespace.reasoning_markers is None else {"reasoning_markers": namespace.reasoning_markers or None}),
     )
     if not 0 < options.confidence_level < 1:
         raise KpassUsageError(f"--kpass-confidence-level must be in (0, 1); got {options.confidence_level}")
@@ -610,6 +617,7 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
     """Sample tables of every chosen task (one per filter pipeline) and per-task diagnostics."""
     from kpass import SampleTable
 
+    from .lm_eval_finishing import EVIDENCE_FIELD, evidence_strings, live_evidence
     from .lm_eval_provenance import JUDGE_COLUMN
     from .lm_eval_samples import sample_columns, score_samples
 
@@ -621,7 +629,7 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
         limit = _max_gen_toks(task, state.lm, run.name)
         pipelines = run.pipelines
         judged_by = {}
-        reasons, counts = _finish_evidence(state, item.responses)
+        reasons, counts = live_evidence(state.lm, state.finish_reasons, item.responses)  # API reasons, model counts
         for pipeline in pipelines:
             answers = pipeline.apply(item.responses, docs)
             metric, verdicts = score_samples(
@@ -632,30 +640,20 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
                                         cluster_by=state.options.cluster_by, doc_fields=False,
                                         responses=item.responses, max_gen_toks=limit,
                                         extractor=run.extractors[pipeline.name], finish_reasons=reasons,
-                                        token_counts=counts)
+                                        token_counts=counts, reasoning_markers=state.options.reasoning_markers)
             columns[JUDGE_COLUMN] = [metric] * len(columns["model"])  # the report names it, as post hoc
             tables.append(SampleTable.from_columns(columns, source=f"lm-eval task {run.name}"))
             judged_by[pipeline.name] = metric
         details[run.name] = {"samples_per_problem": run.repeats, "repeats_before_kpass": run.original_repeats,
                              "problems": len(docs), "identical_sample_share": item.identical_share,
-                             "max_gen_toks": limit,
+                             "max_gen_toks": limit,  # and the evidence of finishing, for `kpass report` on this output:
+                             EVIDENCE_FIELD: evidence_strings(doc_ids, reasons, counts, max_gen_toks=limit),
                              "judged_by": judged_by,
                              "pipelines": {p.name: {"selection_steps_removed": list(p.removed),
                                                     "steps_kept": p.step_names(),
                                                     "answer_extractor": run.extractors[p.name][0]}
                                            for p in pipelines}}
     return tables, details
-
-
-def _finish_evidence(state: _RunState, responses: Sequence[Sequence[Any]]) -> tuple[list[Any], Any]:
-    """The API's finish reasons and the model tokenizer's counts of a task's generations
-    (:func:`kpass.adapters.lm_eval_finishing.live_evidence`)."""
-    from lm_eval.api.model import CachingLM
-
-    from .lm_eval_finishing import live_evidence
-
-    model = state.lm.lm if isinstance(state.lm, CachingLM) else state.lm
-    return live_evidence(model, state.finish_reasons, responses)
 
 
 def _max_gen_toks(task: Any, lm: Any, name: str) -> int:

@@ -19,6 +19,12 @@ lm-eval path (the post-hoc reader and the live ``kpass-lm-eval`` run), in this o
    counts that may be off near the limit, and the reader says so in a note;
 5. else **unknown** (null): fin@k refuses and names what to give (the model's tokenizer).
 
+The live run's evidence travels to the post-hoc reader of the same output: ``kpass-lm-eval`` records,
+per task, one character per generation (:func:`evidence_strings`: ``f`` finished, ``c`` cut at the
+limit, ``.`` unknown) under ``results["kpass"]["tasks"][task]["finish_evidence"]`` in lm-eval's
+results file, and ``kpass report`` on that output reads them back (:func:`recorded_finish_reasons`),
+so both decide ``finished`` from the same evidence and give the same fin@k and cons@k.
+
 No lm-eval import here.
 """
 
@@ -31,13 +37,17 @@ __all__ = [
     "CUT_REASONS",
     "DEFAULT_REASONING_MARKERS",
     "FINISHED_REASONS",
+    "EVIDENCE_FIELD",
     "FinishReasonLog",
+    "check_reasoning_markers",
     "count_tokens",
     "ends_in_open_reasoning",
     "finished_flag",
     "finishing_note",
     "generation_token_counts",
+    "evidence_strings",
     "live_evidence",
+    "recorded_finish_reasons",
     "resolve_tokenizer",
 ]
 
@@ -48,6 +58,35 @@ CUT_REASONS = frozenset({"length", "max_tokens", "model_length"})
 #: API finish reasons that mean the generation stopped on its own (or at a stop sequence).
 FINISHED_REASONS = frozenset({"stop", "eos", "end_turn", "stop_sequence", "tool_calls", "function_call",
                               "content_filter"})
+#: Key of a task's finish evidence in ``results["kpass"]["tasks"][task]`` (written by ``kpass-lm-eval``).
+EVIDENCE_FIELD = "finish_evidence"
+#: One character per generation in :data:`EVIDENCE_FIELD`: finished, cut at the limit, unknown.
+_EVIDENCE_CODES = {True: "f", False: "c", None: "."}
+#: The finish reason each evidence character stands for when it is read back.
+_EVIDENCE_REASONS = {"f": "stop", "c": "length", ".": None}
+
+
+def check_reasoning_markers(markers: Any) -> tuple[str, str] | None:
+    """``markers`` checked: a pair ``(opening, closing)`` of distinct non-empty strings, or None
+    (reasoning blocks are not looked for).
+
+    Raises
+    ------
+    ValueError
+        Not two distinct non-empty strings.
+
+    Examples
+    --------
+    >>> check_reasoning_markers(["<reasoning>", "</reasoning>"])
+    ('<reasoning>', '</reasoning>')
+    """
+    if markers is None:
+        return None
+    if (isinstance(markers, str) or not isinstance(markers, Sequence) or len(markers) != 2
+            or not all(isinstance(marker, str) and marker for marker in markers) or markers[0] == markers[1]):
+        raise ValueError("`reasoning_markers` must be two distinct non-empty strings (opening, closing), such as "
+                         f"('<think>', '</think>'), or None; got {markers!r}.")
+    return str(markers[0]), str(markers[1])
 
 
 def ends_in_open_reasoning(text: Any, markers: tuple[str, str] | None = DEFAULT_REASONING_MARKERS) -> bool:
@@ -188,6 +227,55 @@ def finishing_note(where: str, task: str, flags: Sequence[bool | None], *, max_g
     return text
 
 
+def evidence_strings(doc_ids: Sequence[Any], reasons: Sequence[Sequence[str | None]],
+                     counts: Sequence[Sequence[int | None]] | None, *, max_gen_toks: int) -> dict[str, str]:
+    """A live run's evidence per document, compactly: ``str(doc_id)`` -> one character per
+    generation (``f`` finished, ``c`` cut at ``max_gen_toks``, ``.`` unknown), from the API's
+    finish reasons and the model tokenizer's counts, before the verdict and reasoning blocks
+    are consulted (the reader applies those again, :func:`finished_flag`).
+
+    Examples
+    --------
+    >>> evidence_strings([3, 7], [["stop", None], ["length", None]], [[None, 8], [None, None]], max_gen_toks=8)
+    {'3': 'fc', '7': 'c.'}
+    """
+    out = {}
+    for d, doc_id in enumerate(doc_ids):
+        row_counts = counts[d] if counts is not None else [None] * len(reasons[d])
+        out[str(doc_id)] = "".join(
+            _EVIDENCE_CODES[finished_flag(False, None, max_gen_toks=max_gen_toks, token_count=count, finish_reason=reason,
+                                          reasoning_markers=None)]
+            for reason, count in zip(reasons[d], row_counts, strict=True))
+    return out
+
+
+def recorded_finish_reasons(results: Mapping[str, Any], task: str, doc_ids: Sequence[Any],
+                            responses: Sequence[Sequence[Any]]) -> list[list[str | None]] | None:
+    """The finish reasons a live ``kpass-lm-eval`` run recorded for ``task``
+    (:func:`evidence_strings` in ``results["kpass"]``), one per generation of each document, or
+    None when the run recorded none (a plain ``lm_eval`` run, an older kpass).
+
+    Raises
+    ------
+    ValueError
+        The record does not fit the samples (a document missing, or another number of generations).
+    """
+    kpass_part = results.get("kpass")
+    tasks = kpass_part.get("tasks") if isinstance(kpass_part, Mapping) else None
+    details = tasks.get(task) if isinstance(tasks, Mapping) else None
+    recorded = details.get(EVIDENCE_FIELD) if isinstance(details, Mapping) else None
+    if not isinstance(recorded, Mapping):
+        return None
+    out = []
+    for doc_id, texts in zip(doc_ids, responses, strict=True):
+        codes = recorded.get(str(doc_id))
+        if not isinstance(codes, str) or len(codes) != len(texts) or set(codes) - set(_EVIDENCE_REASONS):
+            raise ValueError(f"results['kpass']['tasks'][{task!r}][{EVIDENCE_FIELD!r}] does not fit the samples: "
+                             f"doc_id {doc_id} has {len(texts)} generations, the record {codes!r}")
+        out.append([_EVIDENCE_REASONS[code] for code in codes])
+    return out
+
+
 class FinishReasonLog:
     """The finish reason the API gave each generated text, for the live ``kpass-lm-eval`` run.
 
@@ -273,7 +361,10 @@ def live_evidence(model: Any, log: FinishReasonLog | None, responses: Sequence[S
                   ) -> tuple[list[list[str | None]], list[list[int | None]] | None]:
     """``(finish_reasons, token_counts)`` of a live run's generations (``responses[d][i]``): the
     reasons the API gave (``log``), and, for texts without one, counts with the model's own
-    tokenizer where lm-eval has one (None otherwise)."""
+    tokenizer where lm-eval has one (None otherwise). ``model`` may be lm-eval's ``CachingLM`` (its
+    ``lm`` is the model)."""
+    if type(model).__name__ == "CachingLM":
+        model = model.lm
     reasons = [[log.reason(text) if log is not None else None for text in texts] for texts in responses]
     count = _model_token_count(model)
     if count is None:

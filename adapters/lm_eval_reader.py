@@ -55,6 +55,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .lm_eval_finishing import DEFAULT_REASONING_MARKERS
 from .lm_eval_layouts import (LAYOUT_03, LAYOUT_040, legacy_job, legacy_layout, legacy_model_name, legacy_records,
                               legacy_samples_file, legacy_write_out_orphans, write_out_tables, write_out_tasks)
 from .lm_eval_provenance import (JUDGE_COLUMN, RUN_COLUMN, judge_note, logged_judge, recorded_judges, run_names,
@@ -167,10 +168,12 @@ class LmEvalSamplesReader:
         return out or None
 
     def read(self, path: str | Path, *, include_path: Sequence[str | Path] | None = None, judge: str | None = None,
-             run_label: str | None = None, tokenizer: Any = None, approximate_tokenizer: Any = None):
+             run_label: str | None = None, tokenizer: Any = None, approximate_tokenizer: Any = None,
+             reasoning_markers: Any = DEFAULT_REASONING_MARKERS):
         """Read ``path``; see :func:`read_lm_eval_output`."""
         return read_lm_eval_output(path, include_path=include_path or (), judge=judge, run_label=run_label,
-                                   tokenizer=tokenizer, approximate_tokenizer=approximate_tokenizer)
+                                   tokenizer=tokenizer, approximate_tokenizer=approximate_tokenizer,
+                                   reasoning_markers=reasoning_markers)
 
 
 def _looks_like_results(path: Path) -> bool:
@@ -268,7 +271,8 @@ def _run_header(results_path: Path) -> tuple[str, list[str]] | None:
 
 
 def read_lm_eval_output(path: str | Path, *, include_path: Sequence[str | Path] = (), judge: str | None = None,
-                        run_label: str | None = None, tokenizer: Any = None, approximate_tokenizer: Any = None):
+                        run_label: str | None = None, tokenizer: Any = None, approximate_tokenizer: Any = None,
+                        reasoning_markers: Any = DEFAULT_REASONING_MARKERS):
     """Read lm-eval ``--log_samples`` output into a sample table.
 
     Parameters
@@ -295,7 +299,12 @@ def read_lm_eval_output(path: str | Path, *, include_path: Sequence[str | Path] 
         ``token_ends``), or one declared approximate (a note then says the counts are): each
         generation is counted against its ``max_gen_toks`` to decide ``finished``
         (:mod:`kpass.adapters.lm_eval_finishing`). Without either, ``finished`` is known only for
-        correct samples and unclosed reasoning blocks, and fin@k refuses.
+        correct samples and unclosed reasoning blocks, and fin@k refuses. A live ``kpass-lm-eval``
+        run's output needs neither: the evidence it saw (the API's finish reasons) is recorded in
+        its results file and used (:func:`~kpass.adapters.lm_eval_finishing.recorded_finish_reasons`).
+    reasoning_markers : (str, str) or None, default ``("<think>", "</think>")``
+        Opening and closing marker of a reasoning block: a generation that ends inside an unclosed
+        one is unfinished; None: not looked for (``--reasoning-markers OPEN,CLOSE`` or ``none``).
 
     Returns
     -------
@@ -314,12 +323,12 @@ def read_lm_eval_output(path: str | Path, *, include_path: Sequence[str | Path] 
     """
     from kpass import SampleTable
 
-    from .lm_eval_finishing import resolve_tokenizer
+    from .lm_eval_finishing import check_reasoning_markers, resolve_tokenizer
 
     if tokenizer is not None and approximate_tokenizer is not None:
         raise ValueError("give `tokenizer` (the model's own) or `approximate_tokenizer`, not both.")
     counting = (resolve_tokenizer(tokenizer if tokenizer is not None else approximate_tokenizer),
-                approximate_tokenizer is not None)
+                approximate_tokenizer is not None, check_reasoning_markers(reasoning_markers))
     path = Path(path)
     jobs = _jobs(path)
     directory_notes: list[str] = []
@@ -459,10 +468,10 @@ def max_gen_toks_of(config: Mapping[str, Any], results: Mapping[str, Any], *, ta
 
 
 def _read_run(results_path: Path, only_task: str | None, include_path: Sequence[str | Path] = (),
-              run: _Run | None = None, counting: tuple[Any, bool] = (None, False)):
+              run: _Run | None = None, counting: tuple[Any, bool, Any] = (None, False, DEFAULT_REASONING_MARKERS)):
     from kpass import SampleTable
 
-    from .lm_eval_finishing import generation_token_counts, finishing_note
+    from .lm_eval_finishing import finishing_note, generation_token_counts, recorded_finish_reasons
 
     run = run or _Run(_run_date(results_path))
 
@@ -535,6 +544,10 @@ def _read_run(results_path: Path, only_task: str | None, include_path: Sequence[
             sample_pipelines(config.get("filter_list"), source=str(results_path), task=task), task=task)
         task_notes = [*notes, *duplicate_notes]
         counts = generation_token_counts([d["resps"] for d in docs], counting[0])  # finished: lm_eval_finishing
+        try:  # the evidence a live kpass-lm-eval run saw (the API's finish reasons), as it used it
+            reasons = recorded_finish_reasons(results, task, [d["doc_id"] for d in docs], [d["resps"] for d in docs])
+        except ValueError as error:
+            raise _data_error(str(error), source=results_path, field="kpass") from None
         for pipeline in pipelines:
             answers = pipeline.apply([d["resps"] for d in docs], [d["doc"] for d in docs])
             requested = run.judge or recorded.get(task, {}).get(pipeline.name)
@@ -557,9 +570,11 @@ def _read_run(results_path: Path, only_task: str | None, include_path: Sequence[
                 targets=[d["target"] for d in docs], answers=answers, verdicts=verdicts,
                 doc_lines=[d["line"] for d in docs], responses=[d["resps"] for d in docs],
                 max_gen_toks=limit, extractor=scoring.extractor(pipeline), token_counts=counts,
+                finish_reasons=reasons, reasoning_markers=counting[2],
             )
             finishing = finishing_note(str(samples_path), task_key(task, pipeline.name), columns["finished"],
-                                       max_gen_toks=limit, tokenizer=counting[0], approximate=counting[1])
+                                       max_gen_toks=limit, tokenizer=counting[0], approximate=counting[1],
+                                       observed_reasons=reasons is not None)
             rows = len(columns["model"])
             columns[RUN_COLUMN] = [run.name] * rows
             columns[JUDGE_COLUMN] = [metric] * rows

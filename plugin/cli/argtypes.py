@@ -14,7 +14,7 @@ from fractions import Fraction
 
 __all__ = [
     "AS_RUN", "budget_list", "difference_of_proportions", "fields", "fraction", "k_list", "nonnegative_int", "positive_float", "positive_int",
-    "probability", "regular_expression",
+    "probability", "reasoning_markers", "regular_expression",
 ]
 
 #: Spellings of "the run as recorded" in a budget list (``--budgets 2048,as-run``).
@@ -129,3 +129,15 @@ def difference_of_proportions(text: str) -> float:
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"the effect is a difference of pass@1 values, so it lies in (0, 1); "
                                          f"got {text!r}") from None
+
+
+def reasoning_markers(text: str) -> tuple[str, str] | tuple[()]:
+    """``OPEN,CLOSE``: the markers of a reasoning block (``<think>,</think>``), or ``none``
+    (reasoning blocks are not looked for: the empty tuple)."""
+    if text.strip().lower() == "none":
+        return ()
+    parts = [part.strip() for part in text.split(",")]
+    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        raise argparse.ArgumentTypeError(f"expected OPEN,CLOSE (two distinct markers, such as <think>,</think>) or "
+                                         f"none; got {text!r}")
+    return parts[0], parts[1]

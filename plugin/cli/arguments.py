@@ -10,7 +10,7 @@ import os
 from collections.abc import Sequence
 from typing import overload
 
-from kpass.cli.argtypes import nonnegative_int, positive_int, probability
+from kpass.cli.argtypes import nonnegative_int, positive_int, probability, reasoning_markers
 from kpass.cli.output import add_output_argument
 from kpass.cli.progress import ProgressBar
 from kpass.data.reduction import Needs, ProblemStatistics
@@ -59,6 +59,9 @@ def add_tokenizer_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--approximate-tokenizer", metavar="SPEC",
                        help="as --tokenizer, with a tokenizer that is not the model's own: the counts are "
                             "approximate, and a note says so")
+    parser.add_argument("--reasoning-markers", type=reasoning_markers, metavar="OPEN,CLOSE",
+                        help="markers of a reasoning block (default <think>,</think>; none: not looked for): an "
+                             "lm-eval or Inspect generation that ends inside an unclosed block is unfinished")
 
 
 def tokenizer_of(args: argparse.Namespace) -> tuple[object | None, bool]:
@@ -234,6 +237,8 @@ def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = N
                                                      ("judge", getattr(args, "judge", None)),
                                                      ("approximate_tokenizer" if approximate else "tokenizer",
                                                       tokenizer)) if value}
+    if getattr(args, "reasoning_markers", None) is not None:  # () is "none": not looked for
+        reader_options["reasoning_markers"] = args.reasoning_markers or None
     if labels:  # a label renames models: the samples are read in memory
         if engine not in (None, "numpy"):
             raise UsageError(f"--label renames the models of the samples read in memory; use --engine numpy, not {engine}")

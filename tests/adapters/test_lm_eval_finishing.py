@@ -133,7 +133,8 @@ def runs(workspace) -> dict[str, Run]:
 def live(workspace) -> Run:
     """kpass-lm-eval at the cap, K samples per problem."""
     return _start(workspace, {"live": ("kpass-lm-eval", CAP, ["--kpass", f"pass@1 fin@1 cons@{K}",
-                                                              "--kpass-samples", str(K)])})["live"]
+                                                              "--kpass-samples", str(K),
+                                                              "--kpass-reasoning-markers", "<think>,</think>"])})["live"]
 
 
 def _generations(run: Run) -> list[tuple[int, list[str]]]:
@@ -278,3 +279,110 @@ def test_live_run_sees_the_finish_reasons_and_cut_answers_abstain(live, capsys):
                "token limit) and abstain" in note for note in notes)
     assert any(f"cons@{K}[cut=vote]: {abstaining} of {len(records)} answers come from unfinished generations (cut "
                "at the token limit) and vote" in note for note in notes)
+
+
+def _live_rows(live: Run) -> dict[str, dict]:
+    """The live run's own table, as lm-eval's results file holds it (results["kpass"]["report"])."""
+    (results,) = live.model_dir.glob("results_*.json")
+    return {row["metric"]: row for row in json.loads(results.read_text())["kpass"]["report"]["rows"]}
+
+
+def test_post_hoc_report_of_the_live_run_gives_the_live_numbers_without_a_tokenizer(live, capsys):
+    """The live run records the evidence it saw (the API's finish reasons) in lm-eval's results file;
+    `kpass report OUT` reads lm-eval's samples files with it: the same fin@1 and cons@K, no --tokenizer,
+    and cut answers abstain as they did live, counted in the same note."""
+    (results,) = live.model_dir.glob("results_*.json")
+    evidence = json.loads(results.read_text())["kpass"]["tasks"]["aime24"]["finish_evidence"]
+    expected = {str(line["doc_id"]): "".join("f" if live.reasons[t] == "stop" else "c" for t in line["resps"][0])
+                for line in live.samples("aime24")}
+    assert evidence == expected                                       # one character per generation
+    live_rows = _live_rows(live)
+    code, out, err = _cli(capsys, "report", str(live.output), "-m", "pass@1", "fin@1", f"cons@{K}", "--format", "json")
+    assert code == 0, err
+    rows = _json_rows(out)
+    for metric in ("pass@1", "fin@1", f"cons@{K}"):
+        for field in ("estimate", "low", "high"):
+            assert rows[metric][field] == pytest.approx(live_rows[metric][field], abs=1e-12), (metric, field)
+    assert rows["fin@1"]["estimate"] == pytest.approx(_share(_finished_by_hand(live)), abs=1e-12)
+    assert rows["fin@1"]["estimate"] < 1
+    notes = json.loads(out)["notes"]
+    assert any("finished decided from the API's finish reasons" in note for note in notes)
+    assert any(f"cons@{K}: " in note and "and abstain" in note for note in notes)
+    assert not any("is unknown" in note for note in notes)             # every generation's evidence was recorded
+    # the same count of cut answers as in the run's own sample table (test_live_run_sees_the_finish_reasons...)
+    (own,) = live.model_dir.glob("kpass_samples_*.jsonl")
+    own_records = [json.loads(line) for line in own.read_text().splitlines() if line.strip()]
+    cut = sum(1 for r in own_records if r["finished"] is False and r["answer"] is not None and not r["correct"])
+    assert cut > 0
+    assert any(f"cons@{K}: {cut} of {len(own_records)} answers come from unfinished generations" in note
+               for note in notes)
+
+
+def test_a_record_that_does_not_fit_the_samples_is_an_error_naming_the_results_file(live, tmp_path, capsys):
+    copy = tmp_path / "copy"
+    shutil.copytree(live.output, copy)
+    (results,) = (copy / live.model).glob("results_*.json")
+    data = json.loads(results.read_text())
+    evidence = data["kpass"]["tasks"]["aime24"]["finish_evidence"]
+    first = next(iter(evidence))
+    evidence[first] = evidence[first][:-1]
+    results.write_text(json.dumps(data))
+    code, _, err = _cli(capsys, "report", str(copy), "-m", "fin@1")
+    assert code == 1 and str(results) in err and "does not fit the samples" in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_cons_at_k_post_hoc_counts_the_answers_whose_finished_is_unknown(runs, capsys):
+    """Without evidence, the wrong answers of generations that may have been cut vote in cons@1, and the
+    note counts them; a tokenizer decides them and the note goes away."""
+    capped = runs["capped"]
+    records = read_lm_eval_output(capped.output).to_records()
+    unknown = sum(1 for r in records if r["finished"] is None and r["answer"] is not None and not r["correct"])
+    assert unknown > 0
+    code, out, err = _cli(capsys, "report", str(capped.output), "-m", "cons@1", "--format", "json")
+    assert code == 0, err
+    assert any(f"cons@1: {unknown} of {len(records)} answers vote although whether their generation finished is "
+               "unknown" in note for note in json.loads(out)["notes"])
+    code, out, err = _cli(capsys, "report", str(capped.output), "-m", "cons@1", "--tokenizer", TOKENIZER,
+                          "--format", "json")
+    assert code == 0, err
+    assert not any("is unknown" in note for note in json.loads(out)["notes"])
+
+
+def test_reasoning_markers_are_an_option_of_the_reader_and_the_commands(runs, capsys):
+    capped = runs["capped"]
+    records = read_lm_eval_output(capped.output).to_records()
+    wrong = [r for r in records if not r["correct"]]
+    texts = [r["metadata"]["output"] for r in wrong]
+    open_block = [("<think>" in t and "</think>" not in t) for t in texts]
+    assert any(open_block) and not all(open_block)
+    # None: reasoning blocks are not looked for, so nothing says whether a wrong sample finished
+    unmarked = read_lm_eval_output(capped.output, reasoning_markers=None).to_records()
+    assert all(r["finished"] is None for r in unmarked if not r["correct"])
+    # other markers: a closing marker that never occurs leaves every generation with an opening one unfinished
+    other = read_lm_eval_output(capped.output, reasoning_markers=("<think>", "</reasoning>")).to_records()
+    assert [r["finished"] for r in other if not r["correct"]] == [False if "<think>" in t else None for t in texts]
+    with pytest.raises(ValueError, match="reasoning_markers"):
+        read_lm_eval_output(capped.output, reasoning_markers=("<think>",))
+    # the command-line flag: fin@1's refusal counts the unknown samples, all the wrong ones with `none`
+    for flag, unknown in ((["--reasoning-markers", "none"], len(wrong)), ([], open_block.count(False)),
+                          (["--reasoning-markers", "<think>,</think>"], open_block.count(False)),
+                          (["--reasoning-markers", "<think>,</reasoning>"], sum("<think>" not in t for t in texts))):
+        code, out, err = _cli(capsys, "report", str(capped.output), "-m", "fin@1", *flag, "--format", "json")
+        if unknown:
+            assert code == 1 and f"whether {unknown} samples finished is unknown" in err, (flag, err[:600])
+        else:  # every wrong generation opened a block these markers never close: all unfinished
+            assert code == 0 and _json_rows(out)["fin@1"]["estimate"] == pytest.approx(1 - len(wrong) / len(records))
+    code, _, err = _cli(capsys, "report", str(capped.output), "-m", "fin@1", "--reasoning-markers", "<think>")
+    assert code == 2 and "OPEN,CLOSE" in err
+
+
+def test_kpass_lm_eval_reasoning_markers_flag():
+    from kpass.adapters.lm_eval_cli import KpassUsageError, parse_kpass_args
+
+    options, rest = parse_kpass_args(["--kpass", "fin@1", "--kpass-reasoning-markers", "<r>,</r>", "--tasks", "x"])
+    assert options.reasoning_markers == ("<r>", "</r>") and rest == ["--tasks", "x"]
+    assert parse_kpass_args(["--kpass", "fin@1", "--kpass-reasoning-markers=none"])[0].reasoning_markers is None
+    assert parse_kpass_args(["--kpass", "fin@1"])[0].reasoning_markers == ("<think>", "</think>")
+    with pytest.raises(KpassUsageError):
+        parse_kpass_args(["--kpass", "fin@1", "--kpass-reasoning-markers", "<r>"])
