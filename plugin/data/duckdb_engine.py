@@ -258,7 +258,7 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
         extras += [key for item in files for key, _ in item.partitions if key not in SCHEMA_COLUMNS]
         names = ", ".join(DUCKDB.ident(name) for name in raw.names)
         union = " UNION ALL ".join(f"SELECT {names} FROM ({part})" for part in parts)
-        typed = typed_sql(f"({union}) raw", [*raw.columns, "cot_verdicts"], needs.fields, DUCKDB,
+        typed = typed_sql(f"({union}) raw", [*raw.columns, "cot_verdicts"], needs.carried_fields, DUCKDB,
                           pass_through=["kpass_order", *raw.flags])
         reduced = reduction_sql(typed, needs, flags=raw.flags, first_seen="kpass_order",
                                 distinct_indices=distinct_indices_sql(DUCKDB))

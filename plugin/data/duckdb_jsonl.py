@@ -154,7 +154,7 @@ def reduce_regular_jsonl(con: Any, files: Sequence[InputFile], needs: Needs,
 
     if any(item.format != "jsonl" or item.partitions for item in files):
         return None
-    fields = list(needs.fields)
+    fields = list(needs.carried_fields)
     known = list(dict.fromkeys([*SCHEMA_COLUMNS, *fields]))
     try:
         run_with_progress(con, "CREATE TEMP TABLE kpass_regular_keys AS "

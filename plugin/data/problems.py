@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 import numpy as np
 from numpy.typing import NDArray
 
-from kpass.data.reduction import COT_RULES, Needs, ProblemStatistics
+from kpass.data.reduction import COT_RULES, JUDGE_COLUMN, Needs, ProblemStatistics
 from kpass.errors import DataError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from kpass.data.table import SampleTable
 
-__all__ = ["CUT_ANSWER_RULES", "ProblemSet", "problem_attribute", "statistics_from_table", "unknown_finished_message"]
+__all__ = ["CUT_ANSWER_RULES", "ProblemSet", "judge_range", "problem_attribute", "statistics_from_table",
+           "unknown_finished_message"]
 
 #: What cons@k does with the answer of an unfinished generation: ``abstain`` (the default: it
 #: occupies its draw but never votes, like a sample without an answer) or ``vote``.
@@ -356,6 +357,28 @@ def _segment_sum(values: NDArray[np.int64], offsets: NDArray[np.int64]) -> NDArr
     return cumulative[offsets[1:]] - cumulative[offsets[:-1]]
 
 
+def judge_range(table: "SampleTable", problems: NDArray[np.int64]) -> NDArray[np.object_]:
+    """The first and last judge name (:data:`~kpass.data.reduction.JUDGE_COLUMN`, in code-point
+    order: the ``MIN`` and ``MAX`` of the engines' SQL) among the samples of each of ``problems``,
+    shape (P, 2); None where a problem's samples name none, or the table has no judge column.
+    One name per problem in every table a reader writes; two where a problem's samples disagree."""
+    out = np.full((len(problems), 2), None, dtype=object)
+    if len(problems) == 0 or not table.has_column(JUDGE_COLUMN) or not table.is_categorical(JUDGE_COLUMN):
+        return out
+    names = table.category_values(JUDGE_COLUMN)
+    order = np.argsort(names.astype(str), kind="stable")
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[order] = np.arange(len(names))
+    rows, offsets = table.problem_index.rows_of(np.asarray(problems, dtype=np.int64))
+    codes = np.asarray(table.codes(JUDGE_COLUMN), dtype=np.int64)[rows]
+    ranked = rank[np.maximum(codes, 0)]
+    by_rank = np.append(names[order], np.array(None, dtype=object))  # rank len(names) (and -1): no judge
+    low = np.minimum.reduceat(np.where(codes >= 0, ranked, len(names)), offsets[:-1])
+    high = np.maximum.reduceat(np.where(codes >= 0, ranked, -1), offsets[:-1])
+    out[:, 0], out[:, 1] = by_rank[low], by_rank[high]
+    return out
+
+
 def problem_attribute(table: SampleTable, field: str, purpose: str, *, allow_null: bool = False) -> NDArray[np.int64]:
     """Per-problem code of a categorical column that must be constant within each problem.
 
@@ -415,11 +438,15 @@ def statistics_from_table(table: "SampleTable", needs: Needs = Needs()) -> Probl
         values[:] = None
         values[codes >= 0] = table.category_values(field)[codes[codes >= 0]]
         fields[field] = values
+    everyone = np.arange(index.n_problems, dtype=np.int64)
+    judges = judge_range(table, everyone)  # carried as the engines carry it: shown, never checked
+    fields.setdefault(JUDGE_COLUMN, judges[:, 0])
     stats = ProblemStatistics(keys=decode, n_samples=index.n_samples, n_correct=index.n_correct, fields=fields,
                 sources=table.sources, columns_present=table.columns, extra_columns=table.extra_columns,
                 notes=table.notes, engine="numpy", locate=lambda keys: table,
                 first_seen=index.order[index.starts])
-    everything = ProblemSet(table, np.arange(index.n_problems, dtype=np.int64))
+    stats.judges = stats.put(judges, dtype=object)
+    everything = ProblemSet(table, everyone)
     if needs.finished:
         stats.n_finished = stats.put(everything.n_finished())
         stats.n_finished_null = np.zeros(len(stats), dtype=np.int64)

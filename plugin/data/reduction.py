@@ -53,9 +53,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from kpass.host.specs import MetricSpec
     from kpass.data.table import SampleTable
 
-__all__ = ["COT_RULES", "DEEP_JSON_BRACKETS", "Dialect", "Needs", "NothingLocated", "NumpyFallback", "ProblemStatistics", "Violation", "raise_violation", "reduction_sql", "typed_sql"]
+__all__ = ["COT_RULES", "DEEP_JSON_BRACKETS", "JUDGE_COLUMN", "Dialect", "Needs", "NothingLocated", "NumpyFallback", "ProblemStatistics", "Violation", "raise_violation", "reduction_sql", "typed_sql"]
 
 COT_RULES = ("any", "majority", "all")
+#: The task metric that judged each sample (lm-eval's ``exact_match``), set by readers: every
+#: reduction carries it per problem (:attr:`Needs.carried_fields`), shown and never checked.
+JUDGE_COLUMN = "judge"
 #: Columns whose values are integers >= 0 (below 2**63: larger values are a data error).
 INTEGER_COLUMNS = ("sample_index", "output_tokens", "answer_token")
 BOOLEAN_COLUMNS = ("correct", "finished")
@@ -114,6 +117,12 @@ class Needs:
     budgets: tuple[int, ...] = ()
     as_run: bool = False
     tokens: bool = False
+
+    @property
+    def carried_fields(self) -> tuple[str, ...]:
+        """The categorical fields a reduction carries per problem: :attr:`fields`, then the judge
+        (:data:`JUDGE_COLUMN`; all null where the input has none), which tables only show."""
+        return tuple(dict.fromkeys((*self.fields, JUDGE_COLUMN)))
 
     @classmethod
     def for_specs(cls, specs: Sequence["MetricSpec"], *, by: Sequence[str] = (),
@@ -184,9 +193,9 @@ class RawColumns:
 
         scalar = [name for name in SCHEMA_COLUMNS if name not in ("metadata", "cot_verdicts")]
         optional = [name for name in SCHEMA_COLUMNS if name not in REQUIRED_COLUMNS]
-        self.columns = scalar + [f for f in needs.fields if f not in scalar]
+        self.columns = scalar + [f for f in needs.carried_fields if f not in scalar]
         #: columns whose presence in the input is counted (optional schema columns, fields asked for)
-        self.presence = optional + [f for f in needs.fields if f not in SCHEMA_COLUMNS]
+        self.presence = optional + [f for f in needs.carried_fields if f not in SCHEMA_COLUMNS]
         self.flags = [f"has__{number}" for number, _ in enumerate(self.presence)] + ["unknown_keys", "numpy_fallback"]
         self.names = ["kpass_order"] + [name for column in self.columns for name in (column, column + "__kind")] + [
             "cot_verdicts__list", "cot_verdicts__kind"] + self.flags
@@ -429,7 +438,7 @@ def reduction_sql(typed: str, needs: Needs, *, flags: Sequence[str] = (), first_
         select += ["COALESCE(SUM(output_tokens), 0) AS tokens_sum", f"{_count('output_tokens IS NULL')} AS tokens_null"]
         select += [f"COALESCE(SUM(LEAST(output_tokens, {int(budget)})), 0) AS tokens_b{number}"
                    for number, budget in enumerate(needs.budgets)]
-    for number, _ in enumerate(needs.fields):
+    for number, _ in enumerate(needs.carried_fields):
         select += [f"MIN(f{number}) AS f{number}_min", f"MAX(f{number}) AS f{number}_max",
                    f"{_count(f'f{number} IS NULL')} AS f{number}_nulls"]
     group = ("GROUPING SETS ((model, task, problem_id), (model, task, problem_id, answer))"
@@ -523,6 +532,9 @@ class ProblemStatistics:
         Problems that break a rule checked only where a metric uses them (``answers``,
         ``budget:B``, ``finished``, ``varies:FIELD``, ``null:FIELD``); using such a problem raises
         the error the numpy path gives (:func:`raise_violation`).
+    judges : ndarray of object, shape (N, 2)
+        The first and last judge name (:data:`JUDGE_COLUMN`, in code-point order, SQL's ``MIN``
+        and ``MAX``) among each problem's samples; None where they have none.
     sources : list of str
         The files read (errors about the whole input name them).
     columns_present : tuple of str
@@ -564,6 +576,7 @@ class ProblemStatistics:
         self.tokens_spent: dict[int | None, NDArray[np.int64]] = {}
         self.tokens_null: NDArray[np.int64] | None = None
         self.flags: dict[str, NDArray[np.bool_]] = {}
+        self.judges: NDArray[np.object_] = np.full((n, 2), None, dtype=object)
         self.sources = list(sources)
         self.columns_present = tuple(columns_present)
         self.extra_columns = tuple(extra_columns)
@@ -704,17 +717,16 @@ class ProblemStatistics:
         """Names of the statistics that differ between ``self`` and ``other``."""
         out = []
         for name in ("model", "task", "problem_id", *[f for f in self._codes if f not in ("model", "task", "problem_id")]):
-            mine = self.category_values(name)[self._codes[name]] if len(self) else np.zeros(0, object)
             if name not in other._codes:
                 out.append(name)
                 continue
-            theirs = other.category_values(name)[other._codes[name]] if len(other) else np.zeros(0, object)
-            mine = np.where(self._codes[name] < 0, _NULL, mine)
-            theirs = np.where(other._codes[name] < 0, _NULL, theirs)
+            # code -1 (null) picks the None appended: a field null everywhere has no category at all
+            mine = np.append(self.category_values(name), _NULL)[self._codes[name]]
+            theirs = np.append(other.category_values(name), _NULL)[other._codes[name]]
             if mine.tolist() != theirs.tolist():
                 out.append(name)
         for name in ("n_samples", "n_correct", "n_finished", "class_counts", "n_invalid", "n_cut_answers",
-                     "n_unknown_answers", "tokens_null"):
+                     "n_unknown_answers", "tokens_null", "judges"):
             a, b = getattr(self, name), getattr(other, name)
             if (a is None) != (b is None) or (a is not None and not np.array_equal(a, b)):
                 out.append(name)
@@ -756,20 +768,22 @@ def statistics_from_rows(problems: Mapping[str, NDArray], classes: Mapping[str, 
         where = np.flatnonzero(broken)[:1000]
         raise Violation(list(dict.fromkeys(zip(keys["task"][where].tolist(), keys["problem_id"][where].tolist()))),
                         "sample_index is not 0..n-1")
-    fields = {}
+    fields, ends = {}, {}
     flags: dict[str, NDArray[np.bool_]] = {}
-    for number, field in enumerate(needs.fields):
+    for number, field in enumerate(needs.carried_fields):
         low_f, high_f = (np.asarray(problems[f"f{number}_{end}"], dtype=object) for end in ("min", "max"))
         nulls = np.asarray(problems[f"f{number}_nulls"], dtype=np.int64)
         flags[f"varies:{field}"] = ((nulls > 0) & (nulls < n)) | np.array(
             [a != b for a, b in zip(low_f.tolist(), high_f.tolist())], dtype=bool)
         flags[f"null:{field}"] = nulls == n
         fields[field] = np.where(nulls == n, _NULL, low_f)
+        ends[field] = np.stack([fields[field], np.where(nulls == n, _NULL, high_f)], axis=1)
     stats = ProblemStatistics(keys=keys, n_samples=n, n_correct=problems["n_correct"], fields=fields, sources=sources,
                               columns_present=columns_present, extra_columns=extra_columns, engine=engine,
                               locate=locate, first_seen=problems.get("first_seen"))
     for name, mask in flags.items():
         stats.flags[name] = stats.put(mask, dtype=bool)
+    stats.judges = stats.put(ends[JUDGE_COLUMN], dtype=object)
     if needs.finished:
         stats.n_finished = stats.put(problems["n_finished"])
         stats.n_finished_null = stats.put(problems["n_finished_null"])

@@ -19,7 +19,7 @@ import numpy as np
 
 from kpass.errors import DataError
 
-from .reduction import NothingLocated
+from .reduction import JUDGE_COLUMN, NothingLocated
 
 if TYPE_CHECKING:  # pragma: no cover
     from kpass.data.table import SampleTable
@@ -31,7 +31,7 @@ __all__ = ["JUDGE_COLUMN", "RUN_COLUMN", "EngineOptions", "InputFile", "expand_g
 #: comes from (an Inspect log's file name, an lm-eval run's directory or date, a ``--label`` name)
 #: and the task metric that judged it (lm-eval's ``exact_match``, ``math_verify``).
 RUN_COLUMN = "run"
-JUDGE_COLUMN = "judge"
+# JUDGE_COLUMN ("judge") lives in kpass.data.reduction: every engine carries it per problem
 
 _FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".jsonl.gz": "jsonl", ".ndjson.gz": "jsonl",
             ".csv": "csv", ".csv.gz": "csv", ".parquet": "parquet", ".pq": "parquet"}

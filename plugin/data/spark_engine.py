@@ -355,7 +355,7 @@ def _reduce(spark: Any, parts: list[tuple[str, _Shape]], raw: _Raw, needs: Needs
         groups.setdefault(shape, []).append(sql)
     typed = " UNION ALL ".join(
         "SELECT * FROM (" + typed_sql("(" + " UNION ALL ".join(f"SELECT {names} FROM ({sql})" for sql in group) + ") raw",
-                                      [c for c in [*raw.columns, "cot_verdicts"] if c not in absent], needs.fields,
+                                      [c for c in [*raw.columns, "cot_verdicts"] if c not in absent], needs.carried_fields,
                                       SPARK, pass_through=["kpass_order", *raw.flags], native=native) + ")"
         for (native, absent), group in groups.items())
 

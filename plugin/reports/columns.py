@@ -18,17 +18,18 @@ __all__ = ["judge_of"]
 def judge_of(table: Any, problems: NDArray[np.int64]) -> str | None:
     """The task metric that judged the samples of ``problems`` (indices into the table's problem
     index), from the ``judge`` column readers set (lm-eval: ``exact_match``, ``math_verify``);
-    several metrics are joined by ``", "`` in the order of their names. None when the table has
-    no such column (or is an engine's per-problem statistics), or no problem is given."""
-    from kpass.data.sources import JUDGE_COLUMN
-    from kpass.data.table import SampleTable
+    several metrics are joined by ``", "`` in the order of their names. The same on a
+    :class:`~kpass.SampleTable` and on an engine's per-problem statistics, which carry each
+    problem's first and last judge name (:func:`kpass.data.problems.judge_range`). None when the
+    table has no such column, or no problem is given."""
+    from kpass.data.problems import judge_range
+    from kpass.data.reduction import JUDGE_COLUMN, ProblemStatistics
 
-    if not isinstance(table, SampleTable) or not table.has_column(JUDGE_COLUMN) or len(problems) == 0:
+    if not table.has_column(JUDGE_COLUMN) or len(problems) == 0:
         return None
-    index = table.problem_index
-    codes = np.unique(np.asarray(table.codes(JUDGE_COLUMN))[index.order[index.starts[problems]]])
-    names = sorted(table.categories(JUDGE_COLUMN)[code] for code in codes[codes >= 0].tolist())
-    return ", ".join(names) or None
+    ends = table.judges[problems] if isinstance(table, ProblemStatistics) else judge_range(table, problems)
+    named = ends[np.not_equal(ends, np.array(None, dtype=object))]
+    return ", ".join(np.unique(named.astype(str)).tolist()) or None
 
 
 def _problem_clusters(table: Any, cluster_by: str) -> dict[str, tuple[NDArray[np.str_], NDArray[np.str_]]]:

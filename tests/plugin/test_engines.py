@@ -456,3 +456,45 @@ def test_cons_at_k_counts_the_answers_whose_finished_is_unknown_on_every_engine(
         statistics = reduce_samples([path], needs, engine=engine, options=EngineOptions(spark=spark_session))
         assert statistics.n_unknown_answers.sum() == unknown, engine
         _reports_equal(kpass.compute_report(statistics, metrics), expected)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_three_engines_carry_the_judge(tmp_path, fmt, spark_session):
+    """The ``judge`` column (the task metric a reader says judged each sample) is carried per
+    problem by every engine: the same judge in every report and comparison row on numpy, DuckDB
+    and Spark; a problem whose samples disagree names the first and last of its judges in name
+    order (SQL's MIN and MAX), one without a judge none; an input without the column names no
+    judge anywhere."""
+    records = [dict(r, judge="exact_match" if r["task"] == "math" else "math_verify") for r in _records()]
+    for record in records:
+        if record["model"] == "b" and record["problem_id"] == "p1":  # samples judged differently
+            record["judge"] = ("llm_judge", "exact_match", "exact_match", "zz_judge")[record["sample_index"]]
+        if record["model"] == "a" and record["problem_id"] == "p3":  # no judge named
+            record["judge"] = None
+    path = _write(tmp_path, records, fmt)
+    metrics, by = "pass@1 cons@3", ("model", "task")
+    needs = Needs.for_specs(kpass.parse_metric_specs(metrics), by=by)
+    numpy_table = load_samples([path], needs, engine="numpy")
+    reference = statistics_from_table(numpy_table, needs)
+    expected = kpass.compute_report(numpy_table, metrics, by=by)
+    judges = {row.group: row.judge for row in expected.rows}
+    assert judges == {(("model", "a"), ("task", "code")): "math_verify", (("model", "a"), ("task", "math")): "exact_match",
+                      (("model", "b"), ("task", "code")): "math_verify",
+                      (("model", "b"), ("task", "math")): "exact_match, zz_judge"}, judges  # not llm_judge
+    pooled = {row.group: row.judge for row in kpass.compute_report(numpy_table, "pass@1", by=("model",)).rows}
+    assert pooled == {(("model", "a"),): "exact_match, math_verify",
+                      (("model", "b"),): "exact_match, math_verify, zz_judge"}, pooled
+    compared = [(row.judge, row.judge_baseline) for row in kpass.compute_comparison(numpy_table, "pass@1", by=("task",),
+                                                                                     baseline="a", rng=0).rows]
+    assert compared == [("math_verify", "math_verify"), ("exact_match, zz_judge", "exact_match")], compared
+    for engine in ("duckdb", "spark"):
+        statistics = reduce_samples([path], needs, engine=engine, options=EngineOptions(spark=spark_session))
+        assert statistics.differences(reference) == [], engine
+        assert {row.group: row.judge for row in kpass.compute_report(statistics, metrics, by=by).rows} == judges, engine
+        assert {row.group: row.judge for row in kpass.compute_report(statistics, "pass@1", by=("model",)).rows} == pooled
+        assert [(row.judge, row.judge_baseline) for row in kpass.compute_comparison(
+            statistics, "pass@1", by=("task",), baseline="a", rng=0).rows] == compared, engine
+    plain = _write(tmp_path, _records(), fmt, "plain")
+    for engine in ("numpy", "duckdb", "spark"):
+        table = load_samples([plain], needs, engine=engine, options=EngineOptions(spark=spark_session))
+        assert {row.judge for row in kpass.compute_report(table, metrics, by=by).rows} == {None}, engine
