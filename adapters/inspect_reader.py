@@ -72,6 +72,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .lm_eval_finishing import DEFAULT_REASONING_MARKERS
+
 __all__ = ["InspectLogReader", "records_from_log"]
 
 _JSON_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
@@ -148,7 +150,7 @@ class InspectLogReader:
             raise _data_error("holds no Inspect log to read (" + "; ".join(selection.notes) + ")", shown)
         return selection.paths, selection.notes
 
-    def read(self, path: str | Path, run_label: str | None = None):
+    def read(self, path: str | Path, run_label: str | None = None, reasoning_markers: Any = DEFAULT_REASONING_MARKERS):
         """Read one Inspect log into a :class:`kpass.SampleTable`.
 
         Parameters
@@ -157,6 +159,8 @@ class InspectLogReader:
         run_label : str, optional
             Appended to the model as ``"<model> [<run_label>]"`` (two runs of one model and
             task read together, see :func:`kpass.read_samples`).
+        reasoning_markers : (str, str) or None, default ``("<think>", "</think>")``
+            Markers of a reasoning block (``--reasoning-markers``); None: not looked for.
 
         Raises
         ------
@@ -169,7 +173,7 @@ class InspectLogReader:
         notes: list[str] = []
         details: dict[str, Any] = {}
         records = records_from_log(path, notes=notes, score_threshold=self.score_threshold,
-                                   run_label=run_label, details=details)
+                                   run_label=run_label, details=details, reasoning_markers=reasoning_markers)
         table = SampleTable.from_records(records, source=str(path), notes=notes)
         key = details.get("recorded_cluster")
         if key:
@@ -466,7 +470,8 @@ def _read_member(member: Path, label: str, location: str, kept: list[dict[str, A
 def records_from_log(path: str | Path, *, notes: list[str] | None = None,
                      score_threshold: float | None = None,
                      run_label: str | None = None,
-                     details: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+                     details: dict[str, Any] | None = None,
+                     reasoning_markers: Any = DEFAULT_REASONING_MARKERS) -> list[dict[str, Any]]:
     """Sample-table records (one per scored sample and epoch) of one Inspect log.
 
     The log's JSON is read directly (see the module docstring): an ``.eval`` archive one sample
@@ -492,6 +497,9 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
     details : dict, optional
         Receives ``"recorded_cluster"``: the ``cluster=`` key of the log's kpass metrics (None
         when they recorded none).
+    reasoning_markers : (str, str) or None, default ``("<think>", "</think>")``
+        Markers of a reasoning block: a completion that ends inside an unclosed one is unfinished
+        (:func:`kpass.adapters.inspect_records.finished_flag`); None: not looked for.
 
     Returns
     -------
@@ -506,7 +514,9 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
         without a threshold), naming the file and the sample.
     """
     from .inspect_records import assign_sample_indices, sample_record
+    from .lm_eval_finishing import check_reasoning_markers
 
+    markers = check_reasoning_markers(reasoning_markers)
     location = str(path)
     path = Path(path)
     if score_threshold is None:
@@ -590,6 +600,7 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
                     sample_metadata=sample["metadata"], cluster=cluster, where=where,
                     usage_output_tokens=sample["tokens"], decide_finished=True,
                     stop_reason=sample["stop_reason"], output_text=sample["output_text"],
+                    reasoning_markers=markers,
                 )
             except (TypeError, ValueError) as exc:
                 raise _data_error(str(exc), location, field="cluster" if "cluster key" in str(exc) else "correct") from exc

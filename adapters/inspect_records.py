@@ -43,6 +43,10 @@ kpass) and the Inspect metrics:
 
 1. a *correct* verdict: finished (a correct answer was emitted; the sample table rejects
    ``correct=true, finished=false``, so pass@1 = fin@1 x pass@1 | fin holds);
+   then a completion that ends inside an unclosed reasoning block (its last ``<think>`` after its
+   last ``</think>``; the markers are an option of the log reader, ``--reasoning-markers``, as under
+   lm-eval: :func:`kpass.adapters.lm_eval_finishing.ends_in_open_reasoning`): **not finished**,
+   whatever stopped it (a stop sequence in the middle of the reasoning);
 2. else the generation stopped at its limit (``stop_reason`` ``"max_tokens"`` or
    ``"model_length"``): **not finished**, whatever an extractor finds in the cut text (an
    extractor such as ``match(numeric=True)`` takes any number of a cut-off derivation for the
@@ -70,6 +74,8 @@ import math
 import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from .lm_eval_finishing import DEFAULT_REASONING_MARKERS, ends_in_open_reasoning
 
 __all__ = [
     "KPASS_METADATA_KEY",
@@ -229,7 +235,8 @@ def field_of(obj: Any, name: str) -> Any:
     return getattr(obj, name, None)
 
 
-def finished_flag(stop_reason: str | None, correct: bool, answer: str | None = None) -> bool | None:
+def finished_flag(stop_reason: str | None, correct: bool, answer: str | None = None, *,
+                  open_reasoning: bool = False) -> bool | None:
     """Whether an epoch finished: the one precedence of every Inspect path (module docstring).
 
     Parameters
@@ -241,6 +248,8 @@ def finished_flag(stop_reason: str | None, correct: bool, answer: str | None = N
     answer : str or None, optional
         The extracted answer, if an extractor ran; consulted only when the stop reason does not
         say whether the generation was cut off.
+    open_reasoning : bool, default: False
+        The completion ends inside an unclosed reasoning block: not finished (when wrong).
 
     Returns
     -------
@@ -258,7 +267,7 @@ def finished_flag(stop_reason: str | None, correct: bool, answer: str | None = N
     """
     if correct:
         return True
-    if stop_reason in TRUNCATED_STOP_REASONS:
+    if open_reasoning or stop_reason in TRUNCATED_STOP_REASONS:
         return False
     if stop_reason is not None and stop_reason not in _UNKNOWN_STOP_REASONS:
         return True
@@ -284,6 +293,7 @@ def sample_record(
     decide_finished: bool = False,
     stop_reason: str | None = None,
     output_text: Mapping[str, str] | None = None,
+    reasoning_markers: tuple[str, str] | None = DEFAULT_REASONING_MARKERS,
 ) -> dict[str, Any] | None:
     """One sample-table record (without model, task and sample_index) from one epoch's score.
 
@@ -311,6 +321,10 @@ def sample_record(
     output_text : Mapping, optional
         ``{"output": text}`` (or ``{"completion": text}``, see *Output text*) added to the
         record's metadata.
+    reasoning_markers : (str, str) or None
+        Markers of a reasoning block: a completion in ``output_text`` that ends inside an unclosed
+        one is unfinished; None: not looked for. Without ``output_text``, what the kpass scorer
+        recorded (``open_reasoning``, with the default markers) decides.
 
     Returns
     -------
@@ -324,6 +338,10 @@ def sample_record(
         return None
     data = kpass_data(score)
     record: dict[str, Any] = {"problem_id": str(sample_id), "correct": correct}
+    shown = output_text or {}
+    text = next((shown[key] for key in ("output", "completion") if key in shown), None)
+    open_reasoning = (ends_in_open_reasoning(text, reasoning_markers) if output_text is not None
+                      else bool(data is not None and data.get("open_reasoning")))
     answer = answer_of(score)
     if data is not None or answer is not None:
         record["answer"] = answer
@@ -333,16 +351,17 @@ def sample_record(
         if "stop_reason" in data:
             # decided again from what the scorer saw, so that logs of earlier kpass versions
             # (which trusted the extractor over the stop reason) follow today's precedence too
-            record["finished"] = finished_flag(data.get("stop_reason"), correct, answer)
+            record["finished"] = finished_flag(data.get("stop_reason"), correct, answer,
+                                               open_reasoning=open_reasoning)
         elif data.get("finished") is not None:
-            record["finished"] = bool(data["finished"]) or correct
+            record["finished"] = (bool(data["finished"]) and not open_reasoning) or correct
         if "cot_verdicts" in data:  # written by cot_verifier (None: wrong answer, never verified)
             verdicts = data["cot_verdicts"]
             record["cot_verdicts"] = list(verdicts) if verdicts is not None else []
     if "output_tokens" not in record and usage_output_tokens is not None:
         record["output_tokens"] = int(usage_output_tokens)
     if decide_finished and "finished" not in record:
-        record["finished"] = finished_flag(stop_reason, correct, answer)
+        record["finished"] = finished_flag(stop_reason, correct, answer, open_reasoning=open_reasoning)
     if cluster is not None:
         value = (sample_metadata or {}).get(cluster)
         if value is None or (isinstance(value, float) and math.isnan(value)):

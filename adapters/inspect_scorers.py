@@ -61,6 +61,7 @@ from inspect_ai.util import collect
 from .inspect_compat import scorer_metrics, set_scorer_metrics
 from .inspect_compat import register_scorer_builder
 from .inspect_records import TRUNCATED_STOP_REASONS, clean_answer, finished_flag
+from .lm_eval_finishing import ends_in_open_reasoning
 
 __all__ = [
     "COT_VERIFIER_TEMPLATE",
@@ -202,14 +203,18 @@ def _record(state: TaskState, inner: Score, extract: AnswerExtractor | None) -> 
     stop_reason = output.stop_reason if output is not None and output.choices else None
     usage = output.usage if output is not None else None
     output_tokens = int(usage.output_tokens) if usage is not None else None
-    return {
+    open_reasoning = ends_in_open_reasoning(completion)  # stopped inside an unclosed <think> block
+    record = {
         "answer": answer,
         "stop_reason": stop_reason,
         "output_tokens": output_tokens,
-        "finished": finished_flag(stop_reason, _is_correct(inner.value), answer),
+        "finished": finished_flag(stop_reason, _is_correct(inner.value), answer, open_reasoning=open_reasoning),
         "epoch": int(state.epoch),
         "output_digest": output_digest(output),
     }
+    if open_reasoning:  # only then, so that other scores keep the metadata they had
+        record["open_reasoning"] = True
+    return record
 
 
 def _with_metadata(inner: Score, extra: dict[str, Any]) -> Score:
