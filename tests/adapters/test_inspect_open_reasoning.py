@@ -25,7 +25,7 @@ from kpass.cli import main
 
 FIXTURES = Path(__file__).resolve().parent / "inspect_fixtures"
 sys.path.insert(0, str(FIXTURES))
-import kpass_open_reasoning_task as fx  # noqa: E402
+import kpass_open_reasoning_task as fx
 
 BIN = Path(sys.executable).parent
 #: fin@1: a draw finished unless it is wrong and ends inside an unclosed block.
