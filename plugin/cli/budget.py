@@ -54,11 +54,12 @@ from kpass.metrics import (
     decompose_budget_counts,
 )
 from kpass.render.formatting import exclusion_lines, format_tail
-from kpass.render.numbers import format_interval, format_level, format_number
+from kpass.render.numbers import MISSING, format_interval, format_level, format_number
 from kpass.render.plot import plot_budget_curves, plot_decomposition
 from kpass.render.tables import render_table
 from kpass.data.reduction import Needs, ProblemStatistics
 from kpass.reports.budget import BudgetSamples, StatisticsBudgetSamples
+from kpass.reports.columns import judge_of
 from kpass.reports.report import (
     Exclusion,
     check_one_model_per_group,
@@ -268,6 +269,7 @@ def _budget(args: argparse.Namespace) -> None:
     check_one_model_per_group(samples.table, group_of_problem, groups, by)
     with_task = "task" not in by
     points: list[tuple[str, str, Any]] = []
+    judges: dict[tuple[str, str], str | None] = {}  # the task metric that judged each row's samples (lm-eval)
     exclusions: list[Exclusion] = []
     notes = list(samples.table.notes)
     skipped: list[str] = []
@@ -280,6 +282,7 @@ def _budget(args: argparse.Namespace) -> None:
         where = f"model {model!r}, task {task!r}"
         pooled = with_task or subtasks is not None  # a group row's problems come from several tasks
         counts = samples.counts(problems, args.budgets, with_task=pooled)
+        judges[model, task] = judge_of(samples.table, problems)
         clusters = samples.clusters(problems, with_task=pooled) if subtasks is None else subtasks
         if counts.n_problems < 2:
             raise DataError(f"{where}: an interval needs at least 2 problems; got {counts.n_problems}",
@@ -320,10 +323,12 @@ def _budget(args: argparse.Namespace) -> None:
         raise DataError(f"no row has 2 problems with enough samples for an interval: {'; '.join(skipped[:3])}",
                         source=samples.source, field="sample_index")
     notes = list(dict.fromkeys(notes + skipped))
+    judged = any(judge is not None for judge in judges.values())  # a judge column only where the input names one
 
     records = [
         {
-            "model": model, "task": task, "budget": point.budget, "k": point.k,
+            "model": model, "task": task, **({"judge": judges[model, task]} if judged else {}),
+            "budget": point.budget, "k": point.k,
             "fin": point.fin_at_k.estimate, "fin_low": point.fin_at_k.low, "fin_high": point.fin_at_k.high,
             "pass": point.pass_at_k.estimate, "pass_low": point.pass_at_k.low, "pass_high": point.pass_at_k.high,
             "pass_given_fin": point.pass_given_fin.estimate, "pass_given_fin_low": point.pass_given_fin.low,
@@ -339,12 +344,13 @@ def _budget(args: argparse.Namespace) -> None:
         level = format_level(args.confidence)
         ks = sorted({point.k for _, _, point in points})
         k_label = str(ks[0]) if len(ks) == 1 else "k"
-        headers = ["model", "task", "budget"] + (["k"] if len(ks) > 1 else []) + [
+        headers = ["model", "task"] + (["judge"] if judged else []) + ["budget"] + (["k"] if len(ks) > 1 else []) + [
             f"fin@{k_label}", f"{level} interval", f"pass@{k_label}", f"{level} interval",
             f"pass@{k_label} | fin", f"{level} interval", "problems", "samples"]
         rows = []
         for model, task, point in points:
-            row = [model, task, _budget_label(point.budget)] + ([str(point.k)] if len(ks) > 1 else [])
+            row = [model, task] + ([judges[model, task] or MISSING] if judged else []) + [
+                _budget_label(point.budget)] + ([str(point.k)] if len(ks) > 1 else [])
             for result in (point.fin_at_k, point.pass_at_k, point.pass_given_fin):
                 row += [format_number(result.estimate), format_interval(result.low, result.high)]
             rows.append(row + [str(point.n_problems), str(point.n_samples)])

@@ -37,26 +37,45 @@ def format_cell(cell: Mapping[str, Any] | None) -> str:
     return numbers.format_cell(cell, digits=LEADERBOARD_DIGITS)
 
 
+def _shared_judge(data: Mapping[str, Any], key: str) -> str | None:
+    """The judge every model's cell of column ``key`` names, when they all name the same one."""
+    judges = {cell.get("judge") for entry in data["models"] for cell in [entry["metrics"].get(key)] if cell}
+    return judges.pop() if len(judges) == 1 else None
+
+
 def markdown_columns(data: Mapping[str, Any]) -> tuple[list[str], dict[str, list[str]]]:
     """The human-readable columns a leaderboard adds: per metric "estimate [CI]", then the rank.
+    A column whose samples a named task metric judged (lm-eval output) says which in its header,
+    or in each cell when the models' judges differ.
 
     Returns the column names and, per model, their cells (used by Markdown output and by
     ``--extend`` onto Markdown tables).
     """
     level = format_level(data["confidence_level"])
     keys = [column["key"] for column in data["columns"]]
-    header = [f"{key} ({level} CI)" for key in keys] + [f"rank by {data['sort']} ({level})"]
+    shared = {column["key"]: _shared_judge(data, column["key"]) for column in data["columns"]}
+    header = [f"{key} ({level} CI" + (f", judged by {shared[key]})" if shared[key] else ")") for key in keys]
+    header.append(f"rank by {data['sort']} ({level})")
+
+    def cell_text(cell: Mapping[str, Any] | None, key: str) -> str:
+        text = format_cell(cell)
+        if cell is not None and cell.get("judge") and not shared[key]:
+            text += f" (judged by {cell['judge']})"
+        return text
+
     cells = {}
     for entry in data["models"]:
-        cells[entry["model"]] = ([format_cell(entry["metrics"].get(key)) for key in keys]
+        cells[entry["model"]] = ([cell_text(entry["metrics"].get(key), key) for key in keys]
                                  + [format_rank(entry["ranks"].get(data["sort"]))])
     return header, cells
 
 
 def csv_columns(data: Mapping[str, Any]) -> tuple[list[str], dict[str, list[str]]]:
-    """The machine-readable columns: per metric estimate, low, high, se, problems, rank, rank low/high."""
+    """The machine-readable columns: per metric estimate, low, high, se, problems, rank, rank low/high,
+    and ``judge`` (the task metric that judged the samples) where the input names one."""
     parts = ["", " low", " high", " se", " n_problems", " rank", " rank low", " rank high"]
-    header = [key + part for key in (c["key"] for c in data["columns"]) for part in parts]
+    header = [key + part for column in data["columns"] for key in [column["key"]]
+              for part in [*parts, *([" judge"] if column.get("judge") else [])]]
     cells = {}
     for entry in data["models"]:
         row = []
@@ -67,6 +86,8 @@ def csv_columns(data: Mapping[str, Any]) -> tuple[list[str], dict[str, list[str]
                      ("estimate", "low", "high", "standard_error", "n_problems")]
                     if cell else [""] * 5)
             row += [format_raw(rank[name]) for name in ("rank", "low", "high")] if rank else [""] * 3
+            if column.get("judge"):
+                row.append((cell or {}).get("judge") or "")
         cells[entry["model"]] = row
     return header, cells
 

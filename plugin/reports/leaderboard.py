@@ -22,9 +22,11 @@ resample needs the same problems); problems some model lacks are left out and li
 Every metric is higher-is-better unless its family says otherwise (``higher_is_better = False``).
 
 Outputs (:class:`Leaderboard`): the JSON form is the source of every other output. Its keys:
-``columns`` (``key``, ``task``, ``metric``, ``higher_is_better``, ``rank_problems``, ...),
+``columns`` (``key``, ``task``, ``metric``, ``higher_is_better``, ``rank_problems``, ..., and
+``judge`` where the input names the task metric that judged the samples: lm-eval output),
 ``models`` in leaderboard order (each with ``metrics[key]`` = estimate, low, high,
-standard_error, n_problems, ... and ``ranks[key]`` = rank, low, high, probability_first, of),
+standard_error, n_problems, ..., ``judge`` as the column's, and ``ranks[key]`` = rank, low, high,
+probability_first, of),
 ``comparisons`` (model_a, model_b, difference, low, high, p_value, p_value_holm, correlation,
 n_problems, note), ``comparison_family``, ``curves`` (pass@k against k), ``budget_curves``
 (pass@1 and fin@1 against the token budget), ``exclusions`` and ``notes``. Markdown and CSV show
@@ -164,11 +166,14 @@ class Leaderboard:
 
 
 def _cell_of(row: Any) -> dict[str, Any]:
-    return {"estimate": _none_if_nan(row.estimate), "low": _none_if_nan(row.low),
+    cell = {"estimate": _none_if_nan(row.estimate), "low": _none_if_nan(row.low),
             "high": _none_if_nan(row.high), "standard_error": _none_if_nan(row.standard_error),
             "n_problems": int(row.n_problems), "n_samples": int(row.n_samples),
             "n_clusters": row.n_clusters, "method": row.method, "n_excluded": int(row.n_excluded),
             "note": row.note}
+    if row.judge is not None:  # the task metric that judged the samples (lm-eval output)
+        cell["judge"] = row.judge
+    return cell
 
 
 #: Pairs compared per call of paired_difference (its 2-D form: one resampling for all of them).
@@ -586,6 +591,16 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
         entries.append({"model": model, "n_problems": int(problems_per_model[code]),
                         "n_samples": int(samples_per_model[code]), "metrics": metrics_of_model,
                         "ranks": ranks_of_model})
+    for column in columns:  # the judges of a column's cells, when the input names them
+        judges = sorted({name for entry in entries for cell in [entry["metrics"][column["key"]]]
+                         if cell is not None and "judge" in cell for name in cell["judge"].split(", ")})
+        if judges:
+            column["judge"] = ", ".join(judges)
+        cell_judges = {cell.get("judge") for entry in entries for cell in [entry["metrics"][column["key"]]] if cell}
+        if len(cell_judges) > 1:
+            named = ", ".join(sorted(judge or "none named" for judge in cell_judges))
+            notes.append(f"{column['key']}: the models' samples were judged by different metrics ({named}): "
+                         "their ranks and comparisons set one scoring against another.")
 
     exclusions = []
     for exclusion in report.exclusions:
