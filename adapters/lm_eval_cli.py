@@ -128,7 +128,7 @@ def _names(text: str) -> list[str]:
 
 
 def _kpass_parser() -> argparse.ArgumentParser:
-    from kpass.cli.argtypes import reasoning_markers
+    from .lm_eval_finishing import parse_reasoning_markers as reasoning_markers
 
     parser = argparse.ArgumentParser(
         prog="kpass-lm-eval", allow_abbrev=False, add_help=False,

@@ -46,6 +46,7 @@ __all__ = [
     "finishing_note",
     "generation_token_counts",
     "evidence_strings",
+    "parse_reasoning_markers",
     "live_evidence",
     "recorded_finish_reasons",
     "resolve_tokenizer",
@@ -225,6 +226,26 @@ def finishing_note(where: str, task: str, flags: Sequence[bool | None], *, max_g
         text += (f"; the counts are approximate ({getattr(tokenizer, 'name', 'the tokenizer')} is not declared "
                  "the model's own tokenizer), so generations near the limit may be misjudged")
     return text
+
+
+def parse_reasoning_markers(text: str) -> tuple[str, str] | tuple[()]:
+    """``OPEN,CLOSE`` (``<think>,</think>``), or ``none`` (the empty tuple: not looked for), the
+    value of ``--kpass-reasoning-markers``.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Not two distinct non-empty markers.
+    """
+    import argparse
+
+    if text.strip().lower() == "none":
+        return ()
+    parts = [part.strip() for part in text.split(",")]
+    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        raise argparse.ArgumentTypeError(f"expected OPEN,CLOSE (two distinct markers, such as <think>,</think>) or "
+                                         f"none; got {text!r}")
+    return parts[0], parts[1]
 
 
 def evidence_strings(doc_ids: Sequence[Any], reasons: Sequence[Sequence[str | None]],
