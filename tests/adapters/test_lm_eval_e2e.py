@@ -28,6 +28,8 @@ import pytest
 
 import kpass
 from kpass.adapters.lm_eval_reader import read_lm_eval_output
+from kpass.data.reduction import Needs, ProblemStatistics
+from kpass.host.lookups import load_samples
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "lm_eval_fixtures"
@@ -183,6 +185,13 @@ def test_flag_reader_and_core_give_identical_numbers(kpass_run):
     # the sample table the flag wrote next to lm-eval's files
     (own_samples,) = kpass_run.model_dir.glob("kpass_samples_*.jsonl")
     _same_rows(flag, kpass.compute_report(kpass.read_samples(own_samples), SPECS, cluster_by="cluster", rng=0))
+    # ... reduced by the default engine (DuckDB): the same numbers, and the judge the run used
+    needs = Needs.for_specs(kpass.parse_metric_specs(SPECS), cluster_by="cluster")
+    reduced = load_samples([own_samples], needs)
+    assert isinstance(reduced, ProblemStatistics) and reduced.engine == "duckdb"
+    on_engine = kpass.compute_report(reduced, SPECS, cluster_by="cluster", rng=0)
+    _same_rows(flag, on_engine)
+    assert {row.judge for row in on_engine.rows} == {"exact_match"}
 
     # the core on counts read straight from the raw generations
     core = _core_estimates(kpass_run.samples("arith_gen"))
