@@ -319,7 +319,8 @@ def test_fin_needs_finished(run_cli, write_jsonl):
     records[3]["finished"] = None
     path = write_jsonl(records, name="null_finished.jsonl")
     code, _, err = run_cli("report", path, "-m", "fin@1")
-    assert code == 1 and f"{path}, line 4, field 'finished': whether 1 of " in err and "`finished` is null" in err
+    assert code == 1 and f"{path}, line 4, field 'finished': whether 1 sample finished is unknown" in err
+    assert "`finished` is null" in err
     assert "give the model's tokenizer (--tokenizer" in err and len(err.strip().splitlines()) == 1
 
 
