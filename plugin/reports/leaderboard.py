@@ -569,7 +569,7 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
     index = table.problem_index
     problems_per_model = np.bincount(index.model_codes, minlength=len(models))
     samples_per_model = np.bincount(index.model_codes, weights=index.n_samples, minlength=len(models))
-    entries = []
+    entries: list[dict[str, Any]] = []
     for model in ordered:
         code = models.index(model)
         metrics_of_model: dict[str, Any] = {}

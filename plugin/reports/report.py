@@ -347,8 +347,9 @@ def _resolve_specs(metrics, plugin_manager, cut_answers: str | None = None) -> l
     if isinstance(metrics, str):
         return parse_metric_specs(metrics, plugin_manager=plugin_manager)
     items = list(metrics)
-    if items and all(isinstance(item, MetricSpec) for item in items):
-        return items
+    specs = [item for item in items if isinstance(item, MetricSpec)]
+    if items and len(specs) == len(items):
+        return specs
     return parse_metric_specs([item.name if isinstance(item, MetricSpec) else item for item in items],
                               plugin_manager=plugin_manager)
 
