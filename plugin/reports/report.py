@@ -347,8 +347,7 @@ def _resolve_specs(metrics, plugin_manager, cut_answers: str | None = None) -> l
     if isinstance(metrics, str):
         return parse_metric_specs(metrics, plugin_manager=plugin_manager)
     items = list(metrics)
-    specs = [item for item in items if isinstance(item, MetricSpec)]
-    if items and len(specs) == len(items):
+    if items and len(specs := [item for item in items if isinstance(item, MetricSpec)]) == len(items):
         return specs
     return parse_metric_specs([item.name if isinstance(item, MetricSpec) else item for item in items],
                               plugin_manager=plugin_manager)
