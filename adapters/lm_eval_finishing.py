@@ -229,8 +229,8 @@ def finishing_note(where: str, task: str, flags: Sequence[bool | None], *, max_g
 
 
 def parse_reasoning_markers(text: str) -> tuple[str, str] | tuple[()]:
-    """``OPEN,CLOSE`` (``<think>,</think>``), or ``none`` (the empty tuple: not looked for), the
-    value of ``--kpass-reasoning-markers``.
+    """``OPEN,CLOSE`` or ``none`` (:func:`kpass.parse_reasoning_markers`), the value of
+    ``--kpass-reasoning-markers``.
 
     Raises
     ------
@@ -239,13 +239,12 @@ def parse_reasoning_markers(text: str) -> tuple[str, str] | tuple[()]:
     """
     import argparse
 
-    if text.strip().lower() == "none":
-        return ()
-    parts = [part.strip() for part in text.split(",")]
-    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
-        raise argparse.ArgumentTypeError(f"expected OPEN,CLOSE (two distinct markers, such as <think>,</think>) or "
-                                         f"none; got {text!r}")
-    return parts[0], parts[1]
+    from kpass import parse_reasoning_markers as parse
+
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def evidence_strings(doc_ids: Sequence[Any], reasons: Sequence[Sequence[str | None]],

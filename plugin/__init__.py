@@ -37,6 +37,7 @@ _HOST_NAMES: dict[str, str] = {
     "OutputError": "errors", "PluginHookError": "errors",
     "BoundedPattern": "data.patterns", "bounded_filter_factory": "data.patterns", "check_pattern": "data.patterns",
     "IdenticalSamples": "reports.sample_checks", "identical_sample_groups": "reports.sample_checks",
+    "parse_reasoning_markers": "data.tokenizers",
 }
 
 if TYPE_CHECKING:  # static tools see the eager imports
@@ -58,6 +59,7 @@ if TYPE_CHECKING:  # static tools see the eager imports
     from kpass.data.patterns import BoundedPattern, bounded_filter_factory, check_pattern
     from kpass.errors import OutputError, PluginHookError
     from kpass.reports.sample_checks import IdenticalSamples, identical_sample_groups
+    from kpass.data.tokenizers import parse_reasoning_markers
 
 
 def _public_names() -> list[str]:

@@ -132,12 +132,10 @@ def difference_of_proportions(text: str) -> float:
 
 
 def reasoning_markers(text: str) -> tuple[str, str] | tuple[()]:
-    """``OPEN,CLOSE``: the markers of a reasoning block (``<think>,</think>``), or ``none``
-    (reasoning blocks are not looked for: the empty tuple)."""
-    if text.strip().lower() == "none":
-        return ()
-    parts = [part.strip() for part in text.split(",")]
-    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
-        raise argparse.ArgumentTypeError(f"expected OPEN,CLOSE (two distinct markers, such as <think>,</think>) or "
-                                         f"none; got {text!r}")
-    return parts[0], parts[1]
+    """``OPEN,CLOSE`` or ``none``: :func:`kpass.data.tokenizers.parse_reasoning_markers`."""
+    from kpass.data.tokenizers import parse_reasoning_markers
+
+    try:
+        return parse_reasoning_markers(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

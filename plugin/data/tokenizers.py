@@ -52,6 +52,7 @@ __all__ = [
     "answer_end_offsets",
     "answer_token_positions",
     "BUILTIN_TOKENIZERS",
+    "parse_reasoning_markers",
     "token_positions_for_table",
     "truncate_text",
 ]
@@ -375,3 +376,26 @@ def token_positions_for_table(
         answers = table.column("answer")[rows].tolist()
     ends = answer_end_offsets(texts, answers, pattern=answer_pattern)
     return answer_token_positions(texts, ends, tokenizer)
+
+
+def parse_reasoning_markers(text: str) -> tuple[str, str] | tuple[()]:
+    """The markers of a reasoning block from ``OPEN,CLOSE`` (``"<think>,</think>"``), or the empty
+    tuple for ``none`` (reasoning blocks are not looked for): the value of ``--reasoning-markers``
+    and ``kpass-lm-eval --kpass-reasoning-markers``.
+
+    Raises
+    ------
+    ValueError
+        Not two distinct non-empty markers, nor ``none``.
+
+    Examples
+    --------
+    >>> parse_reasoning_markers("<think>, </think>"), parse_reasoning_markers("none")
+    (('<think>', '</think>'), ())
+    """
+    if text.strip().lower() == "none":
+        return ()
+    parts = [part.strip() for part in text.split(",")]
+    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        raise ValueError(f"expected OPEN,CLOSE (two distinct markers, such as <think>,</think>) or none; got {text!r}")
+    return parts[0], parts[1]
