@@ -13,9 +13,6 @@ or ``--cut-answers vote``, and say how many answers abstained.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from collections import Counter
 from fractions import Fraction
@@ -24,13 +21,13 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
-from kpass.cli import main
 
 FIXTURES = Path(__file__).resolve().parent / "inspect_fixtures"
 sys.path.insert(0, str(FIXTURES))
+sys.path.insert(0, str(FIXTURES.parent))  # the shared helpers of the end-to-end modules
+from inspect_runs import report_estimates, run_fixture_tasks
 import kpass_cut_answers_task as fx
 
-BIN = Path(sys.executable).parent
 
 
 def _vote(problem: int, abstain: bool) -> Fraction:
@@ -59,25 +56,14 @@ FIN = _mean(Fraction(sum(not cut or value == "G" for value, cut in fx.draws(p)),
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory) -> dict:
-    log_dir = tmp_path_factory.mktemp("inspect_cut_answers")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("INSPECT_", "KPASS_"))}
-    completed = subprocess.run([str(BIN / "inspect"), "eval", "kpass_cut_answers_task.py@cut_kpass",
-                                "kpass_cut_answers_task.py@cut_plain", "--log-dir", str(log_dir),
-                                "--display", "plain", "--max-tasks", "2"],
-                               cwd=FIXTURES, env=env, capture_output=True, text=True, timeout=600)
-    found = {read_eval_log(str(path), header_only=True).eval.task: path for path in sorted(log_dir.glob("*.eval"))}
-    assert set(found) == {"cut_kpass", "cut_plain"}, completed.stdout[-4000:] + completed.stderr[-4000:]
+    found = run_fixture_tasks(tmp_path_factory.mktemp("inspect_cut_answers"),
+                              "kpass_cut_answers_task.py", ["cut_kpass", "cut_plain"])
     for path in found.values():
         assert read_eval_log(str(path), header_only=True).status == "success"
     return found
 
 
-def _report(capsys, *argv: str) -> tuple[dict[str, float], list[str]]:
-    code = main(["report", *argv, "--format", "json", "--n-resamples", "200", "--no-progress"])
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    data = json.loads(captured.out)
-    return {row["metric"]: row["estimate"] for row in data["rows"]}, data["notes"]
+_report = report_estimates
 
 
 def test_the_script_makes_the_two_rules_differ():

@@ -10,9 +10,6 @@ hand from the fixture's script.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -21,13 +18,13 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from kpass.adapters.inspect_reader import records_from_log
-from kpass.cli import main
 
 FIXTURES = Path(__file__).resolve().parent / "inspect_fixtures"
 sys.path.insert(0, str(FIXTURES))
+sys.path.insert(0, str(FIXTURES.parent))  # the shared helpers of the end-to-end modules
+from inspect_runs import report_estimates, run_fixture_tasks
 import kpass_open_reasoning_task as fx
 
-BIN = Path(sys.executable).parent
 #: fin@1: a draw finished unless it is wrong and ends inside an unclosed block.
 FIN = float(sum(Fraction(sum(not (open_block and value == "W") for value, open_block in fx.draws(p)), fx.EPOCHS)
                 for p in range(fx.N_PROBLEMS)) / fx.N_PROBLEMS)
@@ -36,25 +33,14 @@ UNFINISHED = sum(open_block and value == "W" for p in range(fx.N_PROBLEMS) for v
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory) -> dict:
-    log_dir = tmp_path_factory.mktemp("inspect_open_reasoning")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("INSPECT_", "KPASS_"))}
-    completed = subprocess.run([str(BIN / "inspect"), "eval", "kpass_open_reasoning_task.py@think_kpass",
-                                "kpass_open_reasoning_task.py@think_plain", "--log-dir", str(log_dir),
-                                "--display", "plain", "--max-tasks", "2"],
-                               cwd=FIXTURES, env=env, capture_output=True, text=True, timeout=600)
-    found = {read_eval_log(str(path), header_only=True).eval.task: path for path in sorted(log_dir.glob("*.eval"))}
-    assert set(found) == {"think_kpass", "think_plain"}, completed.stdout[-4000:] + completed.stderr[-4000:]
+    found = run_fixture_tasks(tmp_path_factory.mktemp("inspect_open_reasoning"),
+                              "kpass_open_reasoning_task.py", ["think_kpass", "think_plain"])
     for path in found.values():
         assert read_eval_log(str(path), header_only=True).status == "success"
     return found
 
 
-def _report(capsys, *argv: str) -> tuple[dict[str, float], list[str]]:
-    code = main(["report", *argv, "--format", "json", "--n-resamples", "200", "--no-progress"])
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    data = json.loads(captured.out)
-    return {row["metric"]: row["estimate"] for row in data["rows"]}, data["notes"]
+_report = report_estimates
 
 
 def test_the_script_has_open_blocks_that_stop_on_their_own():
