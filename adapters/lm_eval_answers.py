@@ -138,15 +138,20 @@ def _minerva_answer(text: str) -> str | None:
     return utils.normalize_final_answer(raw) or None
 
 
-def exact_match_normaliser(options: Mapping[str, Any]) -> Callable[[str], str]:
+def exact_match_normaliser(options: Mapping[str, Any], *, source: str | None = None) -> Callable[[str], str]:
     """The preprocessing lm-eval's ``exact_match`` applies to a prediction, for ``options``.
 
     Mirrors ``lm_eval.api.metrics.exact_match_hf_evaluate`` (0.4.13), which keeps the step inside
     the metric: each of ``regexes_to_ignore`` removed in order, then ``ignore_case`` (lower case),
     ``ignore_punctuation`` and ``ignore_numbers`` (characters deleted). Two answers it maps to one
-    string are equal for ``exact_match``, so they are one answer class.
+    string are equal for ``exact_match``, so they are one answer class. With ``source`` (the
+    results file the options come from) the patterns are untrusted: each runs as a
+    :class:`kpass.BoundedPattern` (timed, charged to the run's regular-expression budget).
     """
-    regexes = [re.compile(pattern) for pattern in options.get("regexes_to_ignore") or ()]
+    from kpass import BoundedPattern
+
+    regexes = [BoundedPattern(pattern, source=source, field="exact_match, regexes_to_ignore") if source is not None
+               else re.compile(pattern) for pattern in options.get("regexes_to_ignore") or ()]
     deleted = ((string.punctuation if options.get("ignore_punctuation") else "")
                + (string.digits if options.get("ignore_numbers") else ""))
     table = str.maketrans("", "", deleted) if deleted else None
@@ -380,6 +385,6 @@ def pipeline_answer_extractor(*, pipeline: Any, family: str | None, custom_scori
         return None, None
     if metric_options is None:
         return f"filter:{pipeline.name}", lambda raw, filtered: usable(filtered)
-    normalise = exact_match_normaliser(metric_options)
+    normalise = exact_match_normaliser(metric_options, source=pipeline.source)
     return (f"filter:{pipeline.name}+exact_match",
             lambda raw, filtered: (normalise(text) or None) if (text := usable(filtered)) is not None else None)

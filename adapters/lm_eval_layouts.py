@@ -79,13 +79,19 @@ def _data_error(message: str, *, source: Any = None, line: int | None = None, fi
 
 
 def _read_json(path: Path) -> Any:
+    """The file's JSON, parsed by :func:`kpass.loads_json_strict` (a key twice in one object and
+    nesting too deep are errors); any failure a ``DataError`` naming the file."""
+    from kpass import loads_json_strict
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return loads_json_strict(path.read_bytes())
     except UnicodeDecodeError as error:
-        raise _data_error(f"not UTF-8 text: {error}", source=path) from error
+        raise _data_error(f"not UTF-8 text: {error.reason} at byte {error.start}", source=path) from None
     except json.JSONDecodeError as error:
         raise _data_error(f"invalid or truncated JSON: {error.msg} (column {error.colno})", source=path,
-                          line=error.lineno) from error
+                          line=error.lineno) from None
+    except ValueError as error:  # a duplicate key, nesting too deep
+        raise _data_error(f"invalid JSON: {error}", source=path, field=getattr(error, "key", None)) from None
 
 
 def _results_object(path: Path) -> Mapping[str, Any] | None:
@@ -99,9 +105,16 @@ def _results_object(path: Path) -> Mapping[str, Any] | None:
             head = handle.read(4096)
         if not head.lstrip().startswith("{") or '"results"' not in head:
             return None
-        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    from kpass import loads_json_strict
+
+    try:
+        data = loads_json_strict(path.read_bytes())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
+    except ValueError as error:  # a duplicate key, nesting too deep: a results file that breaks a rule
+        raise _data_error(f"invalid JSON: {error}", source=path, field=getattr(error, "key", None)) from None
     return data if isinstance(data, dict) and isinstance(data.get("results"), dict) else None
 
 

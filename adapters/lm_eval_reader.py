@@ -376,16 +376,27 @@ def _orphan_notes(directory: Path, results_files: Sequence[Path]) -> list[str]:
     return notes + legacy_write_out_orphans(directory, results_files)
 
 
-def _load_json(path: Path) -> dict[str, Any]:
+def _strict_json(text: str | bytes, source: Path, line: int | None, what: str = "JSON") -> Any:
+    """``text`` parsed by :func:`kpass.loads_json_strict` (a key twice in one object, nesting too
+    deep and bytes that are not UTF-8 are errors, like bad syntax), or a ``DataError`` naming the
+    file, the line (given, or the error's own for a whole file) and for a duplicate key the key."""
+    from kpass import loads_json_strict
+
     try:
-        text = path.read_text(encoding="utf-8")
+        return loads_json_strict(text)
     except UnicodeDecodeError as error:
-        raise _data_error(f"not UTF-8 text: {error}", source=path) from error
-    try:
-        data = json.loads(text)
+        raise _data_error(f"not UTF-8 text: {error.reason} at byte {error.start}", source=source,
+                          line=line) from None
     except json.JSONDecodeError as error:
-        raise _data_error(f"invalid or truncated JSON: {error.msg} (column {error.colno})",
-                          source=path, line=error.lineno) from error
+        raise _data_error(f"invalid or truncated {what}: {error.msg} (column {error.colno})", source=source,
+                          line=error.lineno if line is None else line) from None
+    except ValueError as error:  # a duplicate key, nesting too deep
+        raise _data_error(f"invalid {what}: {error}", source=source, line=line,
+                          field=getattr(error, "key", None)) from None
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    data = _strict_json(path.read_bytes(), path, None)
     if not isinstance(data, dict):
         raise _data_error(f"expected a JSON object, got {type(data).__name__}", source=path, line=1)
     return data
@@ -742,28 +753,19 @@ def _check_against_lm_eval(pipeline, metric: str, docs, verdicts, task: str, sam
 def _sample_records(samples_path: Path):
     """``(line, record)`` of a samples file: JSON Lines, or one JSON array (lm-eval 0.4.0-0.4.2 and
     earlier wrote ``json.dumps(samples, indent=2)``; then ``line`` is the record's 1-based position)."""
-    with samples_path.open("r", encoding="utf-8") as handle:
-        head = handle.read(1).lstrip() or handle.read(64).lstrip()
-    if head.startswith("["):
-        try:
-            records = json.loads(samples_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise _data_error(f"invalid or truncated JSON: {error.msg} (column {error.colno})",
-                              source=samples_path, line=error.lineno) from error
+    with samples_path.open("rb") as handle:
+        head = handle.read(65).lstrip()
+    if head.startswith(b"["):
+        records = _strict_json(samples_path.read_bytes(), samples_path, None)
         if not isinstance(records, list):
             raise _data_error("expected a JSON array of sample records", source=samples_path, line=1)
         yield from enumerate(records, start=1)
         return
-    with samples_path.open("r", encoding="utf-8") as handle:
+    with samples_path.open("rb") as handle:  # lines decoded one at a time: bad bytes are named on their line
         for number, text in enumerate(handle, start=1):
             if not text.strip():
                 continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as error:
-                raise _data_error(f"invalid or truncated JSON line: {error.msg} (column {error.colno})",
-                                  source=samples_path, line=number) from error
-            yield number, record
+            yield number, _strict_json(text, samples_path, number, what="JSON line")
 
 
 def _read_samples(samples_path: Path, records=None) -> list[dict[str, Any]]:
@@ -792,6 +794,13 @@ def _read_samples(samples_path: Path, records=None) -> list[dict[str, Any]]:
             raise _data_error(
                 "expected 'resps' = [[generation 1, ..., generation K]] (one generate_until request "
                 f"per document); got {str(resps)[:120]}", source=samples_path, line=number, field="resps")
+        nested = next((position for position, generation in enumerate(resps[0]) if not isinstance(generation, str)),
+                      None)
+        if nested is not None:  # a list one level deeper would be read as one "generation"
+            raise _data_error(
+                f"expected 'resps' = [[generation 1, ..., generation K]] with each generation a string; generation "
+                f"{nested + 1} is {type(resps[0][nested]).__name__} {str(resps[0][nested])[:80]}",
+                source=samples_path, line=number, field="resps")
         doc = record["doc"] if isinstance(record["doc"], dict) else {"doc": record["doc"]}
         docs[doc_id] = {"doc_id": doc_id, "doc": doc, "target": record["target"],
                         "resps": list(resps[0]), "raw_resps": resps, "line": number,

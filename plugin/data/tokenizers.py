@@ -278,7 +278,9 @@ def answer_end_offsets(
     texts = list(texts)
     out = np.full(len(texts), np.nan)
     if pattern is not None:
-        regex = re.compile(pattern) if isinstance(pattern, str) else pattern
+        from kpass.data.patterns import BoundedPattern  # untrusted: timed, charged to the run's budget
+
+        regex = BoundedPattern(pattern, field="answer pattern") if isinstance(pattern, str) else pattern
         group = 1 if regex.groups else 0
         for i, text in enumerate(texts):
             if not isinstance(text, str):

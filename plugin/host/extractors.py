@@ -13,7 +13,9 @@ generic ones; the lm-eval adapter registers ``lm_eval_aime``, ``lm_eval_math``,
 ``lm_eval_minerva_math`` and ``lm_eval_gsm8k``, which call lm-eval's own normalisers):
 
 * ``boxed``: the content of the last ``\boxed{...}`` (braces balanced), spaces removed;
-* ``regex:PATTERN``: the last match of ``PATTERN`` (its first group if it has groups), stripped.
+* ``regex:PATTERN``: the last match of ``PATTERN`` (its first group if it has groups), stripped;
+  the pattern is untrusted (:func:`kpass.data.patterns.compile_bounded`): one that nests unbounded
+  quantifiers is refused, and every match is timed and charged to the run's budget.
 
 The column :data:`EXTRACTOR_COLUMN` of a sample table names the extractor that produced each
 sample's ``answer``; a null value there means *no extractor is known* for the sample's task, and
@@ -25,7 +27,6 @@ generation texts kept in ``metadata["output"]`` (``kpass report --answer-extract
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import re
 from collections.abc import Callable
@@ -97,17 +98,18 @@ def _regex_factory(argument: str | None) -> Callable[[str], str | None]:
     if not argument:
         raise UsageError("answer extractor 'regex' needs a pattern: regex:PATTERN, e.g. "
                          "'regex:The answer is (-?[0-9]+)'.")
-    try:
-        pattern = re.compile(argument)
-    except re.error as error:
-        raise UsageError(f"answer extractor regex:{argument!r} is not a valid regular expression: {error}.") from None
+    from kpass.data.patterns import compile_bounded
+
+    # the same guard as every untrusted pattern: refused if it can blow up, timed on every text,
+    # charged to the run's regular-expression budget
+    pattern = compile_bounded(argument, field="argument --answer-extractor")
     group = 1 if pattern.groups else 0
 
     def extract(text: str) -> str | None:
         if not isinstance(text, str):
             return None
-        tail = collections.deque(pattern.finditer(text), maxlen=1)  # the last match, in O(1) memory
-        last = tail[0] if tail else None
+        matches = pattern.finditer(text)
+        last = matches[-1] if matches else None
         if last is None or last.group(group) is None:
             return None
         answer = last.group(group).strip()

@@ -77,3 +77,66 @@ def test_shipped_style_patterns_still_extract(tmp_path):
                   ["so #### 1", "#### 2"], logged=1.0)
     table = read_lm_eval_output(tmp_path / "m")
     assert table.column("correct").tolist() == [True, False]
+
+
+# --------------------------------------------------------------------------- issue #34: JSON, resps, budget
+
+
+def test_duplicate_key_in_a_sample_line_is_refused_naming_line_and_key(tmp_path):
+    write_results(tmp_path / "m", [{"function": "regex", "regex_pattern": r"(\d+)"}], ["1", "2"], logged=1.0)
+    samples = next((tmp_path / "m").glob("samples_*.jsonl"))
+    line = samples.read_text()
+    samples.write_text(line.replace('"exact_match": 1.0', '"exact_match": 0, "exact_match": 1.0'))
+    with pytest.raises(kpass.DataError) as error:
+        read_lm_eval_output(tmp_path / "m")
+    message = str(error.value)
+    assert str(samples) in message and "line 1" in message and "field 'exact_match'" in message
+    assert "duplicate key 'exact_match'" in message
+
+
+def test_duplicate_key_in_a_results_file_is_refused(tmp_path):
+    path = write_results(tmp_path / "m", [{"function": "regex", "regex_pattern": r"(\d+)"}], ["1", "2"])
+    path.write_text(path.read_text().replace('"repeats": 2', '"repeats": 1, "repeats": 2'))
+    with pytest.raises(kpass.DataError, match="duplicate key 'repeats'") as error:
+        read_lm_eval_output(tmp_path / "m")
+    assert str(path) in str(error.value)
+
+
+def test_resps_nested_one_level_deeper_is_refused_naming_line_and_field(tmp_path):
+    write_results(tmp_path / "m", [{"function": "regex", "regex_pattern": r"(\d+)"}], ["1", "2"])
+    samples = next((tmp_path / "m").glob("samples_*.jsonl"))
+    record = json.loads(samples.read_text())
+    record["resps"] = [[["1", "2"]]]
+    samples.write_text(json.dumps(record) + "\n")
+    with pytest.raises(kpass.DataError) as error:
+        read_lm_eval_output(tmp_path / "m")
+    message = str(error.value)
+    assert str(samples) in message and "line 1" in message and "field 'resps'" in message
+    assert "generation 1 is list" in message
+
+
+def test_bytes_that_are_not_utf8_are_named_with_file_and_line(tmp_path):
+    write_results(tmp_path / "m", [{"function": "regex", "regex_pattern": r"(\d+)"}], ["1", "2"])
+    samples = next((tmp_path / "m").glob("samples_*.jsonl"))
+    record = json.loads(samples.read_text())
+    second = dict(record, doc_id=1)
+    samples.write_bytes((json.dumps(record) + "\n").encode() + json.dumps(second).encode().replace(b'"Q"', b'"\xff"')
+                        + b"\n")
+    with pytest.raises(kpass.DataError) as error:
+        read_lm_eval_output(tmp_path / "m")
+    message = str(error.value)
+    assert str(samples) in message and "line 2" in message and "not UTF-8" in message
+
+
+@pytest.mark.timeout(120)
+def test_a_pattern_slow_on_every_generation_stops_at_the_run_budget(tmp_path):
+    # 0.1 s per generation, well under the 2 s per call: only a budget for the whole run stops it
+    path = write_results(tmp_path / "m", [{"function": "regex", "regex_pattern": "(?:x|xx)+y"}], ["x" * 24] * 40)
+    started = time.monotonic()
+    with patterns.regex_budget(0.5), pytest.raises(kpass.DataError) as error:
+        read_lm_eval_output(tmp_path / "m")
+    assert time.monotonic() - started < 3  # not 40 x 0.1 s
+    message = str(error.value)
+    assert str(path) in message and "'(?:x|xx)+y'" in message
+    assert "time budget" in message and "0.5 s" in message and "--regex-budget" in message
+    assert "KPASS_REGEX_BUDGET" in message

@@ -45,7 +45,8 @@ def test_builtin_extractors_are_registered_through_the_hook():
 
 @pytest.mark.parametrize("spec, message", [
     ("nope", r"unknown answer extractor 'nope'; registered: .*boxed.*regex"),
-    ("regex:(", r"regex:'\(' is not a valid regular expression"),
+    ("regex:(", r"argument --answer-extractor: invalid regular expression '\('"),
+    ("regex:(a+)+$", r"argument --answer-extractor: refusing regular expression '\(a\+\)\+\$': it nests"),
     ("regex", r"answer extractor 'regex' needs a pattern"),
     ("boxed:x", r"answer extractor 'boxed' takes no argument"),
     ("", r"an answer extractor spec is a name or name:argument"),
