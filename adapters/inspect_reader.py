@@ -32,13 +32,23 @@ One row per scored (sample, epoch); the columns are described in
   ``read_eval_log``/``read_eval_log_sample`` cannot read (only the summaries): kpass reads the
   shell and the metadata, every field it needs. A member under ``samples/`` in neither shape is
   refused in one line naming the file and the members.
-- Fast reads: an ``.eval`` archive is streamed one sample member at a time (its zstd or
-  deflate members decompressed by the module Inspect itself depends on, ``zipfile_zstd`` over
-  ``zstandard``, on Python < 3.14), parsed with the standard ``json`` module, and only the fields
+- Fast reads: an ``.eval`` archive is streamed one sample member at a time (its zstd, deflate or
+  stored members, in any mix, decompressed by the module Inspect itself depends on,
+  ``zipfile_zstd`` over ``zstandard``, on Python < 3.14), parsed as JSON, and only the fields
   kpass needs are kept (id, epoch, target, metadata, scores, the final generation's stop
   reason, completion and usage); no pydantic model is built, so a 4,800-sample log reads many
   times faster than with ``read_eval_log`` (``make bench``, ``bench_inspect_reader``), and
   memory is bounded by one sample plus the records. A ``.json`` log is parsed whole.
+- Hostile logs (each one line naming the file and the member, sample or header field): every
+  JSON the reader parses (``.json`` log, header, journal, sample and metadata members) refuses a
+  key twice in one object (:func:`kpass.loads_json_strict`); a member whose decompressed size
+  passes :data:`DEFAULT_MAX_MEMBER_BYTES` (1 GiB; ``KPASS_MAX_MEMBER_SIZE``, ``--max-member-size``,
+  ``max_member_size=``) is refused before it is decompressed, and none is read past it; header
+  fields (``eval.model``, ``eval.task``, ``eval.config.epochs``...) and sample fields (``id``,
+  ``epoch``, ``scores``, ``output.usage.output_tokens``...) of the wrong type are refused naming
+  the sample and the field (token counts are integers: ``2.7`` and ``true`` are refused); the
+  counts the header declares (epochs, samples) are compared with what the log holds without
+  enumerating them, so a header claiming 10**12 epochs costs nothing.
 - Integrity (each a :class:`kpass.DataError` naming the file and the samples, or a note):
 
   - the same (sample id, epoch) twice is an error naming both members;
@@ -74,7 +84,13 @@ from typing import Any
 
 from .lm_eval_finishing import DEFAULT_REASONING_MARKERS
 
-__all__ = ["InspectLogReader", "records_from_log"]
+__all__ = ["DEFAULT_MAX_MEMBER_BYTES", "MAX_MEMBER_VARIABLE", "InspectLogReader", "records_from_log"]
+
+#: Largest decompressed size of one member of an ``.eval`` archive that kpass reads (1 GiB):
+#: a real log's largest member is one sample with its messages and events, megabytes at most.
+DEFAULT_MAX_MEMBER_BYTES = 1 << 30
+#: Environment variable that sets the limit (bytes, or with a unit: ``2GiB``, ``1500MiB``).
+MAX_MEMBER_VARIABLE = "KPASS_MAX_MEMBER_SIZE"
 
 _JSON_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
 
@@ -150,7 +166,8 @@ class InspectLogReader:
             raise _data_error("holds no Inspect log to read (" + "; ".join(selection.notes) + ")", shown)
         return selection.paths, selection.notes
 
-    def read(self, path: str | Path, run_label: str | None = None, reasoning_markers: Any = DEFAULT_REASONING_MARKERS):
+    def read(self, path: str | Path, run_label: str | None = None, reasoning_markers: Any = DEFAULT_REASONING_MARKERS,
+             max_member_size: int | str | None = None):
         """Read one Inspect log into a :class:`kpass.SampleTable`.
 
         Parameters
@@ -161,6 +178,9 @@ class InspectLogReader:
             task read together, see :func:`kpass.read_samples`).
         reasoning_markers : (str, str) or None, default ``("<think>", "</think>")``
             Markers of a reasoning block (``--reasoning-markers``); None: not looked for.
+        max_member_size : int or str, optional
+            Largest decompressed ``.eval`` member to read (``--max-member-size``; bytes or
+            ``"2GiB"``); default ``KPASS_MAX_MEMBER_SIZE``, else 1 GiB.
 
         Raises
         ------
@@ -173,7 +193,8 @@ class InspectLogReader:
         notes: list[str] = []
         details: dict[str, Any] = {}
         records = records_from_log(path, notes=notes, score_threshold=self.score_threshold,
-                                   run_label=run_label, details=details, reasoning_markers=reasoning_markers)
+                                   run_label=run_label, details=details, reasoning_markers=reasoning_markers,
+                                   max_member_size=max_member_size)
         table = SampleTable.from_records(records, source=str(path), notes=notes)
         key = details.get("recorded_cluster")
         if key:
@@ -221,32 +242,140 @@ def _metadata_columns(samples: Sequence[Mapping[str, Any]], reserved: set[str]) 
 # reading the log's JSON without Inspect's models
 
 
+class _LogError(ValueError):
+    """A rule of the log broken at a known place (a member, a header field): one line, with the
+    field when known, never "is it complete?"."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+_UNIT_BYTES = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
+               "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40,
+               "tib": 1 << 40}
+_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def _member_limit(value: Any = None) -> int:
+    """The member size limit in bytes: ``value`` (an integer, or text such as ``2GiB``; binary
+    units), else ``KPASS_MAX_MEMBER_SIZE``, else :data:`DEFAULT_MAX_MEMBER_BYTES`; a bad value is a
+    :class:`kpass.UsageError` naming the option."""
+    name = "--max-member-size"
+    if value is None:
+        value, name = os.environ.get(MAX_MEMBER_VARIABLE, "").strip() or None, MAX_MEMBER_VARIABLE
+        if value is None:
+            return DEFAULT_MAX_MEMBER_BYTES
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    match = _SIZE.match(value) if isinstance(value, str) else None
+    if match and match.group(2).lower() in _UNIT_BYTES and float(match.group(1)) * _UNIT_BYTES[match.group(2).lower()] >= 1:
+        return int(float(match.group(1)) * _UNIT_BYTES[match.group(2).lower()])
+    from kpass import UsageError
+
+    raise UsageError(f"{name}: the largest member of an Inspect .eval log to read is a size such as 2GiB, 1500MiB "
+                     f"or a number of bytes; got {value!r}")
+
+
+def _size_text(size: int) -> str:
+    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= factor:
+            return f"{size / factor:.3g} {unit}"
+    return f"{size} bytes"
+
+
 def _open_archive(path: Path) -> zipfile.ZipFile:
     archive = zipfile.ZipFile(path)
-    if any(info.compress_type == 93 for info in archive.infolist()[:1]) and sys.version_info < (3, 14):
-        # Inspect writes zstd members (zip method 93); the stdlib reads them from Python 3.14 on,
-        # before that through zipfile_zstd (a dependency of inspect-ai, over `zstandard`)
-        import zipfile_zstd  # noqa: F401
+    methods = {info.compress_type for info in archive.infolist()}
+    if 93 in methods and sys.version_info < (3, 14):
+        # Inspect writes zstd members (zip method 93), in any mix with deflated or stored ones; the
+        # stdlib reads them from Python 3.14 on, before that through zipfile_zstd (a dependency of
+        # inspect-ai, over `zstandard`)
+        try:
+            import zipfile_zstd  # noqa: F401
+        except ImportError:
+            archive.close()
+            raise _LogError("has zstd-compressed members, which Python < 3.14 reads through the zipfile-zstd "
+                            "package (a dependency of inspect-ai); pip install zipfile-zstd") from None
+    unknown = sorted(methods - {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA, 93})
+    if unknown:
+        archive.close()
+        member = next(info.filename for info in archive.infolist() if info.compress_type == unknown[0])
+        raise _LogError(f"member {member} is compressed with zip method {unknown[0]}, which no zip reader kpass "
+                        "knows reads (Inspect writes zstd, 93, or deflate, 8)")
     return archive
 
 
-def _read_header(path: Path) -> tuple[dict[str, Any], list[Any] | None]:
+def _member_json(archive: zipfile.ZipFile, info: zipfile.ZipInfo | str, limit: int) -> Any:
+    """A member's JSON, decompressed as a stream and never past ``limit`` bytes, parsed by
+    :func:`kpass.loads_json_strict`; any failure a :class:`_LogError` naming the member."""
+    from kpass import loads_json_strict
+
+    if isinstance(info, str):
+        info = archive.getinfo(info)
+    name = info.filename
+    too_large = (f"member {name} holds more than {_size_text(limit)} once decompressed, the largest member kpass "
+                 f"reads; if the log is trusted, raise the limit: --max-member-size SIZE or "
+                 f"{MAX_MEMBER_VARIABLE}=SIZE (e.g. 4GiB)")
+    if info.file_size > limit:  # declared in the archive's directory: refused before decompressing
+        raise _LogError(too_large)
+    try:
+        with archive.open(info) as stream:
+            data = stream.read(limit + 1)  # zipfile stops at the declared size and checks the CRC
+    except (zipfile.BadZipFile, EOFError, OSError, NotImplementedError, RuntimeError) as error:
+        raise _LogError(f"member {name} cannot be decompressed ({type(error).__name__}: {error}); is the log "
+                        "complete?") from None
+    if len(data) > limit:
+        raise _LogError(too_large)
+    return _parsed(data, f"member {name}", loads_json_strict)
+
+
+def _parsed(data: bytes, what: str, loads: Any) -> Any:
+    try:
+        return loads(data)
+    except UnicodeDecodeError as error:
+        raise _LogError(f"{what}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except json.JSONDecodeError as error:
+        raise _LogError(f"{what}: invalid or truncated JSON: {error.msg} (line {error.lineno}, column "
+                        f"{error.colno})") from None
+    except ValueError as error:  # a duplicate key, nesting too deep
+        raise _LogError(f"{what}: invalid JSON: {error}", field=getattr(error, "key", None)) from None
+
+
+def _read_header(path: Path, limit: int | None = None) -> tuple[dict[str, Any], list[Any] | None]:
     """``(header, samples)``: the header dict (``eval``, ``status``, ...) of a log, and for a
-    ``.json`` log its samples (an ``.eval`` archive's are streamed by :func:`_iter_samples`)."""
+    ``.json`` log its samples (an ``.eval`` archive's are streamed by :func:`_iter_samples`);
+    header fields of the wrong type are a :class:`_LogError` naming the field."""
+    from kpass import loads_json_strict
+
+    from .inspect_records import LogFieldError, check_header_fields
+
+    limit = _member_limit() if limit is None else limit
     if path.suffix.lower() == ".json":
-        with path.open("rb") as handle:
-            data = json.load(handle)
+        data = _parsed(path.read_bytes(), "the log", loads_json_strict)
         if not isinstance(data, dict) or "eval" not in data:
             raise ValueError("not an Inspect log (no 'eval' field)")
-        return data, list(data.get("samples") or [])
-    with _open_archive(path) as archive:
-        names = set(archive.namelist())
-        if "header.json" in names:
-            return json.loads(archive.read("header.json")), None
-        if "_journal/start.json" in names:
-            start = json.loads(archive.read("_journal/start.json"))
-            return {"status": "started", **start}, None
-    raise ValueError("the archive has neither header.json nor _journal/start.json")
+        samples = data.get("samples")
+        if samples is not None and not isinstance(samples, list):
+            raise _LogError(f"'samples' is {type(samples).__name__}, not an array of samples", field="samples")
+        header, where, samples = data, "the log", list(samples or [])
+    else:
+        with _open_archive(path) as archive:
+            names = set(archive.namelist())
+            if "header.json" in names:
+                header, where, samples = _member_json(archive, "header.json", limit), "header.json", None
+            elif "_journal/start.json" in names:
+                start = _member_json(archive, "_journal/start.json", limit)
+                if not isinstance(start, dict):
+                    raise _LogError(f"member _journal/start.json holds {type(start).__name__}, not an object")
+                header, where, samples = {"status": "started", **start}, "_journal/start.json", None
+            else:
+                raise ValueError("the archive has neither header.json nor _journal/start.json")
+    try:
+        check_header_fields(header)
+    except LogFieldError as error:
+        raise _LogError(f"{where}: {error}", field=error.field) from None
+    return header, samples
 
 
 def _log_members(path: Path) -> list[Path]:
@@ -283,7 +412,7 @@ _CHUNKED_PARTS = re.compile(r"^samples/[^/]+/(metadata\.json|skeleton\.json|(mes
                             r"(\d+|stats|uuids)\.json)$")
 
 
-def _iter_samples(path: Path, samples: list[Any] | None):
+def _iter_samples(path: Path, samples: list[Any] | None, limit: int):
     """``(where, sample dict)`` per sample: the member name of an ``.eval`` archive (read one at
     a time, so memory holds one sample; monolith and chunked samples alike), or the position in
     a ``.json`` log.
@@ -309,16 +438,16 @@ def _iter_samples(path: Path, samples: list[Any] | None):
         for info in infos:
             name = info.filename
             if _MONOLITH.match(name):
-                yield name, json.loads(archive.read(info))
+                yield name, _member_json(archive, info, limit)
             elif (shell := _CHUNKED_SHELL.match(name)) is not None:
-                sample = json.loads(archive.read(info))
+                sample = _member_json(archive, info, limit)
                 metadata = f"{shell.group(1)}/metadata.json"
-                if metadata in names:
-                    sample["metadata"] = json.loads(archive.read(metadata))
+                if metadata in names and isinstance(sample, dict):
+                    sample["metadata"] = _member_json(archive, metadata, limit)
                 yield shell.group(1) + "/", sample
 
 
-class _UnknownLayout(ValueError):
+class _UnknownLayout(_LogError):
     """Sample members of an ``.eval`` archive in a layout kpass does not know."""
 
     def __init__(self, members: list[str]) -> None:
@@ -361,11 +490,11 @@ def _generation(sample: Mapping[str, Any], model: str) -> tuple[str | None, Mapp
     :mod:`kpass.adapters.inspect_records`); output tokens are the final generation's usage, else
     the sample's usage of the evaluated model.
     """
-    output = sample.get("output") or {}
+    output = sample.get("output") or {}  # every field's type checked by check_sample_fields
     tokens = None
     usage = output.get("usage") or {}
     if usage.get("output_tokens") is not None:
-        tokens = int(usage["output_tokens"])
+        tokens = int(usage["output_tokens"])  # an integer (3.0 included), never 2.7 or true
     else:
         total = (sample.get("model_usage") or {}).get(model) or {}
         if total.get("output_tokens") is not None:
@@ -406,31 +535,37 @@ def _threshold_from_environment() -> float | None:
     return value
 
 
-def _describe_pairs(pairs: list[tuple[Any, int]], limit: int = 5) -> str:
-    shown = ", ".join(f"id {sample_id!r} epoch {epoch}" for sample_id, epoch in pairs[:limit])
-    return shown + (f" and {len(pairs) - limit} more" if len(pairs) > limit else "")
-
-
 def _read_member(member: Path, label: str, location: str, kept: list[dict[str, Any]],
                  seen: dict[tuple[type, Any, int], str], id_types: dict[tuple[str, int], tuple[Any, str]],
-                 note) -> dict[str, Any]:
+                 note, limit: int) -> dict[str, Any]:
     """Append what kpass needs of every sample of one log file to ``kept``; return its eval spec.
 
     ``label`` prefixes the sample locations of a shard (``"0/<log>.eval:"``); ``seen`` and
-    ``id_types`` span every shard of a set, so a sample in two shards is an error too.
+    ``id_types`` span every shard of a set, so a sample in two shards is an error too. ``limit``:
+    the largest decompressed member read (bytes).
     """
+    from .inspect_records import LogFieldError, check_sample_fields
+
     shown = f"{location}/{label[:-1]}" if label else location
     try:
-        header, inline_samples = _read_header(member)
-        spec = header.get("eval") or {}
-        model, _ = spec["model"], spec["task"]
+        header, inline_samples = _read_header(member, limit)
+        spec = header["eval"]
+        model = spec["model"]
+    except _LogError as exc:
+        raise _data_error(f"{label}{exc}", location, field=exc.field) from None
     except Exception as exc:
         raise _data_error(f"{label}cannot read this Inspect log ({type(exc).__name__}: {exc}); is it complete?",
                           location) from exc
     before = len(kept)
     try:
-        for position, sample in _iter_samples(member, inline_samples):
+        for position, sample in _iter_samples(member, inline_samples, limit):
             where = label + position
+            try:
+                check_sample_fields(sample, model)
+            except LogFieldError as exc:
+                named = (f"sample id {sample['id']!r} epoch {sample.get('epoch')!r} ({where})"
+                         if exc.field not in ("sample", "id") else f"sample {where}")
+                raise _data_error(f"{named}: {exc}", location, field=exc.field) from None
             sample_id, epoch = sample.get("id"), sample.get("epoch")
             key = (type(sample_id), sample_id, epoch)
             if key in seen:
@@ -456,8 +591,8 @@ def _read_member(member: Path, label: str, location: str, kept: list[dict[str, A
 
         if isinstance(exc, DataError):
             raise
-        if isinstance(exc, _UnknownLayout):
-            raise _data_error(f"{label}{exc}", location) from None
+        if isinstance(exc, _LogError):
+            raise _data_error(f"{label}{exc}", location, field=exc.field) from None
         raise _data_error(f"{label}cannot read this Inspect log ({type(exc).__name__}: {exc}); is it complete?",
                           location) from exc
     status = header.get("status")
@@ -471,7 +606,8 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
                      score_threshold: float | None = None,
                      run_label: str | None = None,
                      details: dict[str, Any] | None = None,
-                     reasoning_markers: Any = DEFAULT_REASONING_MARKERS) -> list[dict[str, Any]]:
+                     reasoning_markers: Any = DEFAULT_REASONING_MARKERS,
+                     max_member_size: int | str | None = None) -> list[dict[str, Any]]:
     """Sample-table records (one per scored sample and epoch) of one Inspect log.
 
     The log's JSON is read directly (see the module docstring): an ``.eval`` archive one sample
@@ -500,6 +636,9 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
     reasoning_markers : (str, str) or None, default ``("<think>", "</think>")``
         Markers of a reasoning block: a completion that ends inside an unclosed one is unfinished
         (:func:`kpass.adapters.inspect_records.finished_flag`); None: not looked for.
+    max_member_size : int or str, optional
+        Largest decompressed member of an ``.eval`` archive to read: bytes, or text such as
+        ``"2GiB"``. Default: ``KPASS_MAX_MEMBER_SIZE``, else :data:`DEFAULT_MAX_MEMBER_BYTES`.
 
     Returns
     -------
@@ -517,6 +656,7 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
     from .lm_eval_finishing import check_reasoning_markers
 
     markers = check_reasoning_markers(reasoning_markers)
+    limit = _member_limit(max_member_size)
     location = str(path)
     path = Path(path)
     if score_threshold is None:
@@ -542,7 +682,7 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
     first_spec: dict[str, Any] | None = None
     for member in members:
         label = "" if member == path else f"{member.relative_to(path)}:"
-        spec = _read_member(member, label, location, kept, seen, id_types, note)
+        spec = _read_member(member, label, location, kept, seen, id_types, note, limit)
         if first_spec is None:
             first_spec = spec
         elif (spec.get("model"), spec.get("task")) != (first_spec.get("model"), first_spec.get("task")):
@@ -635,22 +775,37 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
 
 
 def _check_against_header(spec: Mapping[str, Any], kept: list[dict[str, Any]], location: str, note) -> None:
-    """Note the (id, epoch) pairs the header announces and the log does not hold."""
+    """Note the (id, epoch) pairs the header announces and the log does not hold.
+
+    The declared counts (``dataset.samples`` or ``sample_ids``, times ``config.epochs``; their
+    types checked by :func:`kpass.adapters.inspect_records.check_header_fields`) are compared
+    with the samples held without enumerating them: the work is in proportion to the log, never to
+    what its header claims (10**12 epochs cost nothing).
+    """
     dataset = spec.get("dataset") or {}
     ids = dataset.get("sample_ids")
     epochs = int((spec.get("config") or {}).get("epochs") or 1)
     if not ids:
         expected = dataset.get("samples")
-        if isinstance(expected, int) and len(kept) < expected * epochs:
-            note(f"{location}: the header announces {expected * epochs} sample(s) ({expected} x {epochs} epochs) "
-                 f"and the log holds {len(kept)}; the missing ones are left out")
+        if expected is not None and len(kept) < int(expected) * epochs:
+            note(f"{location}: the header announces {int(expected) * epochs} sample(s) ({int(expected)} x {epochs} "
+                 f"epochs) and the log holds {len(kept)}; the missing ones are left out")
         return
+    declared = {(type(sample_id), sample_id) for sample_id in ids}
     present = {(type(s["id"]), s["id"], s["epoch"]) for s in kept}
-    missing = [(sample_id, epoch) for epoch in range(1, epochs + 1) for sample_id in ids
-               if (type(sample_id), sample_id, epoch) not in present]
-    if missing:
-        note(f"{location}: the header announces {len(ids) * epochs} sample(s) ({len(ids)} x {epochs} epochs) and "
-             f"the log holds {len(kept)}; missing: {_describe_pairs(missing)} (left out)")
+    held = sum(1 for kind, sample_id, epoch in present if (kind, sample_id) in declared and 1 <= epoch <= epochs)
+    if held == len(declared) * epochs:
+        return
+    missing: list[tuple[Any, int]] = []  # the first few, found after at most len(kept) + 5 steps
+    for epoch in range(1, epochs + 1):
+        missing += [(sample_id, epoch) for sample_id in ids if (type(sample_id), sample_id, epoch) not in present][:6]
+        if len(missing) > 5:
+            break
+    count = len(declared) * epochs - held
+    shown = ", ".join(f"id {sample_id!r} epoch {epoch}" for sample_id, epoch in missing[:5])
+    more = f" and {count - 5} more" if count > 5 else ""
+    note(f"{location}: the header announces {len(declared) * epochs} sample(s) ({len(declared)} x {epochs} epochs) "
+         f"and the log holds {len(kept)}; missing: {shown}{more} (left out)")
 
 
 def _is_fractional(value: Any) -> bool:

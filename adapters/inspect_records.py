@@ -79,10 +79,13 @@ from .lm_eval_finishing import DEFAULT_REASONING_MARKERS, ends_in_open_reasoning
 
 __all__ = [
     "KPASS_METADATA_KEY",
+    "LogFieldError",
     "TRUNCATED_STOP_REASONS",
     "answer_of",
     "assign_sample_indices",
+    "check_header_fields",
     "check_required_columns",
+    "check_sample_fields",
     "clean_answer",
     "correct_from_value",
     "field_of",
@@ -407,3 +410,122 @@ def check_required_columns(specs: Sequence[Any], records: list[dict[str, Any]]) 
     if needs_verdicts and not any("cot_verdicts" in record for record in records):
         raise ValueError(f"{', '.join(needs_verdicts)} needs the verdicts that cot_verifier() records; "
                          "score the task with cot_verifier(...).")
+
+
+# --------------------------------------------------------------------------------------------
+# the types of the log's JSON fields kpass reads (a hostile or damaged log: one line, no traceback)
+
+
+class LogFieldError(ValueError):
+    """A field of an Inspect log's JSON of the wrong type or value; ``field`` is its dotted path
+    (``output.usage.output_tokens``, ``eval.config.epochs``)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+_JSON_KINDS = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
+               float: "a number"}
+
+
+def _wrong(field: str, value: Any, expected: str) -> LogFieldError:
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return LogFieldError(field, f"{_JSON_KINDS.get(type(value), type(value).__name__)} {shown} where Inspect "
+                                f"writes {expected}")
+
+
+def _is_count(value: Any) -> bool:
+    """An integer >= 0 (``3.0`` too, as Inspect's own models read it); never a boolean."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value >= 0
+    return isinstance(value, float) and value.is_integer() and value >= 0
+
+
+def _optional(container: Mapping[str, Any], key: str, field: str, accept: Any, expected: str) -> Any:
+    value = container.get(key)
+    if value is not None and not accept(value):
+        raise _wrong(field, value, expected)
+    return value
+
+
+def _mapping(value: Any) -> bool:
+    return isinstance(value, Mapping)
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _sample_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def check_header_fields(header: Any) -> None:
+    """Raise :class:`LogFieldError` for a header field kpass reads that has the wrong type:
+    ``eval`` (an object), ``eval.model`` and ``eval.task`` (strings), ``status``, ``eval.eval_id``
+    (strings), ``eval.config.epochs`` (an integer >= 1), ``eval.dataset.samples`` (an integer >= 0),
+    ``eval.dataset.sample_ids`` (an array of ids), ``eval.scorers`` and ``eval.metrics``."""
+    if not isinstance(header, Mapping):
+        raise _wrong("header", header, "an object")
+    spec = header.get("eval")
+    if not isinstance(spec, Mapping):
+        raise _wrong("eval", spec, "an object") if spec is not None else LogFieldError("eval", "missing")
+    for key in ("model", "task"):
+        if not isinstance(spec.get(key), str) or not spec[key]:
+            raise (_wrong(f"eval.{key}", spec[key], "a non-empty string") if spec.get(key) is not None
+                   else LogFieldError(f"eval.{key}", "missing"))
+    _optional(header, "status", "status", _text, "a string")
+    _optional(spec, "eval_id", "eval.eval_id", _text, "a string")
+    config = _optional(spec, "config", "eval.config", _mapping, "an object") or {}
+    _optional(config, "epochs", "eval.config.epochs", lambda v: _is_count(v) and v >= 1, "an integer >= 1")
+    dataset = _optional(spec, "dataset", "eval.dataset", _mapping, "an object") or {}
+    _optional(dataset, "samples", "eval.dataset.samples", _is_count, "an integer >= 0")
+    ids = _optional(dataset, "sample_ids", "eval.dataset.sample_ids", lambda v: isinstance(v, list), "an array")
+    for position, sample_id in enumerate(ids or ()):
+        if not _sample_id(sample_id):
+            raise _wrong(f"eval.dataset.sample_ids[{position}]", sample_id, "a string or an integer")
+    _optional(spec, "scorers", "eval.scorers", lambda v: isinstance(v, list), "an array")
+    _optional(spec, "metrics", "eval.metrics", lambda v: isinstance(v, (list, Mapping)), "an array or an object")
+
+
+def check_sample_fields(sample: Any, model: str) -> None:
+    """Raise :class:`LogFieldError` for a sample field kpass reads that has the wrong type: ``id``
+    (a string or an integer), ``epoch`` (an integer >= 1), ``scores`` (an object of score objects),
+    ``metadata``, ``target``, ``output`` (its ``usage`` token counts are integers >= 0, never
+    ``2.7`` or ``true``; its ``choices``, ``stop_reason``, ``completion`` and message content) and
+    the evaluated model's ``model_usage``."""
+    if not isinstance(sample, Mapping):
+        raise _wrong("sample", sample, "an object")
+    _optional(sample, "id", "id", _sample_id, "a string or an integer")
+    _optional(sample, "epoch", "epoch", lambda v: _is_count(v) and not isinstance(v, float) and v >= 1,
+              "an integer >= 1")
+    scores = _optional(sample, "scores", "scores", _mapping, "an object") or {}
+    for name, score in scores.items():
+        _optional(scores, name, f"scores.{name}", _mapping, "a score object")
+        _optional(score or {}, "metadata", f"scores.{name}.metadata", _mapping, "an object")
+    _optional(sample, "metadata", "metadata", _mapping, "an object")
+    target = sample.get("target")
+    if target is not None and not (isinstance(target, str) or (
+            isinstance(target, list) and all(isinstance(item, str) for item in target))):
+        raise _wrong("target", target, "a string or an array of strings")
+    output = _optional(sample, "output", "output", _mapping, "an object") or {}
+    usage = _optional(output, "usage", "output.usage", _mapping, "an object") or {}
+    for key in ("output_tokens", "reasoning_tokens"):
+        _optional(usage, key, f"output.usage.{key}", _is_count, "an integer >= 0")
+    _optional(output, "completion", "output.completion", _text, "a string")
+    choices = _optional(output, "choices", "output.choices", lambda v: isinstance(v, list), "an array") or []
+    for position, choice in enumerate(choices[:1]):  # kpass reads the first choice
+        field = f"output.choices[{position}]"
+        if not isinstance(choice, Mapping):
+            raise _wrong(field, choice, "an object")
+        _optional(choice, "stop_reason", f"{field}.stop_reason", _text, "a string")
+        message = _optional(choice, "message", f"{field}.message", _mapping, "an object") or {}
+        _optional(message, "content", f"{field}.message.content", lambda v: isinstance(v, (str, list)),
+                  "a string or an array")
+    model_usage = _optional(sample, "model_usage", "model_usage", _mapping, "an object") or {}
+    total = _optional(model_usage, model, f"model_usage.{model}", _mapping, "an object") or {}
+    _optional(total, "output_tokens", f"model_usage.{model}.output_tokens", _is_count, "an integer >= 0")

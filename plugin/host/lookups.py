@@ -158,7 +158,7 @@ def read_samples(paths: str | os.PathLike | Sequence[str | os.PathLike], *, read
         owner = registry.owners.get(("reader", name))
         try:
             table = chosen.read(path, **keywords)
-        except DataError:
+        except (DataError, UsageError):  # bad data, or a bad value of an option the reader takes (exit 2)
             raise
         except Exception as exc:
             raise DataError(f"reader '{name}' (plugin '{owner}') failed in read(): {type(exc).__name__}: {exc}",
