@@ -251,30 +251,21 @@ class _LogError(ValueError):
         self.field = field
 
 
-_UNIT_BYTES = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
-               "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40,
-               "tib": 1 << 40}
-_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
-
-
 def _member_limit(value: Any = None) -> int:
-    """The member size limit in bytes: ``value`` (an integer, or text such as ``2GiB``; binary
-    units), else ``KPASS_MAX_MEMBER_SIZE``, else :data:`DEFAULT_MAX_MEMBER_BYTES`; a bad value is a
-    :class:`kpass.UsageError` naming the option."""
+    """The member size limit in bytes: ``value`` (an integer, or text such as ``2GiB``, see
+    :func:`kpass.parse_byte_size`), else ``KPASS_MAX_MEMBER_SIZE``, else
+    :data:`DEFAULT_MAX_MEMBER_BYTES`; a bad value is a :class:`kpass.UsageError` naming the option."""
+    from kpass import UsageError, parse_byte_size
+
     name = "--max-member-size"
     if value is None:
         value, name = os.environ.get(MAX_MEMBER_VARIABLE, "").strip() or None, MAX_MEMBER_VARIABLE
         if value is None:
             return DEFAULT_MAX_MEMBER_BYTES
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    match = _SIZE.match(value) if isinstance(value, str) else None
-    if match and match.group(2).lower() in _UNIT_BYTES and float(match.group(1)) * _UNIT_BYTES[match.group(2).lower()] >= 1:
-        return int(float(match.group(1)) * _UNIT_BYTES[match.group(2).lower()])
-    from kpass import UsageError
-
-    raise UsageError(f"{name}: the largest member of an Inspect .eval log to read is a size such as 2GiB, 1500MiB "
-                     f"or a number of bytes; got {value!r}")
+    try:
+        return parse_byte_size(value)
+    except ValueError as error:
+        raise UsageError(f"{name}: the largest member of an Inspect .eval log to read: {error}") from None
 
 
 def _size_text(size: int) -> str:

@@ -142,6 +142,31 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
                              "spills to --temp-dir")
     parser.add_argument("--temp-dir", metavar="DIR", help="where DuckDB spills and local Spark writes its per-problem "
                                                           "table (default: the system temporary directory)")
+    parser.add_argument("--regex-budget", metavar="SECONDS", type=_regex_budget,
+                        help="total time the regular expressions from files and options (lm-eval filters, "
+                             "--answer-extractor regex:, --answer-pattern) may take in this run (default: "
+                             "$KPASS_REGEX_BUDGET or 60)")
+    parser.add_argument("--max-member-size", metavar="SIZE", type=_byte_size,
+                        help="largest member of an Inspect .eval log to read, decompressed, e.g. 4GiB (default: "
+                             "$KPASS_MAX_MEMBER_SIZE or 1GiB)")
+
+
+def _regex_budget(text: str) -> float:
+    from kpass.data.patterns import parse_regex_budget
+
+    try:
+        return parse_regex_budget(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--regex-budget: ")) from None
+
+
+def _byte_size(text: str) -> int:
+    from kpass.data.validation import parse_byte_size
+
+    try:
+        return parse_byte_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_metric_arguments(parser: argparse.ArgumentParser, default: str = "pass@1", paired: bool = False) -> None:
@@ -239,6 +264,12 @@ def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = N
                                                       tokenizer)) if value}
     if getattr(args, "reasoning_markers", None) is not None:  # () is "none": not looked for
         reader_options["reasoning_markers"] = args.reasoning_markers or None
+    if getattr(args, "max_member_size", None) is not None:
+        reader_options["max_member_size"] = args.max_member_size
+    if getattr(args, "regex_budget", None) is not None:
+        from kpass.data.patterns import set_regex_budget
+
+        set_regex_budget(args.regex_budget)
     if labels:  # a label renames models: the samples are read in memory
         if engine not in (None, "numpy"):
             raise UsageError(f"--label renames the models of the samples read in memory; use --engine numpy, not {engine}")

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 
-__all__ = ["TEXT_ENCODING", "DuplicateKeyError", "JsonNestingError", "duplicate_key_check", "empty_file_error", "loads_json_strict"]
+__all__ = ["TEXT_ENCODING", "DuplicateKeyError", "JsonNestingError", "duplicate_key_check", "empty_file_error", "loads_json_strict",
+           "parse_byte_size"]
 
 #: Encoding of every text input: UTF-8, a leading byte-order mark skipped.
 TEXT_ENCODING = "utf-8-sig"
@@ -72,3 +74,22 @@ def empty_file_error(path: str | os.PathLike) -> str | None:
         return "the file is empty (0 bytes)" if os.path.isfile(path) and os.path.getsize(path) == 0 else None
     except OSError:
         return None
+
+
+_UNIT_BYTES = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+               "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
+_BYTE_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_byte_size(value: Any) -> int:
+    """A size in bytes >= 1 from an integer or text such as ``"2GiB"``, ``"1500MiB"``, ``"4GB"``
+    (units are binary: ``K``, ``M``, ``G``, ``T``, with or without ``B``/``iB``); ``ValueError``
+    otherwise."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value >= 1:
+            return value
+    elif isinstance(value, str) and (match := _BYTE_SIZE.match(value)) and match.group(2).lower() in _UNIT_BYTES:
+        size = int(float(match.group(1)) * _UNIT_BYTES[match.group(2).lower()])
+        if size >= 1:
+            return size
+    raise ValueError(f"expected a size such as 2GiB, 1500MiB or a number of bytes; got {value!r}")

@@ -221,7 +221,7 @@ def test_a_bad_member_limit_is_a_usage_error(logs, monkeypatch, capsys, value):
     monkeypatch.setenv("KPASS_MAX_MEMBER_SIZE", value)
     code = main(["report", str(logs["eval"]), "--no-progress"])
     err = capsys.readouterr().err
-    assert code == 2 and "KPASS_MAX_MEMBER_SIZE: the largest member of an Inspect .eval log to read is a size" in err
+    assert code == 2 and "KPASS_MAX_MEMBER_SIZE: the largest member of an Inspect .eval log to read: expected a size" in err
     assert "Traceback" not in err
 
 
@@ -259,3 +259,16 @@ def test_declared_epochs_of_the_wrong_type_are_refused(logs, tmp_path, capsys, e
                    edit_json("header.json", lambda h: h["eval"]["config"].__setitem__("epochs", epochs)))
     err = one_line_data_error(capsys, path)
     assert "field 'eval.config.epochs': header.json:" in err and "where Inspect writes an integer >= 1" in err
+
+
+def test_the_member_limit_is_an_option(logs, tmp_path, capsys):
+    def padded(name: str, data: bytes) -> bytes:
+        return data[:-1] + b" " * (8 << 20) + data[-1:] if name == EDITED else data
+
+    path = rewrite(logs["eval"], tmp_path / "bomb.eval", padded)
+    err = one_line_data_error(capsys, path, "--max-member-size", "4MiB")
+    assert f"member {EDITED} holds more than 4 MiB once decompressed" in err
+    assert main(["report", str(path), "--no-progress", "--n-resamples", "50", "--max-member-size", "16MiB"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(path), "--max-member-size", "lots"]) == 2
+    assert "argument --max-member-size: expected a size such as 2GiB" in capsys.readouterr().err

@@ -140,3 +140,17 @@ def test_a_pattern_slow_on_every_generation_stops_at_the_run_budget(tmp_path):
     assert str(path) in message and "'(?:x|xx)+y'" in message
     assert "time budget" in message and "0.5 s" in message and "--regex-budget" in message
     assert "KPASS_REGEX_BUDGET" in message
+
+
+def test_the_run_budget_is_an_option_of_every_reading_command(tmp_path, capsys, monkeypatch):
+    from kpass.cli import main
+
+    monkeypatch.setattr(patterns, "_PROCESS_BUDGET", None)  # the run's budget starts here, and is restored
+    path = write_results(tmp_path / "m", [{"function": "regex", "regex_pattern": "(?:x|xx)+y"}], ["x" * 24] * 40)
+    code = main(["report", str(tmp_path / "m"), "--no-progress", "--regex-budget", "0.5"])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert f"kpass: data error: {path}" in err and "(0.5 s, --regex-budget 0.5)" in err
+    assert main(["report", str(tmp_path / "m"), "--regex-budget", "0"]) == 2
+    assert "argument --regex-budget: the regular-expression time budget is a number of seconds > 0; got '0'" in \
+        capsys.readouterr().err
