@@ -325,7 +325,10 @@ def _parsed(data: bytes, what: str, loads: Any) -> Any:
     try:
         return loads(data)
     except UnicodeDecodeError as error:
-        raise _LogError(f"{what}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+        before = error.object[:error.start]
+        line, column = before.count(b"\n") + 1, error.start - before.rfind(b"\n")
+        raise _LogError(f"{what}: not UTF-8 text: byte 0x{error.object[error.start]:02x} at line {line}, column "
+                        f"{column} ({error.reason})") from None
     except json.JSONDecodeError as error:
         raise _LogError(f"{what}: invalid or truncated JSON: {error.msg} (line {error.lineno}, column "
                         f"{error.colno})") from None

@@ -86,7 +86,10 @@ def _read_json(path: Path) -> Any:
     try:
         return loads_json_strict(path.read_bytes())
     except UnicodeDecodeError as error:
-        raise _data_error(f"not UTF-8 text: {error.reason} at byte {error.start}", source=path) from None
+        where = error.object[:error.start]
+        column = error.start - where.rfind(b"\n")
+        raise _data_error(f"not UTF-8 text: byte 0x{error.object[error.start]:02x} at column {column} "
+                          f"({error.reason})", source=path, line=1 + where.count(b"\n")) from None
     except json.JSONDecodeError as error:
         raise _data_error(f"invalid or truncated JSON: {error.msg} (column {error.colno})", source=path,
                           line=error.lineno) from None

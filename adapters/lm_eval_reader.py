@@ -178,24 +178,24 @@ class LmEvalSamplesReader:
 
 def _looks_like_results(path: Path) -> bool:
     try:
-        with path.open("r", encoding="utf-8") as handle:
+        with path.open("rb") as handle:  # bytes: a file with bad bytes is still ours, and read() names them
             head = handle.read(4096)
-    except (OSError, UnicodeDecodeError):
+    except OSError:
         return False
-    return '"results"' in head or '"configs"' in head
+    return b'"results"' in head or b'"configs"' in head
 
 
 def _looks_like_samples(path: Path) -> bool:
     try:
-        with path.open("r", encoding="utf-8") as handle:
+        with path.open("rb") as handle:
             head = handle.read(65536)
-    except (OSError, UnicodeDecodeError):
+    except OSError:
         return False
-    if head.lstrip().startswith("["):  # a JSON array of sample records (0.4.0-0.4.2, and before)
-        return '"doc_id"' in head and '"resps"' in head
-    try:
-        record = json.loads(head.split("\n", 1)[0])
-    except json.JSONDecodeError:
+    if head.lstrip().startswith(b"["):  # a JSON array of sample records (0.4.0-0.4.2, and before); read() names bad bytes
+        return b'"doc_id"' in head and b'"resps"' in head
+    try:  # a first line that is not UTF-8 JSON: the JSONL reader claims it and names the line
+        record = json.loads(head.split(b"\n", 1)[0])
+    except (json.JSONDecodeError, UnicodeDecodeError):
         return False
     return isinstance(record, dict) and "doc_id" in record and "resps" in record
 
@@ -384,9 +384,12 @@ def _strict_json(text: str | bytes, source: Path, line: int | None, what: str = 
 
     try:
         return loads_json_strict(text)
-    except UnicodeDecodeError as error:
-        raise _data_error(f"not UTF-8 text: {error.reason} at byte {error.start}", source=source,
-                          line=line) from None
+    except UnicodeDecodeError as error:  # the line and column of the byte, as the JSONL reader says it
+        where = error.object[:error.start]
+        number = (line or 1) + where.count(b"\n")
+        column = error.start - (where.rfind(b"\n") + 1) + 1
+        raise _data_error(f"not UTF-8 text: byte 0x{error.object[error.start]:02x} at column {column} "
+                          f"({error.reason})", source=source, line=number) from None
     except json.JSONDecodeError as error:
         raise _data_error(f"invalid or truncated {what}: {error.msg} (column {error.colno})", source=source,
                           line=error.lineno if line is None else line) from None

@@ -230,7 +230,7 @@ def test_bytes_that_are_not_utf8_name_the_member(logs, tmp_path, capsys):
         return data.replace(b'"b2"', b'"b\xff"', 1) if name == EDITED else data
 
     err = one_line_data_error(capsys, rewrite(logs["eval"], tmp_path / "utf8.eval", broken))
-    assert f"member {EDITED}: not UTF-8 text (invalid start byte at byte" in err
+    assert f"member {EDITED}: not UTF-8 text: byte 0xff at line 1, column " in err and "(invalid start byte)" in err
 
 
 # ------------------------------------------------------------------------------ declared counts
@@ -272,3 +272,12 @@ def test_the_member_limit_is_an_option(logs, tmp_path, capsys):
     capsys.readouterr()
     assert main(["report", str(path), "--max-member-size", "lots"]) == 2
     assert "argument --max-member-size: expected a size such as 2GiB" in capsys.readouterr().err
+
+
+def test_bytes_that_are_not_utf8_in_a_json_log_name_the_file_and_line(logs, tmp_path, capsys):
+    text = json.dumps(json.loads(logs["json"].read_text()), indent=1).encode()
+    path = tmp_path / "utf8.json"
+    path.write_bytes(text.replace(b'"b3"', b'"b\xff"', 1))
+    line = text[:text.index(b'"b3"')].count(b"\n") + 1
+    err = one_line_data_error(capsys, path)
+    assert f"the log: not UTF-8 text: byte 0xff at line {line}, column " in err

@@ -125,7 +125,7 @@ def test_bytes_that_are_not_utf8_are_named_with_file_and_line(tmp_path):
     with pytest.raises(kpass.DataError) as error:
         read_lm_eval_output(tmp_path / "m")
     message = str(error.value)
-    assert str(samples) in message and "line 2" in message and "not UTF-8" in message
+    assert str(samples) in message and "line 2" in message and "not UTF-8 text: byte 0xff at column" in message
 
 
 @pytest.mark.timeout(120)
@@ -154,3 +154,14 @@ def test_the_run_budget_is_an_option_of_every_reading_command(tmp_path, capsys, 
     assert main(["report", str(tmp_path / "m"), "--regex-budget", "0"]) == 2
     assert "argument --regex-budget: the regular-expression time budget is a number of seconds > 0; got '0'" in \
         capsys.readouterr().err
+
+
+def test_bytes_that_are_not_utf8_in_a_results_file_are_named_not_taken_for_another_file(tmp_path, capsys):
+    from kpass.cli import main
+
+    path = write_results(tmp_path / "m", [{"function": "regex", "regex_pattern": r"(\d+)"}], ["1", "2"])
+    path.write_bytes(path.read_bytes().replace(b'"arith"', b'"ar\xffith"', 1))
+    for given in (tmp_path / "m", path):
+        assert main(["report", str(given), "--no-progress"]) == 1
+        err = capsys.readouterr().err
+        assert f"kpass: data error: {path}, line 1: not UTF-8 text: byte 0xff at column 17 (invalid start byte)" in err
