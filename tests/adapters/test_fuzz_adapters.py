@@ -1,14 +1,31 @@
-"""Fuzz suite, adapters (issue #15, item 6): mutated lm-eval output (results JSON, samples JSONL)
-and mutated real Inspect logs (``.json`` and ``.eval`` from one real ``inspect eval`` run) give
-a table or a kpass error, never another exception, never a hang; and Inspect usage data with
-``output_tokens`` of 1e30 is a data error naming the file and field (item 4)."""
+"""Fuzz suite, adapters (issue #15, item 6; issue #34, point 6): mutated real lm-eval output and
+mutated real Inspect logs give a table or a kpass error, never another exception, never a hang,
+both read in-process and through ``kpass report`` at the command line (the one-line-error
+contract of docs/bad-input.md: exit 0, 1 or 2, no traceback, a failure one line on stderr naming
+the file); and Inspect usage data with ``output_tokens`` of 1e30 is a data error naming the file
+and field (item 4).
+
+Seeds, all real files:
+
+- lm-eval: every layout kpass reads, from ``lm_eval_fixtures``: 0.3 ``--write_out`` (results and
+  ``*_write_out_info.json``), a 0.3 results file alone, 0.4.0-0.4.2 (``results.json`` and a
+  samples array), and ``fuzz_v0.4.13/``: the output of a real ``lm_eval`` 0.4.13 run
+  (``local-completions`` against ``fake_openai_server.py``, task ``arith_gen`` with ``repeats: 4``,
+  ``--limit 3 --log_samples``), plus a small synthetic 0.4.13 run; one file of a layout is mutated
+  per example, the others left as they are;
+- Inspect: ``inspect_fixtures/fuzz_seed/budget_plain.eval``, the log of a real ``inspect eval
+  kpass_budget_task.py@budget_plain --log-format eval`` run (mockllm, zstd members), and the same
+  log as ``.json`` written by Inspect's own ``write_eval_log``; byte mutations of both, and
+  zip-level mutations of the ``.eval`` (:func:`fuzzing.zip_mutated`: a member's JSON mutated and
+  written back stored, deflated or zstd; a member repeated; member sizes and compression methods
+  overwritten; the central directory truncated; the end record's counts and offsets changed).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -21,12 +38,23 @@ import kpass
 from kpass.host.lookups import read_samples
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugin"))
-from fuzzing import FUZZ, assert_table_or_kpass_error, mutated
+from fuzzing import FUZZ, FUZZ_CLI, assert_one_line_contract, assert_table_or_kpass_error, mutated, run_kpass, zip_mutated
 
-FIXTURES = Path(__file__).resolve().parent / "inspect_fixtures"
-BIN = Path(sys.executable).parent
+HERE = Path(__file__).resolve().parent
+INSPECT_SEED = HERE / "inspect_fixtures" / "fuzz_seed" / "budget_plain.eval"
+LM_EVAL_FIXTURES = HERE / "lm_eval_fixtures"
 DATE = "2026-12-01T10-00-00.000000"
-pytestmark = pytest.mark.timeout(600)
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def shipped_plugins_only():
+    """The adapters' own entry points (lm_eval, inspect_ai) and no other installed plugin."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KPASS_LOAD_PLUGINS", "lm_eval,inspect_ai")
+        kpass.reset_plugin_manager()
+        yield
+    kpass.reset_plugin_manager()
 
 
 def lm_eval_run() -> tuple[bytes, bytes]:
@@ -79,31 +107,30 @@ def test_mutated_lm_eval_samples(samples):
 
 @pytest.fixture(scope="module")
 def inspect_logs(tmp_path_factory) -> dict[str, bytes]:
-    """One real ``inspect eval`` of the budget fixture task, as ``.eval`` and (rewritten by Inspect's
-    own ``write_eval_log``) as ``.json``."""
+    """The real log of ``inspect eval kpass_budget_task.py@budget_plain`` as ``.eval`` and (written
+    again by Inspect's own ``write_eval_log``) as ``.json``."""
     from inspect_ai.log import read_eval_log, write_eval_log
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("INSPECT_")}
-    env.pop("KPASS_LOAD_PLUGINS", None)
-    log_dir = tmp_path_factory.mktemp("inspect_logs")
-    completed = subprocess.run([str(BIN / "inspect"), "eval", "kpass_budget_task.py@budget_plain",
-                                "--log-dir", str(log_dir), "--display", "none", "--log-format", "eval"],
-                               cwd=FIXTURES, env=env, capture_output=True, text=True, timeout=600)
-    found = sorted(log_dir.glob("*.eval"))
-    assert len(found) == 1, (completed.stdout[-2000:], completed.stderr[-2000:])
-    json_path = log_dir / "log.json"
-    write_eval_log(read_eval_log(str(found[0])), str(json_path), format="json")
-    return {"eval": found[0].read_bytes(), "json": json_path.read_bytes()}
+    json_path = tmp_path_factory.mktemp("inspect_logs") / "log.json"
+    write_eval_log(read_eval_log(str(INSPECT_SEED)), str(json_path), format="json")
+    return {"eval": INSPECT_SEED.read_bytes(), "json": json_path.read_bytes()}
 
 
-def read_log(data: bytes, suffix: str):
+@contextlib.contextmanager
+def write_log(data: bytes, suffix: str):
+    """A temporary ``log{suffix}`` holding ``data`` (in a ``kpass-fuzz-`` directory), removed afterwards."""
     directory = tempfile.mkdtemp(prefix="kpass-fuzz-")
     try:
         path = Path(directory, "log" + suffix)
         path.write_bytes(data)
-        return read_samples(path)
+        yield str(path)
     finally:
         shutil.rmtree(directory)
+
+
+def read_log(data: bytes, suffix: str):
+    with write_log(data, suffix) as path:
+        return read_samples(path)
 
 
 def test_inspect_usage_output_tokens_of_1e30_is_a_data_error(inspect_logs):
@@ -133,3 +160,88 @@ def test_mutated_inspect_logs(inspect_logs, data):
     for suffix, seed in ((".json", inspect_logs["json"]), (".eval", inspect_logs["eval"])):
         edited = data.draw(mutated(seed[:8192], max_edits=3)) + seed[8192:]
         assert_table_or_kpass_error(read_log, edited, suffix)
+
+
+@settings(FUZZ, max_examples=60)
+@given(st.data())
+def test_zip_level_mutations_of_an_eval_log(data):
+    assert_table_or_kpass_error(read_log, data.draw(zip_mutated(INSPECT_SEED.read_bytes())), ".eval")
+
+
+# ----------------------------------------------------------------------------------------------
+# every lm-eval layout, from real files (issue #34, point 6)
+
+
+def _layout(*parts: str) -> dict[str, bytes]:
+    directory = LM_EVAL_FIXTURES.joinpath(*parts)
+    return {path.name: path.read_bytes() for path in sorted(directory.iterdir()) if path.is_file()}
+
+
+#: name -> the files of one lm-eval output directory, as each version lays it out
+LM_EVAL_LAYOUTS = {
+    "0.3 write_out": _layout("layouts", "v0.3", "write_out"),
+    "0.3 results only": _layout("layouts", "v0.3", "results_only"),
+    "0.4.0-0.4.2": _layout("layouts", "v0.4.2"),
+    "0.4.13": _layout("fuzz_v0.4.13"),
+}
+
+
+def with_lm_eval_layout(files: dict[str, bytes], action):
+    """``action(directory)`` on a temporary directory holding ``files``."""
+    directory = tempfile.mkdtemp(prefix="kpass-fuzz-")
+    try:
+        for name, content in files.items():
+            Path(directory, name).write_bytes(content)
+        return action(directory)
+    finally:
+        shutil.rmtree(directory)
+
+
+def test_the_lm_eval_layouts_are_valid_seeds():
+    counts = {name: with_lm_eval_layout(files, lambda d: len(read_samples(d))) if name != "0.3 results only" else 0
+              for name, files in LM_EVAL_LAYOUTS.items()}
+    assert counts == {"0.3 write_out": 8, "0.3 results only": 0, "0.4.0-0.4.2": 128, "0.4.13": 24}
+    with pytest.raises(kpass.DataError, match="aggregate metrics only"):  # refused in one line, by design
+        with_lm_eval_layout(LM_EVAL_LAYOUTS["0.3 results only"], read_samples)
+
+
+@st.composite
+def mutated_layout(draw):
+    """One lm-eval layout with one of its files mutated."""
+    files = dict(LM_EVAL_LAYOUTS[draw(st.sampled_from(sorted(LM_EVAL_LAYOUTS)))])
+    name = draw(st.sampled_from(sorted(files)))
+    files[name] = draw(mutated(files[name], max_edits=3))
+    return files
+
+
+@settings(FUZZ, max_examples=100)
+@given(mutated_layout())
+def test_mutated_lm_eval_layouts(files):
+    with_lm_eval_layout(files, lambda directory: assert_table_or_kpass_error(read_samples, directory))
+
+
+# ----------------------------------------------------------------------------------------------
+# the same mutations through `kpass report` (issue #34, point 6)
+
+
+def report_keeps_the_contract(path: str) -> None:
+    assert_one_line_contract(run_kpass("report", path, "--n-resamples", "50", "--no-progress"), "kpass-fuzz-")
+
+
+@settings(FUZZ_CLI, max_examples=40)
+@given(mutated_layout())
+def test_kpass_report_on_mutated_lm_eval_layouts(files):
+    with_lm_eval_layout(files, report_keeps_the_contract)
+
+
+@settings(FUZZ_CLI, max_examples=40)
+@given(st.sampled_from(["bytes .json", "bytes .eval", "zip .eval"]), st.data())
+def test_kpass_report_on_mutated_inspect_logs(inspect_logs, kind, data):
+    if kind == "zip .eval":
+        edited, suffix = data.draw(zip_mutated(inspect_logs["eval"])), ".eval"
+    else:
+        suffix = kind[-5:]
+        seed = inspect_logs[suffix[1:]]
+        edited = data.draw(mutated(seed[:8192], max_edits=3)) + seed[8192:]
+    with write_log(edited, suffix) as path:
+        report_keeps_the_contract(path)
