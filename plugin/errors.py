@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
-    "DataError", "MetricSpecError", "OutputError", "PluginConflictError", "PluginHookError", "PluginLoadError",
+    "DataError", "EngineError", "MetricSpecError", "OutputError", "PluginConflictError", "PluginHookError", "PluginLoadError",
     "PluginTypeError", "UnknownMetricError",
     "UsageError",
 ]
@@ -72,6 +72,11 @@ class OutputError(UsageError):
     def __init__(self, message: str, *, exit_code: int = 2) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class EngineError(RuntimeError):
+    """An engine (Spark, DuckDB) failed for a reason outside the data and the options: Spark
+    without Java, a JVM killed mid-run. The ``kpass`` command prints one line and exits 1."""
 
 
 class MetricSpecError(ValueError):

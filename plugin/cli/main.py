@@ -16,22 +16,23 @@ the flags a user typed (``--confidence``).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from kpass import __version__
 from kpass.cli import budget, crossover, frontier, leaderboard, listings, power, report
-from kpass.cli.output import check_outputs
-from kpass.errors import DataError, MetricSpecError, OutputError, PluginLoadError, UsageError
+from kpass.cli.output import broken_pipe, check_inputs, check_outputs, flush_stdout, reserve_standard_streams
+from kpass.errors import DataError, EngineError, MetricSpecError, OutputError, PluginLoadError, UsageError
 
-__all__ = ["EXIT_DATA_ERROR", "EXIT_OK", "EXIT_USAGE", "PARAMETER_FLAGS", "SUBCOMMANDS", "Command", "build_parser",
+__all__ = ["EXIT_DATA_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "PARAMETER_FLAGS", "SUBCOMMANDS", "Command", "build_parser",
            "flag_names", "main"]
 
 EXIT_OK = 0
 EXIT_DATA_ERROR = 1
 EXIT_USAGE = 2
+#: Ctrl-C (128 + SIGINT), as shells report a command the signal stopped.
+EXIT_INTERRUPTED = 130
 
 
 class Command(NamedTuple):
@@ -99,41 +100,88 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``kpass`` command; returns the exit code."""
-    parser = build_parser()
+    """Run the ``kpass`` command; returns the exit code.
+
+    Every failure is one line on stderr: 1 for data (and a full disk, a closed stdout, an engine
+    that failed), 2 for an option, 130 for an interrupt (Ctrl-C, also when it reaches kpass
+    chained to an engine's exception), and a quiet 141 when the reader of stdout goes away
+    (``kpass report x | head -1``), as the usual command-line tools do.
+    """
+    reserve_standard_streams()
+    command = "kpass"
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse: --help/--version (0) or a usage error (2)
-        return int(exc.code or 0) if isinstance(exc.code, int) or exc.code is None else EXIT_USAGE
-    try:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # argparse: --help/--version (0) or a usage error (2)
+            return int(exc.code or 0) if isinstance(exc.code, int) or exc.code is None else EXIT_USAGE
+        command = f"kpass {args.command}"
         check_outputs(args)  # before anything is read: no output over an input, formats from suffixes
-        return SUBCOMMANDS[args.command].run(args)
-    except DataError as exc:
-        print(f"kpass: data error: {exc}", file=sys.stderr)
+        check_inputs(args)
+        code = SUBCOMMANDS[args.command].run(args)
+        flush_stdout()
+        return code
+    except Exception as exc:  # noqa: BLE001 - each kind is one line; anything else is re-raised
+        return _failure(exc, command)
+    except KeyboardInterrupt:
+        return _interrupted()
+
+
+def _interrupted() -> int:
+    """Ctrl-C: one line, exit 130. Temporaries are removed by the ``finally`` blocks the interrupt
+    ran through (outputs, DuckDB's spill files, Spark's directories)."""
+    _say("kpass: interrupted")
+    return EXIT_INTERRUPTED
+
+
+def _say(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # stderr closed or full: the exit code is all that is left
+        pass
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    while exc is not None and exc not in chain and len(chain) < 100:
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return chain
+
+
+def _failure(exc: Exception, command: str) -> int:
+    """The exit code of ``exc`` (its one line printed), or ``exc`` re-raised if it is a bug."""
+    chain = _chain(exc)
+    if any(isinstance(link, KeyboardInterrupt) for link in chain):  # an engine's error raised while it stopped
+        return _interrupted()
+    if isinstance(exc, BrokenPipeError) or (isinstance(exc, OutputError) and isinstance(exc.__cause__, BrokenPipeError)):
+        return broken_pipe()
+    if isinstance(exc, DataError):
+        _say(f"kpass: data error: {exc}")
         return EXIT_DATA_ERROR
-    except PluginLoadError as exc:
-        print(f"kpass: plugin error: {exc}", file=sys.stderr)
+    if isinstance(exc, PluginLoadError):
+        _say(f"kpass: plugin error: {exc}")
         return EXIT_DATA_ERROR
-    except OutputError as exc:  # one line naming the path; 2, or 1 for a full disk
-        print(f"kpass {args.command}: error: {exc}", file=sys.stderr)
+    if isinstance(exc, EngineError):
+        _say(f"kpass: engine error: {exc}")
+        return EXIT_DATA_ERROR
+    if isinstance(exc, OutputError):  # one line naming the path; 2, or 1 for a full disk
+        _say(f"{command}: error: {exc}")
         return exc.exit_code
-    except (MetricSpecError, UsageError) as exc:
-        print(f"kpass {args.command}: error: {flag_names(str(exc))}", file=sys.stderr)
+    if isinstance(exc, (MetricSpecError, UsageError)):
+        _say(f"{command}: error: {flag_names(str(exc))}")
         return EXIT_USAGE
-    except FileNotFoundError as exc:  # kpass's own carry the message; the system's an errno and a path
+    if isinstance(exc, FileNotFoundError):  # kpass's own carry the message; the system's an errno and a path
         message = f"{exc.strerror}: {exc.filename}" if exc.errno and exc.strerror else (exc.args[0] if exc.args else exc)
-        print(f"kpass {args.command}: error: {message}", file=sys.stderr)
+        _say(f"{command}: error: {message}")
         return EXIT_USAGE
-    except ValueError as exc:
+    if isinstance(exc, ValueError):
         # The host's own paths raise DataError for data and UsageError for options (the core's
         # data errors are converted where it is called); a plain ValueError left here is an
         # option a command rejected (e.g. `kpass leaderboard --sort` naming no column).
-        print(f"kpass {args.command}: error: {flag_names(str(exc))}", file=sys.stderr)
+        _say(f"{command}: error: {flag_names(str(exc))}")
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("kpass: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # `kpass ... | head`: stop quietly
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_OK
+    if isinstance(exc, MemoryError):
+        _say(f"{command}: error: out of memory; give the command fewer or smaller inputs, or use --engine duckdb")
+        return EXIT_DATA_ERROR
+    raise exc

@@ -41,7 +41,8 @@ from kpass.data.sources import glob_matches
 from kpass.errors import OutputError, UsageError
 
 __all__ = ["INPUT_OPTIONS", "OTHER_PATH_OPTIONS", "OUTPUT_OPTIONS", "SUFFIX_FORMATS", "OutputData", "OutputFormats",
-           "add_output_argument", "check_outputs", "emit", "output_format", "save_figure", "write_atomically",
+           "add_output_argument", "broken_pipe", "check_inputs", "check_outputs", "emit", "flush_stdout",
+           "reserve_standard_streams", "output_format", "save_figure", "write_atomically",
            "write_output", "write_outputs", "write_stdout"]
 
 #: What an output holds: text (written as UTF-8), bytes, or a function that writes the file
@@ -248,8 +249,18 @@ def save_figure(figure: Any, path: str) -> None:
 
 def write_stdout(text: str) -> None:
     """Write ``text`` to stdout; control characters are shown escaped when stdout is a terminal,
-    and what stdout's encoding cannot write (a lone surrogate) as ``\\ud800``."""
+    and what stdout's encoding cannot write (a lone surrogate) as ``\\ud800``.
+
+    Raises
+    ------
+    kpass.errors.OutputError
+        stdout is closed (``kpass report x >&-``) or cannot take the text (``> /dev/full``): one
+        line, exit code 1. A reader that went away (``| head -1``) is a ``BrokenPipeError``,
+        which the ``kpass`` command ends quietly (:func:`broken_pipe`).
+    """
     stream = sys.stdout
+    if stream is None or _standard_streams_closed.get(1):
+        raise OutputError("cannot write to stdout: it is closed; give --output FILE", exit_code=_EXIT_DATA)
     if stream.isatty():
         from kpass.render.escape import terminal_text
 
@@ -261,8 +272,72 @@ def write_stdout(text: str) -> None:
         text = text.encode(encoding, "backslashreplace").decode(encoding)
     except LookupError:
         pass
-    stream.write(text)
-    stream.flush()
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        _detach_stdout()
+        raise output_failure("stdout", exc) from None
+
+
+def flush_stdout() -> None:
+    """Flush stdout at the end of a command, so that a failure (a full disk, a reader gone) is met
+    here, where it is one line, rather than at the interpreter's exit (a traceback-like warning)."""
+    stream = sys.stdout
+    if stream is None:
+        return
+    try:
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        _detach_stdout()
+        raise output_failure("stdout", exc) from None
+
+
+def broken_pipe() -> int:
+    """The reader of stdout went away (``kpass report x | head -1``): stop quietly with 141
+    (128 + SIGPIPE), as the usual command-line tools do; nothing more is written to the pipe."""
+    _detach_stdout()
+    return 141
+
+
+def _detach_stdout() -> None:
+    """Point fd 1 at the null device, so that what Python still holds for stdout is dropped
+    instead of failing again (with a warning) when the interpreter exits."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
+#: fd -> whether it was closed when the command started (:func:`reserve_standard_streams`).
+_standard_streams_closed: dict[int, bool] = {}
+
+
+def reserve_standard_streams() -> None:
+    """Open the null device on a standard descriptor (0, 1, 2) that is closed (``kpass ... >&-``),
+    so that no file kpass or an engine opens later takes its number (DuckDB's spill file on fd 1
+    would receive the report); a closed stdout is then refused when the command writes to it."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+            _standard_streams_closed[fd] = False
+        except OSError:
+            _standard_streams_closed[fd] = True
+            try:
+                null = os.open(os.devnull, os.O_RDWR)
+            except OSError:
+                continue
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    if sys.stderr is None:  # nothing to say things on: say them to nobody, never to stdout
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
 
 
 def _umask() -> int:
@@ -575,3 +650,40 @@ def check_outputs(args: Any) -> None:
     args.format = args.output_targets[0][1]
     if not formats.several:
         args.output = files[0] if files else None
+
+
+#: st_mode test -> what an input that is not a regular file is called.
+_NOT_REGULAR = ((stat.S_ISFIFO, "named pipe (FIFO)"), (stat.S_ISCHR, "character device"),
+                (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket"))
+
+
+def _special_kind(path: str) -> str | None:
+    """What ``path`` is (symbolic links followed) when it is not a regular file or a directory."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # missing: the command says so when it reads
+        return None
+    return next((kind for test, kind in _NOT_REGULAR if test(mode)), None)
+
+
+def check_inputs(args: Any) -> None:
+    """Refuse an input that is not a regular file or a directory, before anything is opened.
+
+    A named pipe, a device (``/dev/zero``, also through a link named ``x.jsonl``) or a socket
+    given as input (or matched by a glob, or lying in an input directory with a suffix the
+    readers take) is refused: kpass opens an input more than once (the reader registry sniffs
+    it, then the reader reads it), which blocks on a pipe, and a device can be endless.
+
+    Raises
+    ------
+    kpass.errors.UsageError
+        One line naming the option, the path and what it is (the ``kpass`` command exits 2).
+    """
+    for item in _inputs(args):
+        candidates = _files_inside(item)[:1] if not item.directory else _files_inside(item)
+        for path in candidates:
+            kind = _special_kind(path)
+            if kind is not None:
+                where = "" if path == item.path else f" ({path})"
+                raise UsageError(f"{item.describe()}{where} is a {kind}, not a regular file: kpass opens an input "
+                                 "more than once and reads it whole; save it to a file first")
