@@ -91,11 +91,21 @@ _Raw = RawColumns
 
 
 def _with_partition(text: str, kind: str, item: InputFile, column: str) -> tuple[str, str]:
-    """A hive partition value overrides the file's own column (as the numpy path merges them)."""
+    """A hive partition value fills the file's own column where it is null; a row whose value
+    differs is flagged by :func:`_partition_conflict` (the numpy readers refuse it)."""
     value = dict(item.partitions).get(column)
     if value is None:
         return text, kind
-    return sql_literal(value), "'string'"
+    return (f"CASE WHEN {kind} = 'null' THEN {sql_literal(value)} ELSE {text} END",
+            f"CASE WHEN {kind} = 'null' THEN 'string' ELSE {kind} END")
+
+
+def _partition_conflict(item: InputFile, cells: dict[str, tuple[str, str]]) -> str:
+    """SQL true on a row whose own value of a partition key (``(text, kind)`` in ``cells``)
+    is not null and differs from the partition value (docs/bad-input.md)."""
+    rules = [f"({kind} <> 'null' AND {text} IS DISTINCT FROM {sql_literal(value)})"
+             for key, value in item.partitions if key in cells for text, kind in [cells[key]]]
+    return " OR ".join(rules) or "FALSE"
 
 
 def _jsonl_raw(item: InputFile, number: int, raw: _Raw) -> str:
@@ -103,9 +113,10 @@ def _jsonl_raw(item: InputFile, number: int, raw: _Raw) -> str:
     partitions = dict(item.partitions)
     known = [*SCHEMA_COLUMNS, *raw.columns, *partitions]
     select = [f"{number * FILE_SHIFT} + ordinality AS kpass_order"]
+    own = {column: (f"(struct_extract(s, {sql_literal(column)}) ->> '$')",
+                    _json_kind(f"struct_extract(s, {sql_literal(column)})")) for column in raw.columns}
     for column in raw.columns:
-        value = f"struct_extract(s, {sql_literal(column)})"
-        text, kind = _with_partition(f"({value} ->> '$')", _json_kind(value), item, column)
+        text, kind = _with_partition(*own[column], item, column)
         select += [f"{text} AS {DUCKDB.ident(column)}", f"{kind} AS {DUCKDB.ident(column + '__kind')}"]
     verdicts = "struct_extract(s, 'cot_verdicts')"
     text_items, text_kind = _verdicts_from_text(f"({verdicts} ->> '$')")
@@ -118,12 +129,12 @@ def _jsonl_raw(item: InputFile, number: int, raw: _Raw) -> str:
                for n, c in enumerate(raw.presence)]
     select.append(f"len(list_filter(k, lambda key: NOT list_contains({_list_literal(known)}, key))) > 0 "
                   "AS unknown_keys")
-    select.append("fallback AS numpy_fallback")
+    select.append(f"(fallback OR {_partition_conflict(item, own)}) AS numpy_fallback")
     return (f"SELECT {', '.join(select)} FROM (SELECT ordinality, from_json(json, {sql_literal(structure)}) AS s, "
             f"CASE WHEN json_type(json) = 'OBJECT' THEN json_keys(json) ELSE [] END AS k, "
             f"(len(json_keys(json)) <> len(list_distinct(json_keys(json))) OR length(CAST(json AS VARCHAR)) - "
             f"length(replace(replace(CAST(json AS VARCHAR), '[', ''), '{{', '')) > {DEEP_JSON_BRACKETS}) AS fallback "
-            f"FROM read_json_objects({sql_literal(item.path)}, format = 'newline_delimited') WITH ORDINALITY)")
+            f"FROM read_json_objects({sql_literal(item.path)}, format = 'newline_delimited', hive_partitioning = false) WITH ORDINALITY)")
 
 
 def csv_header(path: str) -> list[str] | None:
@@ -141,27 +152,49 @@ def csv_header(path: str) -> list[str] | None:
     return [cell.strip() for cell in header]
 
 
+#: Columns read past a CSV header's width: a row with one or two fields too many is counted as
+#: such (DuckDB's strict mode drops empty trailing fields silently), three or more fail the scan.
+_CSV_SPARE_COLUMNS = 2
+#: DuckDB's null string for CSV, one no cell holds: an empty cell stays ``''`` (null once counted),
+#: so that the fields of a row can be counted (padding is NULL).
+_CSV_NULL = "\x01kpass-null\x02"
+#: Python's ``str.isspace`` characters as an RE2 class: a row of one blank cell is skipped, as
+#: the numpy reader's ``row[0].strip()`` skips it.
+_PY_SPACE = r"[\t\n\x{b}\x{c}\r\x{1c}-\x{20}\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]"
+
+
 def _csv_raw(item: InputFile, number: int, header: list[str], raw: _Raw) -> str:
-    columns = "{" + ", ".join(f"{sql_literal(name)}: 'VARCHAR'" for name in header) + "}"
+    """The raw relation of one CSV file, columns read by position (any header name, even empty),
+    with the numpy reader's row rules: a blank row is skipped, any other row must have exactly
+    the header's number of fields (else the row is flagged and the numpy reader says where)."""
+    width = len(header)
+    names = [f"c{i}" for i in range(width + _CSV_SPARE_COLUMNS)]
+    columns = "{" + ", ".join(f"{sql_literal(name)}: 'VARCHAR'" for name in names) + "}"
+    position = {name: f"c{i}" for i, name in enumerate(header)}
+    fields = " + ".join(f"CASE WHEN {name} IS NULL THEN 0 ELSE 1 END" for name in names)
     select = [f"{number * FILE_SHIFT} + ordinality AS kpass_order"]
+    own = {}
     for column in raw.columns:
-        if column in header:
-            cell = DUCKDB.ident(column)
-            text, kind = _with_partition(cell, f"CASE WHEN {cell} IS NULL THEN 'null' ELSE 'string' END", item, column)
+        if column in position:
+            cell = f"NULLIF({position[column]}, '')"
+            own[column] = (cell, f"CASE WHEN {cell} IS NULL THEN 'null' ELSE 'string' END")
+            text, kind = _with_partition(*own[column], item, column)
         else:
             text, kind = _with_partition("CAST(NULL AS VARCHAR)", "'null'", item, column)
         select += [f"{text} AS {DUCKDB.ident(column)}", f"{kind} AS {DUCKDB.ident(column + '__kind')}"]
-    if "cot_verdicts" in header:
-        items, kind = _verdicts_from_text(DUCKDB.ident("cot_verdicts"))
+    if "cot_verdicts" in position:
+        items, kind = _verdicts_from_text(f"NULLIF({position['cot_verdicts']}, '')")
         select += [f"{items} AS cot_verdicts__list", f"{kind} AS cot_verdicts__kind"]
     else:
         select += ["CAST(NULL AS VARCHAR[]) AS cot_verdicts__list", "'null' AS cot_verdicts__kind"]
     select += raw.has([*header, *(key for key, _ in item.partitions)])
     select.append("FALSE AS unknown_keys")
-    select.append("FALSE AS numpy_fallback")
-    return (f"SELECT {', '.join(select)} FROM read_csv({sql_literal(item.path)}, header = true, auto_detect = false, "
-            f"delim = ',', quote = '\"', escape = '\"', columns = {columns}, "
-            "strict_mode = true, null_padding = false) WITH ORDINALITY")
+    select.append(f"(n_fields <> {width} OR {_partition_conflict(item, own)}) AS numpy_fallback")
+    blank = f"(n_fields = 1 AND regexp_full_match(c0, '{_PY_SPACE}*'))"
+    return (f"SELECT {', '.join(select)} FROM (SELECT *, {fields} AS n_fields FROM read_csv({sql_literal(item.path)}, "
+            f"header = true, auto_detect = false, delim = ',', quote = '\"', escape = '\"', columns = {columns}, "
+            f"nullstr = {sql_literal(_CSV_NULL)}, strict_mode = true, null_padding = true, parallel = false, hive_partitioning = false) "
+            f"WITH ORDINALITY) WHERE NOT {blank}")
 
 
 def _parquet_kind(column: str, kind: str) -> tuple[str, str]:
@@ -180,18 +213,23 @@ def _parquet_kind(column: str, kind: str) -> tuple[str, str]:
         return text, f"CASE WHEN {c} IS NULL OR isnan({number}) THEN 'null' ELSE 'float' END"
     if upper == "VARCHAR":
         return c, f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'string' END"
+    if upper == "BLOB":  # Parquet BINARY: UTF-8 text, as the numpy reader decodes it (invalid bytes fail the scan)
+        return f"decode({c})", f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'string' END"
     return f"CAST({c} AS VARCHAR)", f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'other' END"
 
 
 def _parquet_raw(con: Any, item: InputFile, number: int, raw: _Raw) -> tuple[str, list[str]]:
     """The raw relation of one Parquet file and its column names."""
-    source = f"read_parquet({sql_literal(item.path)}, file_row_number = true)"
-    types = {row[0]: row[1] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
-             if row[0] != "file_row_number"}
+    source = f"read_parquet({sql_literal(item.path)}, file_row_number = true, hive_partitioning = false)"
+    described = [(row[0], row[1]) for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
+    types = dict(described[:-1])  # the last is file_row_number
+    if len(types) != len(described) - 1:  # a column name twice: the numpy reader names it
+        raise NumpyFallback("duplicate Parquet column")
     select = [f"{number * FILE_SHIFT} + file_row_number AS kpass_order"]
+    own = {}
     for column in raw.columns:
         if column in types:
-            text, kind = _parquet_kind(column, types[column])
+            text, kind = own[column] = _parquet_kind(column, types[column])
         else:
             text, kind = "CAST(NULL AS VARCHAR)", "'null'"
         text, kind = _with_partition(text, kind, item, column)
@@ -209,8 +247,51 @@ def _parquet_raw(con: Any, item: InputFile, number: int, raw: _Raw) -> tuple[str
         select += ["CAST(NULL AS VARCHAR[]) AS cot_verdicts__list", "'null' AS cot_verdicts__kind"]
     select += raw.has([*types, *dict(item.partitions)])
     select.append("FALSE AS unknown_keys")
-    select.append("FALSE AS numpy_fallback")
+    select.append(f"({_partition_conflict(item, own)}) AS numpy_fallback")
     return f"SELECT {', '.join(select)} FROM {source}", list(types)
+
+
+# ----------------------------------------------------------------------------------------------
+# JSON that DuckDB's parser reads and Python's strict parser does not read the same way
+
+#: JSON strings (what is left after them is syntax: brackets, numbers, true, false, null).
+_JSON_STRING = r'"([^"\\]|\\.)*"'
+#: What DuckDB's JSON parser accepts beyond what kpass's strict reader (``json`` with duplicate
+#: keys refused) reads the same way: a trailing comma, the words NaN / Infinity / inf / nan (Python
+#: reads only NaN, Infinity, -Infinity, as floats the readers then judge), exponents past 1e308.
+_LENIENT_SYNTAX = r",[ \t\r\n]*[\]}]|[nN][aA][nN]|[iI][nN][fF]|[eE][-+]?[0-9]{3,}"
+
+
+def lenient_json(con: Any, files: Sequence[InputFile], options: EngineOptions) -> bool:
+    """Whether some JSON line needs Python's strict parser: a form DuckDB's parser reads
+    leniently (:data:`_LENIENT_SYNTAX`, looked for outside strings) or a key twice in a nested
+    object (``json_keys`` sees only the top level: lines with nested objects are walked with
+    ``json_tree``). One scan of the JSON Lines files, then one over their nested lines, if any.
+    A line DuckDB cannot parse is left to the reduction (which then hands the input to numpy)."""
+    import duckdb
+
+    jsonl = [item for item in files if item.format == "jsonl"]
+    if not jsonl:
+        return False
+    lines = " UNION ALL ".join(f"SELECT {n} AS file, ordinality AS line, regexp_replace(CAST(json AS VARCHAR), "
+                               f"{sql_literal(_JSON_STRING)}, '\"\"', 'g') AS syntax, json "
+                               f"FROM read_json_objects({sql_literal(item.path)}, format = 'newline_delimited', hive_partitioning = false) "
+                               "WITH ORDINALITY" for n, item in enumerate(jsonl))
+    try:
+        run_with_progress(con, f"CREATE TEMP TABLE kpass_syntax AS SELECT file, line, json, "
+                               f"regexp_matches(syntax, {sql_literal(_LENIENT_SYNTAX)}) AS lenient FROM ({lines}) "
+                               "WHERE regexp_matches(syntax, '[{{].*[{{]|[[].*[{{]') "
+                               f"OR regexp_matches(syntax, {sql_literal(_LENIENT_SYNTAX)})", options)
+        if con.execute("SELECT bool_or(lenient) FROM kpass_syntax").fetchone()[0]:
+            return True
+        repeated = con.execute("SELECT 1 FROM kpass_syntax, json_tree(json) AS node WHERE node.parent IS NOT NULL "
+                               "AND node.key IS NOT NULL GROUP BY file, line, node.parent "
+                               "HAVING count(*) <> count(DISTINCT node.key) LIMIT 1").fetchall()
+    except duckdb.Error:
+        return False
+    finally:
+        con.execute("DROP TABLE IF EXISTS kpass_syntax")
+    return bool(repeated)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -236,6 +317,8 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
     extras: list[str] = []
     con = connect(options)
     try:
+        if lenient_json(con, files, options):
+            raise NumpyFallback("JSON that only Python's strict parser judges as the numpy readers do")
         regular = reduce_regular_jsonl(con, files, needs, options)
         if regular is not None:
             return regular
@@ -251,8 +334,8 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
             else:
                 try:
                     part, columns = _parquet_raw(con, item, number, raw)
-                except duckdb.Error as exc:
-                    raise Violation([], f"DuckDB cannot read the Parquet file: {exc}") from exc
+                except duckdb.Error as exc:  # the numpy reader says what is wrong, or reads it
+                    raise NumpyFallback(f"DuckDB cannot read the Parquet file: {exc}") from exc
                 extras += [name for name in columns if name not in SCHEMA_COLUMNS]
                 parts.append(part)
         extras += [key for item in files for key, _ in item.partitions if key not in SCHEMA_COLUMNS]
@@ -264,8 +347,8 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
                                 distinct_indices=distinct_indices_sql(DUCKDB))
         try:
             run_with_progress(con, f"CREATE TEMP TABLE kpass_reduced AS {reduced}", options)
-        except duckdb.Error as exc:  # malformed JSON, ragged CSV, ...: the numpy readers say where
-            raise Violation([], f"DuckDB cannot read the input: {exc}") from exc
+        except duckdb.Error as exc:  # malformed JSON, ragged CSV, bytes DuckDB refuses: the numpy readers judge
+            raise NumpyFallback(f"DuckDB cannot read the input: {exc}") from exc
         con.execute(f"CREATE TEMP TABLE kpass_problems AS {problems_sql('kpass_reduced')}")
         problems = fetch_columns(con, "SELECT * FROM kpass_problems ORDER BY pid")
         if len(problems["n_samples"]) == 0:
@@ -276,7 +359,7 @@ def reduce_with_duckdb(files: Sequence[InputFile], needs: Needs, options: Engine
             known = [*SCHEMA_COLUMNS, *raw.columns]
             scans = " UNION ALL ".join(
                 f"SELECT {number * FILE_SHIFT} + ordinality AS o, json FROM read_json_objects({sql_literal(item.path)}, "
-                "format = 'newline_delimited') WITH ORDINALITY" for number, item in enumerate(files)
+                "format = 'newline_delimited', hive_partitioning = false) WITH ORDINALITY" for number, item in enumerate(files)
                 if item.format == "jsonl")
             extras += [row[0] for row in con.execute(
                 f"SELECT key, MIN(o) FROM (SELECT o, unnest(list_filter(json_keys(json), lambda key: NOT "

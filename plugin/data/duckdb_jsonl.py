@@ -81,12 +81,12 @@ def _values_sql(item: InputFile, number: int, fields: Sequence[str]) -> str:
                  bad_index, bad_output, bad_answer, f"NOT regexp_full_match({verdicts}, {_VERDICTS})",
                  "(correct = 'true' AND finished = 'false')"]
     select.append(f"({' OR '.join(f'COALESCE({rule}, FALSE)' for rule in irregular)}) AS row_bad")
-    return (f"SELECT {', '.join(select)} FROM read_json({sql_literal(item.path)}, format = 'newline_delimited', "
+    return (f"SELECT {', '.join(select)} FROM read_json({sql_literal(item.path)}, format = 'newline_delimited', hive_partitioning = false, "
             f"columns = {schema}) WITH ORDINALITY")
 
 
 def _objects(item: InputFile) -> str:
-    return f"read_json_objects({sql_literal(item.path)}, format = 'newline_delimited') WITH ORDINALITY"
+    return f"read_json_objects({sql_literal(item.path)}, format = 'newline_delimited', hive_partitioning = false) WITH ORDINALITY"
 
 
 def _keys_sql(item: InputFile, number: int) -> str:

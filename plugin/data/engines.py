@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from kpass.errors import UsageError
 from kpass.data.problems import statistics_from_table
 from .sources import EngineOptions, InputFile, expand_inputs, locate_rows
-from .reduction import Needs, NumpyFallback, ProblemStatistics, Violation, raise_violation
+from .reduction import Needs, NothingLocated, NumpyFallback, ProblemStatistics, Violation, raise_violation
 
 if TYPE_CHECKING:  # pragma: no cover
 
@@ -86,8 +86,8 @@ def reduce_samples(inputs: Sequence[InputFile] | Sequence[str | os.PathLike], ne
         from .spark_engine import reduce_files_with_spark
 
         return reduce_files_with_spark(files, needs, options)
-    except NumpyFallback:  # JSON only Python's strict parser can judge: the numpy readers reduce it
-        return statistics_from_table(locate_rows(files, None), needs)
+    except NumpyFallback:  # input only the numpy readers can judge (module docstring of kpass.data.reduction)
+        return _numpy_judges(files, needs)
     except Violation as violation:  # a per-row or key rule: the numpy readers name file and line
         stand_in = ProblemStatistics.stand_in([f.path for f in files], engine, partial(locate_rows, files))
         raise_violation(violation, stand_in, lambda table: statistics_from_table(table, needs))
@@ -96,5 +96,17 @@ def reduce_samples(inputs: Sequence[InputFile] | Sequence[str | os.PathLike], ne
 
 # ----------------------------------------------------------------------------------------------
 # reading rows again with the numpy readers (where errors get their file, line and field)
+
+
+def _numpy_judges(files: Sequence[InputFile], needs: Needs) -> ProblemStatistics:
+    """The numpy reduction of input an engine cannot judge (JSON that only Python's strict parser
+    reads as the numpy readers do, bytes DuckDB's parsers refuse): every row is first converted
+    and checked without keeping any (the numpy readers' first error, in bounded memory), then,
+    if none, reduced by the numpy path."""
+    try:
+        locate_rows(files, [])
+    except NothingLocated:
+        pass
+    return statistics_from_table(locate_rows(files, None), needs)
 
 

@@ -50,6 +50,32 @@ def _open_text(path: pathlib.Path, newline: str = "") -> IO[str]:
     return open(path, encoding=TEXT_ENCODING, newline=newline)
 
 
+def _open_bytes(path: pathlib.Path, source: str) -> IO[bytes]:
+    """The bytes of a (possibly gzipped) file; ``DataError`` naming it when it cannot be opened."""
+    try:
+        handle: Any = gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
+        return handle
+    except OSError as exc:
+        raise DataError(f"cannot open: {exc}", source=source) from None
+
+
+def _not_utf8(exc: UnicodeDecodeError, column: int) -> str:
+    """The one-line message of bytes that are not UTF-8 (``column``: 1-based, in the line)."""
+    return f"not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at column {column} ({exc.reason})"
+
+
+def _decoded(data: bytes, source: str) -> str:
+    """``data`` as UTF-8 text (a leading byte-order mark skipped); ``DataError`` naming the line
+    (any line ending: ``\n``, ``\r\n``, ``\r``) and column of the first byte that is not UTF-8."""
+    try:
+        return data.decode(TEXT_ENCODING)
+    except UnicodeDecodeError as exc:
+        before = data[:exc.start]
+        line = before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n") + 1
+        start = max(before.rfind(b"\n"), before.rfind(b"\r")) + 1
+        raise DataError(_not_utf8(exc, exc.start - start + 1), source=source, line=line) from None
+
+
 #: Lines of a JSON Lines file parsed into Python objects at a time (then turned into typed
 #: columns), so that a large file never holds one dict per row all at once.
 JSONL_CHUNK_LINES = 1 << 20
@@ -97,10 +123,7 @@ class JsonlReader(_SuffixReader):
         :meth:`SampleTable.from_record_chunks`); errors name the file and the line."""
         path = pathlib.Path(path)
         source = str(path)
-        try:
-            handle = _open_text(path, newline="\n")
-        except OSError as exc:
-            raise DataError(f"cannot open: {exc}", source=source) from None
+        handle = self.open(path)
         if progress is not None:
             progress(0)
         with handle:
@@ -108,8 +131,15 @@ class JsonlReader(_SuffixReader):
         return table
 
     @staticmethod
-    def _chunks(handle: IO[str], source: str, progress: Progress | None):
-        """``(records, lines)`` of successive runs of about JSONL_CHUNK_LINES lines."""
+    def open(path: pathlib.Path) -> IO[bytes]:
+        """The file's bytes, for :meth:`_chunks` (lines are decoded one at a time, so that bytes
+        that are not UTF-8 are reported on their own line)."""
+        return _open_bytes(path, str(path))
+
+    @staticmethod
+    def _chunks(handle: IO[bytes], source: str, progress: Progress | None):
+        """``(records, lines)`` of successive runs of about JSONL_CHUNK_LINES lines of a binary
+        handle (:meth:`open`): lines split on ``\\n`` only, each decoded as UTF-8."""
         loads = loads_json_strict  # duplicate keys and deep nesting are errors too
         records: list[Any] = []
         lines: list[int] = []
@@ -117,12 +147,18 @@ class JsonlReader(_SuffixReader):
         yielded = False
         while True:
             try:
-                line = handle.readline()
-            except (UnicodeDecodeError, OSError, EOFError) as exc:
+                data = handle.readline()
+            except (OSError, EOFError, ValueError) as exc:  # a damaged gzip stream, ...
                 raise DataError(f"cannot read the file: {exc}", source=source, line=number + 1) from None
-            if not line:
+            if not data:
                 break
             number += 1
+            if number == 1 and data.startswith(b"\xef\xbb\xbf"):
+                data = data[3:]  # a byte-order mark (TEXT_ENCODING)
+            try:
+                line = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(_not_utf8(exc, exc.start + 1), source=source, line=number) from None
             if not line.strip():
                 continue
             try:
@@ -166,15 +202,12 @@ class CsvReader(_SuffixReader):
     def read(self, path: str | os.PathLike, *, progress: Progress | None = None) -> SampleTable:
         path = pathlib.Path(path)
         source = str(path)
-        try:
-            handle = _open_text(path)
-        except OSError as exc:
-            raise DataError(f"cannot open: {exc}", source=source) from None
-        with handle:
+        with _open_bytes(path, source) as handle:
             try:
-                raw = handle.read()
-            except (UnicodeDecodeError, OSError, EOFError) as exc:
+                data = handle.read()
+            except (OSError, EOFError, ValueError) as exc:
                 raise DataError(f"cannot read the file: {exc}", source=source, line=1) from None
+        raw = _decoded(data, source)
         reader = csv.reader(io.StringIO(raw, newline=""), strict=True)  # an unterminated quote is an error
         try:
             header = next(reader, None)
@@ -239,12 +272,13 @@ class ParquetReader(_SuffixReader):
         except ImportError:
             raise DataError("reading Parquet needs pyarrow: pip install pyarrow", source=source) from None
         try:
+            _check_parquet_names(pq.read_schema(path).names, source)
             arrow = pq.read_table(path)
         except (OSError, pa.ArrowException) as exc:
-            raise DataError(f"not a readable Parquet file: {exc}", source=source, line=1) from None
+            raise DataError(f"not a readable Parquet file: {_first_line(exc)}", source=source, line=1) from None
         if arrow.num_rows == 0:
             raise DataError(empty_file_error(source) or "the file is empty: no samples", source=source, line=1)
-        columns = _arrow_columns(arrow)
+        columns = _arrow_columns(arrow, source)
         if progress is not None:
             progress(arrow.num_rows)
         return SampleTable.from_columns(columns, source=source)
@@ -257,26 +291,62 @@ class ParquetReader(_SuffixReader):
         import pyarrow.parquet as pq
 
         source = str(path)
+        from kpass.data.sources import check_partition_values
+
         try:
             handle = pq.ParquetFile(path)
+            _check_parquet_names(handle.schema_arrow.names, source)
         except (OSError, pa.ArrowException) as exc:
-            raise DataError(f"not a readable Parquet file: {exc}", source=source, line=1) from None
+            raise DataError(f"not a readable Parquet file: {_first_line(exc)}", source=source, line=1) from None
         if handle.metadata.num_rows == 0:
             raise DataError(empty_file_error(source) or "the file is empty: no samples", source=source, line=1)
         first = 1
         for batch in handle.iter_batches(batch_size=batch_rows):
             arrow = pa.Table.from_batches([batch])
-            columns = _arrow_columns(arrow)
-            for name, value in (extra or {}).items():
-                columns[name] = np.full(arrow.num_rows, value, dtype=object)
+            columns = _arrow_columns(arrow, source, first)
             lines = np.arange(first, first + arrow.num_rows, dtype=np.int64)
             first += arrow.num_rows
+            if extra and set(extra) & set(columns):
+                check_partition_values(SampleTable._convert_columns(columns, source=source, lines=lines), extra)
+            for name, value in (extra or {}).items():  # the file's own values equal it where not null
+                columns[name] = np.full(arrow.num_rows, value, dtype=object)
             yield SampleTable._convert_columns(columns, source=source, lines=lines)
 
 
-def _arrow_columns(arrow) -> dict[str, Any]:
+def _first_line(exc: BaseException) -> str:
+    """The first line of an exception's text (pyarrow's messages can go on with the schema)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _check_parquet_names(names: list[str], source: str) -> None:
+    """``DataError`` for a column name the file holds twice (which column is meant?)."""
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise DataError(f"duplicate column(s) in the file: {', '.join(duplicates)}", source=source, line=1,
+                        field=duplicates[0])
+
+
+def _as_text(column, name: str, source: str, first_line: int):
+    """A Parquet BINARY column as UTF-8 text (every engine reads ``b"a"`` as ``"a"``);
+    ``DataError`` at the first value that is not UTF-8."""
+    import pyarrow as pa
+
+    try:
+        return column.cast(pa.large_string())
+    except pa.ArrowException:
+        for row, value in enumerate(column.to_pylist()):  # the error path only: find the row
+            try:
+                None if value is None else bytes(value).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(_not_utf8(exc, exc.start + 1), source=source, line=first_line + row,
+                                field=name) from None
+        raise
+
+
+def _arrow_columns(arrow, source: str = "", first_line: int = 1) -> dict[str, Any]:
     """Column arrays of an Arrow table for :meth:`SampleTable.from_columns` (strings
-    dictionary-encoded without converting rows to Python; nulls of numbers as NaN)."""
+    dictionary-encoded without converting rows to Python; nulls of numbers as NaN; BINARY
+    columns decoded as UTF-8 text)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -286,6 +356,9 @@ def _arrow_columns(arrow) -> dict[str, Any]:
         kind = column.type
         if pa.types.is_dictionary(kind):
             column = column.cast(kind.value_type)
+            kind = column.type
+        if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind):
+            column = _as_text(column, name, source, first_line)
             kind = column.type
         if pa.types.is_string(kind) or pa.types.is_large_string(kind):
             if name in ("sample_index", "correct", "finished", "output_tokens", "answer_token", "cot_verdicts"):

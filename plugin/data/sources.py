@@ -85,9 +85,35 @@ def format_of(path: str) -> str | None:
     return None
 
 
+#: Schema columns a hive partition directory may name (categorical): ``model=a/``, ``task=b/``.
+#: A partition of any other schema column (``correct=true/``) is refused: its value is a string.
+_PARTITION_SCHEMA_COLUMNS = ("model", "task", "problem_id")
+
+
 def _partitions(path: pathlib.Path, root: pathlib.Path) -> tuple[tuple[str, str], ...]:
+    """The ``key=value`` directories between ``root`` and ``path``.
+
+    Raises
+    ------
+    DataError
+        A key twice on the path (``model=a/model=b/``: which is meant?), or a key naming a
+        non-categorical schema column.
+    """
+    from kpass.data.columns import SCHEMA_COLUMNS
+
     parts = path.relative_to(root).parts[:-1]
-    return tuple((key, value) for key, _, value in (part.partition("=") for part in parts if "=" in part))
+    pairs = tuple((key, value) for key, _, value in (part.partition("=") for part in parts if "=" in part))
+    keys = [key for key, _ in pairs]
+    for key in keys:
+        if keys.count(key) > 1:
+            values = ", ".join(f"{key}={value}" for other, value in pairs if other == key)
+            raise DataError(f"the hive partition key '{key}' repeats in the path ({values}); which value is meant?",
+                            source=str(path), field=key)
+        if key in SCHEMA_COLUMNS and key not in _PARTITION_SCHEMA_COLUMNS:
+            raise DataError(f"a hive partition directory names the column '{key}', which is not categorical "
+                            f"(partitions may name {', '.join(_PARTITION_SCHEMA_COLUMNS)} or other fields)",
+                            source=str(path), field=key)
+    return pairs
 
 
 def expand_inputs(paths: Sequence[str | os.PathLike]) -> list[InputFile] | None:
@@ -260,27 +286,53 @@ def _subset(table: "SampleTable", rows: np.ndarray) -> "SampleTable":
 
 def _converted_chunks(item: InputFile):
     """Typed, per-row-checked chunks of one file (keys not checked), as the numpy readers make them."""
-    from kpass.data.readers import CsvReader, JsonlReader, ParquetReader, _open_text
+    from kpass.data.readers import CsvReader, JsonlReader, ParquetReader
     from kpass.data.table import SampleTable
 
     source = item.path
     extra = dict(item.partitions)
     if item.format == "jsonl":
-        try:
-            handle = _open_text(pathlib.Path(source), newline="\n")
-        except OSError as exc:
-            raise DataError(f"cannot open: {exc}", source=source) from None
-        with handle:
+        with JsonlReader.open(pathlib.Path(source)) as handle:
             for records, lines in JsonlReader._chunks(handle, source, None):
-                if extra:
-                    records = [{**record, **extra} for record in records]
                 columns, numbers = SampleTable._records_to_columns(records, source=source, lines=lines)
+                if extra and set(extra) & set(columns):
+                    check_partition_values(SampleTable._convert_columns(columns, source=source, lines=numbers), extra)
+                if extra:
+                    records = [{**record, **{key: value for key, value in extra.items() if record.get(key) is None}}
+                               for record in records]
+                    columns, numbers = SampleTable._records_to_columns(records, source=source, lines=lines)
                 yield SampleTable._convert_columns(columns, source=source, lines=numbers)
     elif item.format == "csv":
-        table = CsvReader().read(source) if not extra else _with_partitions(CsvReader().read(source), extra)
+        table = CsvReader().read(source)
+        if extra:
+            check_partition_values(table, extra)
+            table = _with_partitions(table, extra)
         yield table
     else:
         yield from ParquetReader.chunks(pathlib.Path(source), extra)
+
+
+def check_partition_values(table: "SampleTable", partitions: Mapping[str, str]) -> None:
+    """Refuse a row whose own value of a hive partition key differs from the partition's (a null
+    is filled by the partition): ``model=a/part.parquet`` holding ``model = "b"`` is a
+    contradiction, not an override.
+
+    Raises
+    ------
+    DataError
+        The first such row: file, line, field.
+    """
+    for key, value in partitions.items():
+        if not table.has_column(key) or not table.is_categorical(key):
+            continue
+        codes = table.codes(key)
+        differs = np.flatnonzero((codes >= 0) & (table.category_values(key)[np.maximum(codes, 0)] != value))
+        if differs.size:
+            row = int(differs[0])
+            own = table.categories(key)[int(codes[row])]
+            source, line = table.location(row)
+            raise DataError(f"the partition directory {key}={value} contradicts the file's own `{key}` {own!r}; "
+                            "which is meant?", source=source, line=line, field=key)
 
 
 def _with_partitions(table: "SampleTable", extra: dict[str, str]) -> "SampleTable":
@@ -288,4 +340,5 @@ def _with_partitions(table: "SampleTable", extra: dict[str, str]) -> "SampleTabl
 
     records = table.to_records()
     lines = table._lines.tolist()
-    return SampleTable.from_records([{**record, **extra} for record in records], source=table.sources[0], lines=lines)
+    return SampleTable.from_records([{**record, **{key: value for key, value in extra.items() if record.get(key) is None}}
+                                     for record in records], source=table.sources[0], lines=lines)
