@@ -57,11 +57,19 @@ __all__ = [
 ]
 
 
+#: The most problems :func:`required_problems` answers with: 2**53 - 1, the largest integer a
+#: float64 holds exactly (no benchmark comes near it; past it the answer is float noise).
+_MAX_PROBLEMS = 2**53 - 1
+
+
 def _real_iv(value: Any, name: str, *, low: float | None = None, high: float | None = None,
              low_open: bool = False, high_open: bool = False) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"`{name}` must be a real number; got {value!r}.")
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:  # an int past 1.8e308
+        raise ValueError(f"`{name}` must be finite; got an integer of {len(str(value))} digits.") from None
     if not math.isfinite(x):
         raise ValueError(f"`{name}` must be finite; got {value!r}.")
     if low is not None and (x < low or (low_open and x == low)):
@@ -85,6 +93,10 @@ def _variance_of_difference(between_variance, within_variance_a, within_variance
     ka = _real_iv(samples_per_problem_a, "samples_per_problem_a", low=0.0, low_open=True)
     kb = _real_iv(samples_per_problem_b, "samples_per_problem_b", low=0.0, low_open=True)
     total = omega2 + s2a / ka + s2b / kb
+    if not math.isfinite(total):
+        raise ValueError(f"the variance of the per-problem difference overflows ({omega2!r} + {s2a!r}/{ka!r} + "
+                         f"{s2b!r}/{kb!r}); check `between_variance`, `within_variance_a/b` and "
+                         "`samples_per_problem_a/b` (variances of 0/1 outcomes are at most 1).")
     if total == 0:
         raise ValueError(
             "the variance of the per-problem difference is 0 (between_variance = 0 and both "
@@ -162,7 +174,10 @@ def required_problems(
     variance = _variance_of_difference(between_variance, within_variance_a, within_variance_b,
                                        samples_per_problem_a, samples_per_problem_b)
     z = _z_sum(significance_level, power)
-    n = z * z * variance / (delta * delta)
+    n = z * z * variance / (delta * delta) if abs(delta) > 1e-150 else math.inf  # delta**2 underflows below
+    if not n <= _MAX_PROBLEMS:
+        raise ValueError(f"`minimum_effect` {minimum_effect!r} is too small to plan for: it needs more than "
+                         f"{_MAX_PROBLEMS:.0e} problems (z^2 * variance / effect^2 = {n:.3g}).")
     return int(math.ceil(n - 1e-9 * n))  # tolerate float noise just above an integer
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "check_n_resamples",
     "check_option",
     "check_positive_int",
+    "MAX_N_RESAMPLES",
     "check_rng",
     "check_tau",
     "check_values",
@@ -531,10 +532,19 @@ def check_within_bounds(values: NDArray[np.float64], bound_range: tuple[float, f
                      f"{float(values[row][outside[row]][0])!r}.")
 
 
+#: The most bootstrap resamples: every replicate is kept (8 bytes per statistic each), and the
+#: run takes time in proportion; 10^7 is a thousand times the default of 10,000.
+MAX_N_RESAMPLES = 10_000_000
+
+
 def check_n_resamples(value: Any, minimum: int = 2) -> int:
     """The number of bootstrap resamples: an integer >= 2 for an interval (a standard deviation
-    and two tails need two replicates), >= 1 for a bare stream of weights."""
-    return check_positive_int(value, "n_resamples", minimum)
+    and two tails need two replicates), >= 1 for a bare stream of weights; at most
+    :data:`MAX_N_RESAMPLES`."""
+    n = check_positive_int(value, "n_resamples", minimum)
+    if n > MAX_N_RESAMPLES:
+        raise ValueError(f"`n_resamples` must be at most {MAX_N_RESAMPLES} (every replicate is kept); got {value!r}.")
+    return n
 
 
 def check_max_chunk(value: Any) -> int:

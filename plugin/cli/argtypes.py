@@ -10,11 +10,15 @@ described the same way everywhere. Pass them as ``type=`` to ``add_argument``.
 from __future__ import annotations
 
 import argparse
+import math
+import re
 from fractions import Fraction
 
 __all__ = [
-    "AS_RUN", "budget_list", "difference_of_proportions", "fields", "fraction", "k_list", "nonnegative_int", "positive_float", "positive_int",
-    "probability", "reasoning_markers", "regular_expression",
+    "AS_RUN", "MAX_COUNT", "MAX_N_RESAMPLES", "MIN_MEMORY_LIMIT", "budget_list", "difference_of_proportions", "fields",
+    "fraction", "k_list", "memory_size", "n_resamples", "nonnegative_int", "positive_float", "positive_int",
+    "probability", "reasoning_markers", "regular_expression", "samples_per_problem", "variance_of_difference",
+    "variance_of_outcome",
 ]
 
 #: Spellings of "the run as recorded" in a budget list (``--budgets 2048,as-run``).
@@ -37,12 +41,91 @@ def probability(text: str) -> float:
     return value
 
 
+#: The largest count an option takes (problems, samples): 2**53 - 1, the largest integer a float64
+#: holds exactly (the sample tables' own bound, ``kpass.data.columns.MAX_INTEGER``).
+MAX_COUNT = 2**53 - 1
+#: The most bootstrap resamples: the core keeps every replicate (the core's ``check_n_resamples`` has the same bound).
+MAX_N_RESAMPLES = 10_000_000
+#: The smallest DuckDB memory limit kpass passes on: below it DuckDB cannot hold one buffer.
+MIN_MEMORY_LIMIT = 16 * 2**20
+_MAX_MEMORY_LIMIT = 2**60
+
+
 def positive_int(text: str) -> int:
-    """An integer >= 1 (resamples, problems)."""
+    """An integer >= 1 and at most :data:`MAX_COUNT` (problems)."""
     digits = text.strip().removeprefix("+")
     if not _ascii_digits(digits) or int(digits) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
+    if len(digits) > 20 or int(digits) > MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"expected a positive integer of at most {MAX_COUNT} (2**53 - 1); got {text!r}")
     return int(digits)
+
+
+def n_resamples(text: str) -> int:
+    """Bootstrap resamples: a positive integer up to :data:`MAX_N_RESAMPLES` (every replicate is
+    kept, and the run takes time in proportion; the core says why 1 is too few)."""
+    digits = text.strip().removeprefix("+")
+    if not _ascii_digits(digits) or int(digits) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
+    if len(digits) > 20 or int(digits) > MAX_N_RESAMPLES:
+        raise argparse.ArgumentTypeError(f"at most {MAX_N_RESAMPLES:,} resamples (every replicate is kept in memory; "
+                                         f"10,000 are the default); got {text!r}")
+    return int(digits)
+
+
+_MEMORY_UNITS = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30,
+                 "tib": 2**40}
+_MEMORY_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-z]+)\s*", re.IGNORECASE | re.ASCII)
+
+
+def memory_size(text: str) -> str:
+    """A DuckDB memory limit: a number and a unit (``4GB``, ``512MiB``, ``1.5 GB``; KB, MB, GB, TB
+    are powers of 1000, KiB, MiB, GiB, TiB of 1024), at least 16 MiB. Returned as given, for DuckDB."""
+    match = _MEMORY_SIZE.fullmatch(text)
+    unit = _MEMORY_UNITS.get(match.group(2).lower()) if match else None
+    if match is None or unit is None:
+        raise argparse.ArgumentTypeError(f"expected a size such as 4GB or 512MiB (units KB, MB, GB, TB, KiB, MiB, "
+                                         f"GiB, TiB); got {text!r}")
+    size = float(match.group(1)) * unit
+    if not MIN_MEMORY_LIMIT <= size <= _MAX_MEMORY_LIMIT:
+        raise argparse.ArgumentTypeError(f"expected a size from 16MiB to 1EiB; got {text!r}")
+    return text.strip()
+
+
+def _finite(text: str, expected: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}; got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected {expected}; got {text!r}")
+    return value
+
+
+def variance_of_outcome(text: str) -> float:
+    """A within-problem variance of one 0/1 outcome, p(1 - p): a number in [0, 0.25]."""
+    value = _finite(text, "a variance of a 0/1 outcome, p(1-p), so a number in [0, 0.25]")
+    if not 0 <= value <= 0.25:
+        raise argparse.ArgumentTypeError(f"a variance of a 0/1 outcome, p(1-p), lies in [0, 0.25]; got {text!r}")
+    return value
+
+
+def variance_of_difference(text: str) -> float:
+    """The between-problem variance of a difference of two success probabilities (each in [0, 1],
+    so the difference in [-1, 1]): a number in [0, 1]."""
+    value = _finite(text, "a variance of a difference of pass@1 values, so a number in [0, 1]")
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"a variance of a difference of two probabilities (in [-1, 1]) lies in "
+                                         f"[0, 1]; got {text!r}")
+    return value
+
+
+def samples_per_problem(text: str) -> float:
+    """Samples per problem: a number from 1 to :data:`MAX_COUNT` (a mean may be fractional)."""
+    value = _finite(text, f"a number of samples per problem from 1 to {MAX_COUNT}")
+    if not 1 <= value <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"expected a number of samples per problem from 1 to {MAX_COUNT}; got {text!r}")
+    return value
 
 
 def nonnegative_int(text: str) -> int:

@@ -10,7 +10,7 @@ import os
 from collections.abc import Sequence
 from typing import overload
 
-from kpass.cli.argtypes import nonnegative_int, positive_int, probability, reasoning_markers
+from kpass.cli.argtypes import memory_size, n_resamples, nonnegative_int, probability, reasoning_markers
 from kpass.cli.output import add_output_argument
 from kpass.cli.progress import ProgressBar
 from kpass.data.reduction import Needs, ProblemStatistics
@@ -137,7 +137,7 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
                         help="what reduces the samples to per-problem statistics: duckdb (default for JSONL, CSV "
                              "and Parquet: streaming, out of core), spark (Apache Spark, needs pyspark and Java 17) "
                              "or numpy (in memory; also what plugin formats and sample-level metrics use)")
-    parser.add_argument("--memory-limit", metavar="SIZE",
+    parser.add_argument("--memory-limit", type=memory_size, metavar="SIZE",
                         help="DuckDB memory limit, e.g. 4GB (default: $KPASS_MEMORY_LIMIT or 2GB); past it DuckDB "
                              "spills to --temp-dir")
     parser.add_argument("--temp-dir", metavar="DIR", help="where DuckDB spills and local Spark writes its per-problem "
@@ -193,8 +193,8 @@ def add_bootstrap_arguments(parser: argparse.ArgumentParser) -> None:
                         help="confidence level (default: 0.95)")
     parser.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED, metavar="S",
                         help=f"bootstrap seed (default: {DEFAULT_SEED}, reproducible)")
-    parser.add_argument("--n-resamples", type=positive_int, default=DEFAULT_N_RESAMPLES, metavar="B",
-                        help=f"bootstrap resamples (default: {DEFAULT_N_RESAMPLES})")
+    parser.add_argument("--n-resamples", type=n_resamples, default=DEFAULT_N_RESAMPLES, metavar="B",
+                        help=f"bootstrap resamples, 2 to 10,000,000 (default: {DEFAULT_N_RESAMPLES})")
 
 
 def add_output_arguments(parser: argparse.ArgumentParser, plot: bool = True) -> None:

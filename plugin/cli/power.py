@@ -10,7 +10,8 @@ import argparse
 from typing import Any
 
 from kpass import metrics as core
-from kpass.cli.argtypes import difference_of_proportions, positive_float, positive_int, probability
+from kpass.cli.argtypes import (difference_of_proportions, positive_int, probability, samples_per_problem,
+                                variance_of_difference, variance_of_outcome)
 from kpass.cli.arguments import add_engine_arguments, add_run_arguments, read_tables
 from kpass.cli.output import add_output_argument, emit
 from kpass.errors import DataError, UsageError
@@ -31,12 +32,14 @@ def add_power_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", metavar="MODEL", help="model A of the pilot (default: the other model)")
     parser.add_argument("--task", metavar="TASK",
                         help="restrict the pilot to one task (default: pool every task, said in a note)")
-    parser.add_argument("--between-variance", type=float, metavar="W2",
-                        help="between-problem variance of the paired difference (omega^2)")
-    parser.add_argument("--within-variance-a", type=float, metavar="S2A", help="within-problem variance, model A")
-    parser.add_argument("--within-variance-b", type=float, metavar="S2B", help="within-problem variance, model B")
-    parser.add_argument("--samples-a", type=positive_float, metavar="KA", help="samples per problem, model A")
-    parser.add_argument("--samples-b", type=positive_float, metavar="KB", help="samples per problem, model B")
+    parser.add_argument("--between-variance", type=variance_of_difference, metavar="W2",
+                        help="between-problem variance of the paired difference of pass@1 (omega^2, in [0, 1])")
+    parser.add_argument("--within-variance-a", type=variance_of_outcome, metavar="S2A",
+                        help="within-problem variance of one 0/1 outcome, model A (E[p(1-p)], in [0, 0.25])")
+    parser.add_argument("--within-variance-b", type=variance_of_outcome, metavar="S2B",
+                        help="within-problem variance of one 0/1 outcome, model B (in [0, 0.25])")
+    parser.add_argument("--samples-a", type=samples_per_problem, metavar="KA", help="samples per problem, model A (>= 1)")
+    parser.add_argument("--samples-b", type=samples_per_problem, metavar="KB", help="samples per problem, model B (>= 1)")
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--effect", type=difference_of_proportions, metavar="DELTA",
                         help="effect to detect (difference of pass@1); prints the problems needed")

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from kpass.errors import DataError, UsageError
+from kpass.errors import DataError, EngineError, UsageError
 from kpass.data.problems import statistics_from_table
 from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
 from .sources import EngineOptions, InputFile
@@ -64,7 +64,65 @@ def _session(options: EngineOptions):
         from pyspark.sql import SparkSession
     except ImportError:
         raise DataError("the spark engine needs pyspark (and Java 17+): pip install 'kpass[spark]'") from None
-    return SparkSession.getActiveSession() or local_session()
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    _check_java()
+    try:
+        return local_session()
+    except Exception as exc:  # noqa: BLE001 - no Java, a JVM that cannot start: one line, not PySpark's traceback
+        raise EngineError(f"the spark engine cannot start a local Spark session: {_first_line(exc)} (it needs Java 17 "
+                          "or later on PATH or in JAVA_HOME; or use --engine duckdb)") from None
+
+
+def _check_java() -> None:
+    """Refuse in one line, before PySpark launches anything, when no ``java`` can be found (the
+    launcher's own scripts would print their errors and a traceback)."""
+    import os
+    import shutil
+
+    home = os.environ.get("JAVA_HOME")
+    if home and os.access(os.path.join(home, "bin", "java"), os.X_OK):
+        return
+    if not home and shutil.which("java"):
+        return
+    where = f"JAVA_HOME={home} holds no bin/java" if home else "no java on PATH and JAVA_HOME is not set"
+    raise EngineError(f"the spark engine needs Java 17 or later: {where} (or use --engine duckdb)")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+#: What PySpark raises when the JVM behind the session is gone (killed, crashed, out of memory).
+_JVM_GONE = ("Py4JNetworkError", "Py4JError")
+_JVM_GONE_TEXT = ("SparkContext was shut down", "stopped SparkContext", "Answer from Java side is empty",
+                  "Connection refused", "Broken pipe")
+
+
+def _jvm_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` says the session's JVM stopped, rather than that the input is bad."""
+    return (type(exc).__name__ in _JVM_GONE or isinstance(exc, ConnectionError)
+            or any(text in str(exc) for text in _JVM_GONE_TEXT))
+
+
+def _engine_failures(function: Any) -> Any:
+    """Turn a JVM that stopped mid-run into one :class:`~kpass.errors.EngineError` line."""
+    import functools
+
+    @functools.wraps(function)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except (DataError, UsageError, EngineError, Violation, NumpyFallback):
+            raise
+        except Exception as exc:
+            if _jvm_gone(exc):
+                raise EngineError(f"Spark stopped during the reduction (its Java process is gone): "
+                                  f"{_first_line(exc)}") from None
+            raise
+    return guarded
 
 
 _Raw = RawColumns
@@ -275,6 +333,8 @@ def _fetch(frame: Any, *, classes: bool = False, parent: str | None = None,
     try:
         table = _written_table(frame, parent) if _is_local(frame.sparkSession) else frame.toArrow()
     except Exception as exc:
+        if _jvm_gone(exc):
+            raise
         if type(exc).__name__ in ("Py4JJavaError", "AnalysisException") or "Spark" in type(exc).__name__:
             raise Violation([], f"Spark cannot read the input: {exc}") from exc
         raise
@@ -417,6 +477,7 @@ def _spark_file_names(spark: Any, paths: Sequence[str]) -> list[str] | None:
         return None
 
 
+@_engine_failures
 def reduce_files_with_spark(files: Sequence[InputFile], needs: Needs, options: EngineOptions = EngineOptions(),
                             ) -> ProblemStatistics:
     """Per-problem statistics of sample files, reduced by Spark.
@@ -470,6 +531,7 @@ def reduce_files_with_spark(files: Sequence[InputFile], needs: Needs, options: E
                    jsonl_views=jsonl_views, temp_directory=options.temp_directory)
 
 
+@_engine_failures
 def reduce_dataframe(frame: Any, needs: Needs = Needs(), *, source: str = "<Spark DataFrame>",
                      temp_directory: str | None = None) -> ProblemStatistics:
     """Per-problem statistics of a Spark DataFrame of samples (one row per sample, the
