@@ -39,6 +39,8 @@ __all__ = [
 _TIE_RULES = ("fractional", "strict")
 _INVALID_POLICIES = ("abstain", "vote")
 _MAX_LISTED = 5  # offending problems named in an error message (answers, gold)
+#: The largest k of :func:`cons_at_k`: the exact vote's work and memory grow with k^2 per problem.
+MAX_CONS_K = 1 << 16
 _STIRLING_SERIES_FROM = 10  # Stirling series for log(m!) is used for m >= this
 # B_2j / (2j (2j - 1)) for j = 1..7: 1/12, -1/360, 1/1260, -1/1680, 1/1188, -691/360360, 1/156
 _STIRLING_COEFFICIENTS = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156)
@@ -92,15 +94,9 @@ def _cons_at_k_iv(class_counts, k, n_invalid, ties, invalid):
 # ----------------------------------------------------------------------------------------------
 
 
-def _stirling_remainders(n_max: int) -> NDArray[np.float64]:
-    r"""``s[m] = log(m!) - m log m + m`` for ``m = 0..n_max`` (``s[0] = 0``).
-
-    Small (about ``0.5 log(2 pi m)``), so that binomial log-weights built from it do not lose
-    the digits that ``log(m!)`` (of order ``m log m``) would. Stirling's series for
-    ``m >= 10`` (truncation error < 1e-16), ``gammaln`` below.
-    """
-    m = np.arange(n_max + 1, dtype=np.float64)
-    remainders = np.zeros(n_max + 1)
+def _remainders_of(m: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``log(m!) - m log m + m`` elementwise (0 at ``m = 0``); see :func:`_stirling_remainders`."""
+    remainders = np.zeros(m.shape)
     small = (m >= 1) & (m < _STIRLING_SERIES_FROM)
     remainders[small] = gammaln(m[small] + 1) - m[small] * np.log(m[small]) + m[small]
     large = m >= _STIRLING_SERIES_FROM
@@ -112,6 +108,31 @@ def _stirling_remainders(n_max: int) -> NDArray[np.float64]:
         series = series * inverse_square + coefficient
     remainders[large] = 0.5 * np.log(2 * np.pi * ml) + series / ml
     return remainders
+
+
+class _RemaindersOnDemand:
+    """:func:`_remainders_of` indexed like the table of :func:`_stirling_remainders`, computed for
+    the counts asked for: the table of every count up to ``n`` would take 8n bytes."""
+
+    def __getitem__(self, counts: Any) -> NDArray[np.float64]:
+        return _remainders_of(np.asarray(counts, dtype=np.float64))
+
+
+#: Largest sample count per problem for which the remainders are tabulated (32 MiB).
+_TABLE_MAX = 1 << 22
+
+
+def _stirling_remainders(n_max: int) -> Any:
+    r"""``s[m] = log(m!) - m log m + m`` for ``m = 0..n_max`` (``s[0] = 0``).
+
+    Small (about ``0.5 log(2 pi m)``), so that binomial log-weights built from it do not lose
+    the digits that ``log(m!)`` (of order ``m log m``) would. Stirling's series for
+    ``m >= 10`` (truncation error < 1e-16), ``gammaln`` below. A table up to ``n_max`` when it
+    is at most :data:`_TABLE_MAX`, else the same values computed on demand.
+    """
+    if n_max > _TABLE_MAX:
+        return _RemaindersOnDemand()
+    return _remainders_of(np.arange(n_max + 1, dtype=np.float64))
 
 
 def _binomial_weight(count, draws, p, q, remainders):
@@ -337,6 +358,9 @@ def cons_at_k(
     counts, invalid_counts, n_samples, k_values, k_scalar = _cons_at_k_iv(
         class_counts, k, n_invalid, ties, invalid
     )
+    if max(k_values) > MAX_CONS_K:
+        raise ValueError(f"`k` must be at most {MAX_CONS_K} for cons@k (the exact vote's work and memory grow with "
+                         f"k^2 per problem); got {max(k_values)}.")
     fractional = ties == "fractional"
     gold = counts[:, 0]
     wrong = counts[:, 1:]

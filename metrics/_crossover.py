@@ -173,6 +173,10 @@ class CrossoverResult:
     robust_fraction: Fraction
 
 
+#: The largest ``k_max`` of :func:`pass_at_k_crossover`: the curves hold every k from 1 to k_max.
+MAX_CURVE_K = 1 << 16
+
+
 def _first_crossing(differences: NDArray[np.float64], sign: int) -> NDArray[np.float64]:
     """Index (0-based) of the first column where ``sign * differences < 0``, per row; inf if none."""
     hit = (sign * differences) < 0
@@ -277,8 +281,14 @@ def pass_at_k_crossover(
     smallest = int(min(nb.min(), nm.min()))
     if smallest < 1:
         raise ValueError("every problem needs at least one sample under each model; got n = 0.")
+    if k_max is None and smallest > MAX_CURVE_K:
+        raise ValueError(f"`k_max` defaults to the smallest number of samples ({smallest}), past the {MAX_CURVE_K} "
+                         "points the pass@k curves can hold; give k_max <= " f"{MAX_CURVE_K}.")
     if k_max is None:
         k_max = smallest
+    elif isinstance(k_max, (int, np.integer)) and not isinstance(k_max, (bool, np.bool_)) and k_max > MAX_CURVE_K:
+        raise ValueError(f"`k_max` must be at most {MAX_CURVE_K} (the curves hold one value per k, per problem "
+                         f"pattern and resample); got {k_max!r}.")
     elif isinstance(k_max, (bool, np.bool_)) or not isinstance(k_max, (int, np.integer)) or k_max < 1:
         raise ValueError(f"`k_max` must be an integer >= 1; got {k_max!r}.")
     elif k_max > smallest:

@@ -227,6 +227,11 @@ def _upper_tails_chunk(n, c, k: int, thresholds) -> NDArray[np.float64]:
     return tails[thresholds] / tails[0]
 
 
+#: Largest k for which the ratio recurrence (:func:`_upper_tails`) builds all ``k + 1``
+#: probabilities (a few (k + 1)-row buffers); past it G-Pass@k takes ``hypergeom.sf`` (constant
+#: memory, one tail per threshold) and mG-Pass@k, which needs every tail, refuses.
+MAX_TAIL_DRAWS = 1 << 20
+
 #: Most thresholds per k, and largest k, for which :func:`_g_pass_tails` uses ``hypergeom.sf``.
 _SF_MAX_THRESHOLDS = 2
 _SF_MAX_K = 64
@@ -242,7 +247,7 @@ def _g_pass_tails(n: NDArray[np.int64], c: NDArray[np.int64], k: int, thresholds
     recurrence 2.5x faster at nine thresholds and 2x faster at n = 1000, k = 100. Both agree with
     exact rational arithmetic to a few ulp (``tests/metrics/test_passk.py``).
     """
-    if thresholds.shape[0] <= _SF_MAX_THRESHOLDS and k <= _SF_MAX_K:
+    if (thresholds.shape[0] <= _SF_MAX_THRESHOLDS and k <= _SF_MAX_K) or k > MAX_TAIL_DRAWS:  # sf: no O(k) memory
         tails = hypergeom.sf(thresholds[None, :] - 1, n[:, None], c[:, None], k)
         return np.clip(np.asarray(tails, dtype=np.float64), 0.0, 1.0)
     return _upper_tails(n, c, k, thresholds)
@@ -523,6 +528,9 @@ def g_pass_at_k(
 def _mg_pass_at_k_iv(n_samples: Any, n_correct: Any, k: Any, variant: Any):
     n, c, k_values, scalar_input, k_is_scalar = _count_k_iv(n_samples, n_correct, k)
     variant = check_option(variant, "variant", _MG_VARIANTS)
+    if int(k_values.max()) > MAX_TAIL_DRAWS:
+        raise ValueError(f"`k` must be at most {MAX_TAIL_DRAWS} for mG-Pass@k (it builds the k + 1 probabilities of "
+                         f"every problem); got {int(k_values.max())}.")
     if variant == "published" and (k_values == 1).any():
         warnings.warn(
             "mG-Pass@k with k = 1 is 0 for every problem by definition (variant='published': the sum over "
