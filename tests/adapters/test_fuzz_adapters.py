@@ -38,7 +38,8 @@ import kpass
 from kpass.host.lookups import read_samples
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugin"))
-from fuzzing import FUZZ, FUZZ_CLI, assert_one_line_contract, assert_table_or_kpass_error, mutated, run_kpass, zip_mutated
+from fuzzing import (FUZZ, FUZZ_CLI, assert_one_line_contract, assert_table_or_kpass_error, json_mutated, mutated,
+                     run_kpass, zip_mutated)
 
 HERE = Path(__file__).resolve().parent
 INSPECT_SEED = HERE / "inspect_fixtures" / "fuzz_seed" / "budget_plain.eval"
@@ -162,6 +163,20 @@ def test_mutated_inspect_logs(inspect_logs, data):
         assert_table_or_kpass_error(read_log, edited, suffix)
 
 
+@settings(FUZZ, max_examples=40)
+@given(json_mutated(SAMPLES))
+def test_json_mutations_of_lm_eval_samples(samples):
+    # typed edits (2.7 or true where a count belongs, a list where a string belongs, `resps`
+    # nested deeper, a key repeated) of the small 0.4.13 run above
+    assert_table_or_kpass_error(read_lm_eval, RESULTS, samples)
+
+
+@settings(FUZZ, max_examples=40)
+@given(st.data())
+def test_json_mutations_of_an_inspect_json_log(inspect_logs, data):
+    assert_table_or_kpass_error(read_log, data.draw(json_mutated(inspect_logs["json"])), ".json")
+
+
 @settings(FUZZ, max_examples=60)
 @given(st.data())
 def test_zip_level_mutations_of_an_eval_log(data):
@@ -207,10 +222,10 @@ def test_the_lm_eval_layouts_are_valid_seeds():
 
 @st.composite
 def mutated_layout(draw):
-    """One lm-eval layout with one of its files mutated."""
+    """One lm-eval layout with one of its files mutated, as bytes or as JSON."""
     files = dict(LM_EVAL_LAYOUTS[draw(st.sampled_from(sorted(LM_EVAL_LAYOUTS)))])
     name = draw(st.sampled_from(sorted(files)))
-    files[name] = draw(mutated(files[name], max_edits=3))
+    files[name] = draw(json_mutated(files[name]) if draw(st.booleans()) else mutated(files[name], max_edits=3))
     return files
 
 
@@ -234,11 +249,13 @@ def test_kpass_report_on_mutated_lm_eval_layouts(files):
     with_lm_eval_layout(files, report_keeps_the_contract)
 
 
-@settings(FUZZ_CLI, max_examples=40)
-@given(st.sampled_from(["bytes .json", "bytes .eval", "zip .eval"]), st.data())
+@settings(FUZZ_CLI, max_examples=50)
+@given(st.sampled_from(["bytes .json", "json .json", "bytes .eval", "zip .eval"]), st.data())
 def test_kpass_report_on_mutated_inspect_logs(inspect_logs, kind, data):
     if kind == "zip .eval":
         edited, suffix = data.draw(zip_mutated(inspect_logs["eval"])), ".eval"
+    elif kind == "json .json":
+        edited, suffix = data.draw(json_mutated(inspect_logs["json"])), ".json"
     else:
         suffix = kind[-5:]
         seed = inspect_logs[suffix[1:]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 import os
@@ -20,10 +21,13 @@ FUZZ = settings(max_examples=100, deadline=timedelta(seconds=20),
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 #: Byte strings that make readers' edge cases: huge and odd numbers, quotes, brackets, BOM,
-#: invalid UTF-8, NUL, duplicate keys, nesting.
+#: invalid UTF-8, NUL, duplicate keys, nesting, odd whitespace and separators.
 TOKENS = [b"1e999", b"NaN", b"-Infinity", b"-1", b"1e30", b"100000000000000000000000000000", b"18446744073709551615",
           b'"', b"[", b"{", b"]", b"}", b"\xff", b"\x00", b"\n", b"\r", b",", b";", b"true", b"null", b"0.5",
-          b'"model"', b'"correct": true, "correct": false', b"\xef\xbb\xbf", b"[" * 3000, b'"\\ud800"', b"=cmd"]
+          b'"model"', b'"correct": true, "correct": false', b"\xef\xbb\xbf", b"[" * 3000, b'"\\ud800"', b"=cmd",
+          # issue #34: NBSP, a vertical tab, a UTF-8-encoded lone surrogate, an unquoted thousands
+          # separator, empty and trailing fields, a tab
+          b"\xc2\xa0", b"\x0b", b"\xed\xa0\x80", b"1,000", b",,", b",\n", b"\t"]
 
 
 @st.composite
@@ -163,8 +167,8 @@ def _rewrite_members(seed: bytes, replace) -> bytes:
 
 @st.composite
 def zip_mutated(draw, seed: bytes):
-    """``seed`` (a zip archive) with one structural edit: a member's JSON mutated (:func:`mutated`)
-    and written back stored, deflated or zstd; a member repeated; a size or compression method
+    """``seed`` (a zip archive) with one structural edit: a member's JSON mutated (:func:`mutated`
+    or :func:`json_mutated`) and written back stored, deflated or zstd; a member repeated; a size or compression method
     field of the central directory or a local header overwritten; the central directory or the
     end record truncated or its counts and offsets changed."""
     import struct
@@ -180,7 +184,8 @@ def zip_mutated(draw, seed: bytes):
         method = draw(st.sampled_from([0, 8, 93]))
         if operation == "member":
             original = zipfile.ZipFile(io.BytesIO(seed)).read(chosen)
-            edited = draw(mutated(original[:4096], max_edits=3)) + original[4096:]
+            edited = (draw(json_mutated(original)) if draw(st.booleans())
+                      else draw(mutated(original[:4096], max_edits=3)) + original[4096:])
             return _rewrite_members(seed, lambda name, data: [(name, edited if name == chosen else data,
                                                                method if name == chosen else 93)])
         return _rewrite_members(seed, lambda name, data: [(name, data, 93)] + ([(name, data, method)]
@@ -243,3 +248,109 @@ def assert_one_line_contract(result: tuple[int, str, str], *names: str) -> None:
         lines = [line for line in err.splitlines() if line.strip()]
         assert len(lines) == 1, err[-2000:]
         assert any(name in lines[0] for name in names), (names, lines[0])
+
+
+# ----------------------------------------------------------------------------------------------
+# structure-aware mutations of JSON and JSON Lines (issue #34, point 6)
+
+#: values put in place of a node: nulls, booleans, odd numbers (2.7 where a count belongs, 1e30,
+#: 1e308), empty and lone-surrogate strings, empty and nested containers.
+JSON_VALUES = [None, True, False, 0, -1, 2.7, 10**30, 1e308, "", "x", "\ud800", [], {}, [[1]], {"a": {"b": 1}}]
+
+
+class _Pairs(list):
+    """A JSON object as its (key, value) pairs (``json.loads``'s ``object_pairs_hook``), written
+    in order with repeated keys kept; a path indexes its pairs."""
+
+
+def _encode(value) -> str:
+    if isinstance(value, _Pairs):
+        return "{" + ", ".join(json.dumps(key) + ": " + _encode(item) for key, item in value) + "}"
+    if isinstance(value, dict):
+        return _encode(_Pairs(value.items()))
+    if isinstance(value, list):
+        return "[" + ", ".join(_encode(item) for item in value) + "]"
+    return json.dumps(value)
+
+
+def _children(value) -> list:
+    return list(range(len(value))) if isinstance(value, list) else []
+
+
+def _child(value, key):
+    return value[key][1] if isinstance(value, _Pairs) else value[key]
+
+
+def _paths(document, limit: int = 4000) -> list[tuple]:
+    """Paths (tuples of indices) of the first ``limit`` nodes, root excluded, depth first."""
+    paths: list[tuple] = []
+    stack: list[tuple[tuple, object]] = [((), document)]
+    while stack and len(paths) < limit:
+        path, value = stack.pop()
+        for key in reversed(_children(value)):
+            stack.append(((*path, key), _child(value, key)))
+        if path:
+            paths.append(path)
+    return paths
+
+
+def _edit(document, path: tuple, operation: str, replacement):
+    parent = document
+    for key in path[:-1]:
+        parent = _child(parent, key)
+    key = path[-1]
+    if operation == "delete":
+        del parent[key]
+    elif operation == "replace":
+        if isinstance(parent, _Pairs):
+            parent[key] = (parent[key][0], replacement)
+        else:
+            parent[key] = replacement
+    return document
+
+
+@st.composite
+def json_mutated(draw, seed: bytes, max_edits: int = 3):
+    """``seed`` (one JSON document, or JSON Lines: then one line is edited) parsed and written back
+    with up to ``max_edits`` edits of its structure: a node replaced by a value of
+    :data:`JSON_VALUES` or wrapped in a list or an object, a node deleted, a key of an object
+    repeated with another value. Text that is not JSON is returned as it is."""
+    text = seed.decode("utf-8")
+    try:
+        lines, index = [text], 0
+        document = json.loads(text, object_pairs_hook=_Pairs)
+    except ValueError:
+        lines = text.splitlines(keepends=True)
+        candidates = [i for i, line in enumerate(lines) if line.strip()]
+        if not candidates:
+            return seed
+        index = draw(st.sampled_from(candidates))
+        try:
+            document = json.loads(lines[index], object_pairs_hook=_Pairs)
+        except ValueError:
+            return seed
+    for _ in range(draw(st.integers(1, max_edits))):
+        paths = _paths(document)
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        operation = draw(st.sampled_from(["replace", "replace", "wrap", "delete", "repeat-key"]))
+        if operation == "replace":
+            document = _edit(document, path, "replace", copy.deepcopy(draw(st.sampled_from(JSON_VALUES))))
+        elif operation == "wrap":
+            parent = document
+            for key in path:
+                parent = _child(parent, key)
+            wrapped = [parent] if draw(st.booleans()) else {"value": parent}
+            document = _edit(document, path, "replace", wrapped)
+        elif operation == "delete":
+            document = _edit(document, path, "delete", None)
+        else:  # the object holding the node gets the node's key again, with another value
+            holder = document
+            for key in path[:-1]:
+                holder = _child(holder, key)
+            if isinstance(holder, _Pairs):
+                holder.append((holder[path[-1]][0], copy.deepcopy(draw(st.sampled_from(JSON_VALUES)))))
+    newline = "\n" if lines[index].endswith("\n") else ""
+    lines[index] = _encode(document) + newline
+    return "".join(lines).encode("utf-8", "surrogatepass")

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 import kpass
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fuzzing import (FUZZ_CLI, VALID_CSV, VALID_JSONL, assert_one_line_contract, mutated, parquet_bytes, run_kpass,
-                     write_temporary)
+from fuzzing import (FUZZ_CLI, VALID_CSV, VALID_JSONL, assert_one_line_contract, json_mutated, mutated, parquet_bytes,
+                     run_kpass, write_temporary)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -69,6 +69,14 @@ def test_the_seeds_are_reported_on_both_engines(suffix):
 def test_report_on_mutated_sample_tables(suffix, data):
     seed = SEEDS[suffix]
     report_on_both_engines(data.draw(mutated(seed, max_edits=3 if suffix == ".parquet" else 6)), suffix)
+
+
+@settings(FUZZ_CLI, max_examples=40)
+@given(json_mutated(VALID_JSONL))
+def test_report_on_json_mutations_of_a_sample_table(data):
+    # typed edits: 2.7, true, 1e30 or a list where a count, a verdict or a name belongs; a key
+    # repeated; a field deleted
+    report_on_both_engines(data, ".jsonl")
 
 
 # ----------------------------------------------------------------------------------------------
