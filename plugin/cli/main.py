@@ -135,6 +135,11 @@ def _interrupted() -> int:
 
 
 def _say(line: str) -> None:
+    encoding = getattr(sys.stderr, "encoding", None) or "utf-8"
+    try:  # a lone surrogate in a name is said as \ud800
+        line = line.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:
+        pass
     try:
         print(line, file=sys.stderr, flush=True)
     except (OSError, ValueError):  # stderr closed or full: the exit code is all that is left
