@@ -64,14 +64,14 @@ def test_the_seeds_are_reported_on_both_engines(suffix):
             assert code == 0 and "cons@2" in out and "CoT-Pass@1" in out, err
 
 
-@settings(FUZZ_CLI, max_examples=45)
+@settings(FUZZ_CLI, max_examples=30)
 @given(st.sampled_from(sorted(SEEDS)), st.data())
 def test_report_on_mutated_sample_tables(suffix, data):
     seed = SEEDS[suffix]
     report_on_both_engines(data.draw(mutated(seed, max_edits=3 if suffix == ".parquet" else 6)), suffix)
 
 
-@settings(FUZZ_CLI, max_examples=40)
+@settings(FUZZ_CLI, max_examples=30)
 @given(json_mutated(VALID_JSONL))
 def test_report_on_json_mutations_of_a_sample_table(data):
     # typed edits: 2.7, true, 1e30 or a list where a count, a verdict or a name belongs; a key

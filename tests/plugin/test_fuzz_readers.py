@@ -184,7 +184,7 @@ def test_mutated_parquet_on_every_engine(data):
     assert_every_engine_keeps_the_contract(data, ".parquet")
 
 
-@settings(FUZZ, max_examples=4, deadline=None)
+@settings(FUZZ, max_examples=2, deadline=None)
 @given(st.sampled_from([".jsonl", ".csv"]), st.data())
 def test_mutated_tables_on_spark(spark_session, suffix, data):
     # a handful only: each example is a Spark job on the test session's shared SparkSession (the
