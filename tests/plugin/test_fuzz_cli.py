@@ -4,7 +4,7 @@ tables (JSONL, CSV, Parquet) with the default engine (DuckDB) and with ``--engin
 wrote (Markdown, CSV and JSON), keep the one-line-error contract of docs/bad-input.md: exit 0,
 1 (data) or 2 (usage); never a traceback or an "internal error"; a failure is one line on stderr
 naming the file. The two engines exit alike on the same file (one set of rules on every
-engine).
+engine). What the suite found is kept in ``fuzz_findings/`` and run every time.
 
 Each command runs in this process (:func:`fuzzing.run_kpass`) under the suite's deterministic
 hypothesis profile, with a per-example deadline (:data:`fuzzing.FUZZ_CLI`) and a per-test
@@ -77,6 +77,17 @@ def test_report_on_json_mutations_of_a_sample_table(data):
     # typed edits: 2.7, true, 1e30 or a list where a count, a verdict or a name belongs; a key
     # repeated; a field deleted
     report_on_both_engines(data, ".jsonl")
+
+
+#: Inputs the fuzz suite found breaking the contract (issue #34): single-bit flips of the Parquet
+#: seed, structured edits of the JSONL seed; kept as regression cases.
+FINDINGS = Path(__file__).resolve().parent / "fuzz_findings"
+
+
+@pytest.mark.parametrize("name", sorted(path.name for path in FINDINGS.iterdir()))
+def test_what_the_fuzz_suite_found(name):
+    path = FINDINGS / name
+    report_on_both_engines(path.read_bytes(), path.suffix)
 
 
 # ----------------------------------------------------------------------------------------------
