@@ -40,16 +40,23 @@ def _array_literal(items: Sequence[str]) -> str:
     return "array(" + ", ".join(_literal(item) for item in items) + ")"
 
 
-def local_session(cores: int = 2, *, shuffle_partitions: int = 16, driver_memory: str = "1g"):
+def local_session(cores: int = 2, *, shuffle_partitions: int = 16, driver_memory: str = "1g",
+                  local_dir: str | None = None):
     """A local SparkSession (``local[cores]``, UI off, quiet logs) for one machine and tests.
 
     ``driver_memory`` is the JVM's heap, which in local mode is the executors' too: 1 GiB holds
     the reduction of 10^8 samples (3.1M problems; the per-problem table goes to disk, see
     :func:`_written_table`, and nothing else large comes back), and a larger heap only makes the
-    JVM's resident memory, which adds to the Python driver's, larger."""
+    JVM's resident memory, which adds to the Python driver's, larger. ``local_dir``: where Spark
+    keeps its scratch files (``spark.local.dir`` and the JVM's ``java.io.tmpdir``; default the
+    system temporary directory)."""
     from pyspark.sql import SparkSession
 
-    session = (SparkSession.builder.master(f"local[{cores}]").appName("kpass")
+    builder = SparkSession.builder
+    if local_dir is not None:
+        builder = builder.config("spark.local.dir", local_dir).config(
+            "spark.driver.extraJavaOptions", f"-Djava.io.tmpdir={local_dir}")
+    session = (builder.master(f"local[{cores}]").appName("kpass")
                .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", str(shuffle_partitions))
                .config("spark.driver.memory", driver_memory).config("spark.ui.showConsoleProgress", "false")
                .getOrCreate())
@@ -69,10 +76,32 @@ def _session(options: EngineOptions):
         return active
     _check_java()
     try:
-        return local_session()
+        return local_session(local_dir=_scratch_directory(options.temp_directory))
     except Exception as exc:  # noqa: BLE001 - no Java, a JVM that cannot start: one line, not PySpark's traceback
+        if _jvm_gone(exc):
+            raise EngineError(f"Spark stopped while starting (its Java process is gone): {_first_line(exc)}") from None
         raise EngineError(f"the spark engine cannot start a local Spark session: {_first_line(exc)} (it needs Java 17 "
                           "or later on PATH or in JAVA_HOME; or use --engine duckdb)") from None
+
+
+def _scratch_directory(parent: str | None) -> str | None:
+    """A directory of this process for the session's scratch files (``blockmgr-*``, ``spark-*``),
+    removed when the process exits, also after the JVM was killed (whose own clean-up then never
+    ran). None (Spark's default) when it cannot be made."""
+    import atexit
+    import os
+    import shutil
+    import tempfile
+
+    base = parent or os.environ.get("KPASS_TEMP_DIRECTORY")
+    try:
+        if base:
+            os.makedirs(base, exist_ok=True)
+        directory = tempfile.mkdtemp(prefix="kpass-spark-local-", dir=base)
+    except OSError:
+        return None
+    atexit.register(shutil.rmtree, directory, True)  # registered before PySpark's own stop: runs after it
+    return directory
 
 
 def _check_java() -> None:

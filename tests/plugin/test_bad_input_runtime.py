@@ -208,3 +208,36 @@ def test_power_core_refuses_what_overflows():
     with pytest.raises(ValueError, match="`n_problems` must be finite"):
         core.minimum_detectable_effect(10**400, between_variance=0.1)
     assert core.required_problems(0.03, between_variance=0.02) == 175  # unchanged
+
+
+def test_a_lone_surrogate_in_a_name_with_plot_is_drawn_escaped(run_cli, tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps({"model": "a\ud800b", "task": "t", "problem_id": f"p{j}", "sample_index": s,
+                                        "correct": (j + s) % 2 == 0}) + "\n" for j in range(3) for s in range(2)))
+    code, out, err = run_cli("report", path, "--plot", tmp_path / "p.svg", "-f", "csv")
+    assert code == 0 and "Traceback" not in err, err
+    assert "a\\ud800b" in out and "a\\ud800b" in (tmp_path / "p.svg").read_text()
+
+
+def test_spark_whose_jvm_is_killed_mid_run_is_one_kpass_line_exit_1_and_leaves_no_temporaries(tmp_path):
+    data = _big_jsonl(tmp_path / "big.jsonl", 25_000)
+    scratch = tmp_path / "scratch"
+    process = subprocess.Popen([*KPASS, "report", str(data), "--engine", "spark", "--temp-dir", str(scratch)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    deadline = time.monotonic() + 120
+    java = None
+    while java is None and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.2)
+        for child in pathlib.Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split():
+            if "java" in pathlib.Path(f"/proc/{child}/cmdline").read_text():
+                java = int(child)
+    assert java is not None, "no JVM started"
+    while not list(scratch.glob("kpass-spark-local-*/blockmgr-*")) and time.monotonic() < deadline:
+        time.sleep(0.2)  # the session is up: Spark has made its block manager's directory
+    os.kill(java, signal.SIGKILL)
+    _, err = process.communicate(timeout=180)
+    assert process.returncode == 1, err
+    kpass_lines = [line for line in err.splitlines() if line.startswith("kpass")]  # the JVM's own log lines aside
+    assert len(kpass_lines) == 1 and "Traceback" not in err, err
+    assert kpass_lines[0].startswith("kpass: engine error: Spark stopped "), err  # while starting or reducing
+    assert list(scratch.iterdir()) == []  # Spark's scratch files and kpass's Parquet directory removed
