@@ -337,7 +337,7 @@ def reserve_standard_streams() -> None:
                 os.dup2(null, fd)
                 os.close(null)
     if sys.stderr is None:  # nothing to say things on: say them to nobody, never to stdout
-        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # lives as long as the process
 
 
 def _umask() -> int:
