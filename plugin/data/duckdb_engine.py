@@ -23,8 +23,9 @@ from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_n
 from .sources import EngineOptions, InputFile
 from .duckdb_jsonl import reduce_regular_jsonl
 from .duckdb_queries import FILE_SHIFT, fetch_columns, run_with_progress, sql_literal
-from .reduction import (DEEP_JSON_BRACKETS, DUCKDB, Needs, NumpyFallback, RawColumns, ProblemStatistics, Violation, classes_sql, problems_sql, reduction_sql,
-                        distinct_indices_sql, statistics_from_rows, typed_sql)
+from .reduction import (BOOLEAN_COLUMNS, DEEP_JSON_BRACKETS, DUCKDB, INTEGER_COLUMNS, Needs, NumpyFallback,
+                        ProblemStatistics, RawColumns, Violation, classes_sql, distinct_indices_sql, problems_sql,
+                        reduction_sql, statistics_from_rows, typed_sql)
 
 __all__ = ["reduce_with_duckdb"]
 
@@ -129,7 +130,11 @@ def _jsonl_raw(item: InputFile, number: int, raw: _Raw) -> str:
                for n, c in enumerate(raw.presence)]
     select.append(f"len(list_filter(k, lambda key: NOT list_contains({_list_literal(known)}, key))) > 0 "
                   "AS unknown_keys")
-    select.append(f"(fallback OR {_partition_conflict(item, own)}) AS numpy_fallback")
+    # a name written as a JSON object or list: the numpy readers' canonical text of it (docs/bad-input.md)
+    structured = [f"{kind} = 'other'" for column, (_, kind) in own.items()
+                  if column not in INTEGER_COLUMNS and column not in BOOLEAN_COLUMNS]
+    select.append(f"(fallback OR {_partition_conflict(item, own)} OR {' OR '.join(structured) or 'FALSE'}) "
+                  "AS numpy_fallback")
     return (f"SELECT {', '.join(select)} FROM (SELECT ordinality, from_json(json, {sql_literal(structure)}) AS s, "
             f"CASE WHEN json_type(json) = 'OBJECT' THEN json_keys(json) ELSE [] END AS k, "
             f"(len(json_keys(json)) <> len(list_distinct(json_keys(json))) OR length(CAST(json AS VARCHAR)) - "

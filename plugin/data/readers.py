@@ -28,7 +28,7 @@ import io
 import json
 import os
 import pathlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import IO, Any
 
 import numpy as np
@@ -291,8 +291,6 @@ class ParquetReader(_SuffixReader):
         import pyarrow.parquet as pq
 
         source = str(path)
-        from kpass.data.sources import check_partition_values
-
         try:
             handle = pq.ParquetFile(path)
             _check_parquet_names(handle.schema_arrow.names, source)
@@ -301,7 +299,18 @@ class ParquetReader(_SuffixReader):
         if handle.metadata.num_rows == 0:
             raise DataError(empty_file_error(source) or "the file is empty: no samples", source=source, line=1)
         first = 1
-        for batch in handle.iter_batches(batch_size=batch_rows):
+        batches = handle.iter_batches(batch_size=batch_rows)
+        while True:
+            try:  # a damaged page shows only when its batch is decoded
+                batch = next(batches, None)
+            except (OSError, pa.ArrowException) as exc:
+                raise DataError(f"not a readable Parquet file: {_first_line(exc)}", source=source,
+                                line=first) from None
+            if batch is None:
+                if first - 1 != handle.metadata.num_rows:
+                    raise DataError(f"not a readable Parquet file: its footer counts {handle.metadata.num_rows} "
+                                    f"rows, its pages hold {first - 1}", source=source, line=first)
+                break
             arrow = pa.Table.from_batches([batch])
             columns = _arrow_columns(arrow, source, first)
             lines = np.arange(first, first + arrow.num_rows, dtype=np.int64)
@@ -311,6 +320,29 @@ class ParquetReader(_SuffixReader):
             for name, value in (extra or {}).items():  # the file's own values equal it where not null
                 columns[name] = np.full(arrow.num_rows, value, dtype=object)
             yield SampleTable._convert_columns(columns, source=source, lines=lines)
+
+
+def check_partition_values(table: SampleTable, partitions: Mapping[str, str]) -> None:
+    """Refuse a row whose own value of a hive partition key differs from the partition's (a null
+    is filled by the partition): ``model=a/part.parquet`` holding ``model = "b"`` is a
+    contradiction, not an override.
+
+    Raises
+    ------
+    DataError
+        The first such row: file, line, field.
+    """
+    for key, value in partitions.items():
+        if not table.has_column(key) or not table.is_categorical(key):
+            continue
+        codes = table.codes(key)
+        differs = np.flatnonzero((codes >= 0) & (table.category_values(key)[np.maximum(codes, 0)] != value))
+        if differs.size:
+            row = int(differs[0])
+            own = table.categories(key)[int(codes[row])]
+            source, line = table.location(row)
+            raise DataError(f"the partition directory {key}={value} contradicts the file's own `{key}` {own!r}; "
+                            "which is meant?", source=source, line=line, field=key)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -239,6 +239,8 @@ def locate_rows(files: Sequence[InputFile], keys: list[tuple[str, str]] | None) 
         if kept:
             tables.append(SampleTable._concat(kept))
     if not tables:
+        if keys is None:  # every file read and none holds a row
+            raise DataError("no samples in the input", source=str(files[0].path) if files else None)
         raise NothingLocated(keys)
     return SampleTable.concat(tables)
 
@@ -286,7 +288,7 @@ def _subset(table: "SampleTable", rows: np.ndarray) -> "SampleTable":
 
 def _converted_chunks(item: InputFile):
     """Typed, per-row-checked chunks of one file (keys not checked), as the numpy readers make them."""
-    from kpass.data.readers import CsvReader, JsonlReader, ParquetReader
+    from kpass.data.readers import CsvReader, JsonlReader, ParquetReader, check_partition_values
     from kpass.data.table import SampleTable
 
     source = item.path
@@ -310,29 +312,6 @@ def _converted_chunks(item: InputFile):
         yield table
     else:
         yield from ParquetReader.chunks(pathlib.Path(source), extra)
-
-
-def check_partition_values(table: "SampleTable", partitions: Mapping[str, str]) -> None:
-    """Refuse a row whose own value of a hive partition key differs from the partition's (a null
-    is filled by the partition): ``model=a/part.parquet`` holding ``model = "b"`` is a
-    contradiction, not an override.
-
-    Raises
-    ------
-    DataError
-        The first such row: file, line, field.
-    """
-    for key, value in partitions.items():
-        if not table.has_column(key) or not table.is_categorical(key):
-            continue
-        codes = table.codes(key)
-        differs = np.flatnonzero((codes >= 0) & (table.category_values(key)[np.maximum(codes, 0)] != value))
-        if differs.size:
-            row = int(differs[0])
-            own = table.categories(key)[int(codes[row])]
-            source, line = table.location(row)
-            raise DataError(f"the partition directory {key}={value} contradicts the file's own `{key}` {own!r}; "
-                            "which is meant?", source=source, line=line, field=key)
 
 
 def _with_partitions(table: "SampleTable", extra: dict[str, str]) -> "SampleTable":

@@ -53,6 +53,11 @@ def report_on_both_engines(data: bytes, suffix: str) -> None:
         numpy = run_kpass("report", path, *REPORT, "--engine", "numpy")
     assert_one_line_contract(default, "fuzz")
     assert_one_line_contract(numpy, "fuzz")
+    if numpy[0] == 1 and "not a readable Parquet file" in numpy[2] and default[0] == 0:
+        # damaged Parquet bytes that Arrow's decoder refuses and DuckDB's decodes (a page header
+        # naming an encoding Arrow has not implemented): two decoders, not two sets of kpass
+        # rules (docs/bad-input.md, "One set of rules on every engine")
+        return
     assert default[0] == numpy[0], {"default engine": default[::2], "numpy": numpy[::2]}
 
 
