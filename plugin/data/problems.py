@@ -15,6 +15,7 @@ SQL, and the sample-level accessors are not available.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import numpy as np
@@ -102,7 +103,7 @@ class ProblemSet:
             if statistics.n_finished is None:
                 raise DataError("fin@k needs the `finished` column, which the input does not have",
                                 **statistics.error_location(), field="finished")
-            statistics.check("finished", self.problems)
+            self._numpy_error_if_flagged("finished", ProblemSet.n_finished)
             return statistics.n_finished[self.problems]
         values, offsets = self.sample_column("finished")
         null = values < 0
@@ -123,7 +124,7 @@ class ProblemSet:
                         f"a token budget (B={self.budget}) needs the `answer_token`, `output_tokens` or "
                         "`finished` column; the table has none of them", **table.error_location(),
                         field="answer_token")
-                statistics.check(f"budget:{self.budget}", self.problems)
+                self._numpy_error_if_flagged(f"budget:{self.budget}", lambda twin: twin.n_correct)
                 self._budget_counts = _Counts(statistics.budget_correct[self.budget][self.problems],
                                               statistics.budget_finished[self.budget][self.problems])
                 return self._budget_counts
@@ -190,7 +191,7 @@ class ProblemSet:
             from kpass.data.answers import answer_class_counts
 
             return answer_class_counts(self, cut_answers=cut_answers)  # (raises the missing-column error)
-        statistics.check("answers", self.problems)
+        self._numpy_error_if_flagged("answers", lambda twin: twin.answer_classes(cut_answers))
         counts, invalid = statistics.answer_classes_of(cut_answers)
         counts = counts[self.problems]
         used = np.flatnonzero(counts[:, 1:].any(axis=0))
@@ -249,6 +250,20 @@ class ProblemSet:
     def _statistics(self):
         """The table as :class:`~kpass.data.reduction.ProblemStatistics`, or None for samples."""
         return self.table if isinstance(self.table, ProblemStatistics) else None
+
+    def _numpy_error_if_flagged(self, flag: str, compute: Callable[["ProblemSet"], Any]) -> None:
+        """When the engine flagged one of these problems with ``flag``, raise the numpy path's
+        error for this very set of problems: their rows read again by the numpy readers
+        (:meth:`ProblemStatistics.locate`) and ``compute`` run on the same problems there, so the
+        error names the same samples and problems, and no rule that depends on the whole set (the
+        largest n, the problems' labels) sees fewer problems than the numpy path does."""
+        statistics = self._statistics()
+        mask = statistics.flags.get(flag)
+        if mask is None or not mask[self.problems].any():
+            return
+        located = statistics.locate(statistics.keys_of(self.problems))
+        compute(ProblemSet(located, _same_problems(statistics, self.problems, located), budget=self.budget))
+        statistics.check(flag, self.problems)  # not confirmed: the report says "internal error"
 
     # ------------------------------------------------------------------ identities and samples
 
@@ -379,6 +394,19 @@ def judge_range(table: "SampleTable", problems: NDArray[np.int64]) -> NDArray[np
     return out
 
 
+def _same_problems(statistics: ProblemStatistics, problems: NDArray[np.int64],
+                   located: "SampleTable") -> NDArray[np.int64]:
+    """The problems of ``located`` (rows read again) that are ``problems`` of ``statistics``
+    (the same model, task and problem_id), in ``located``'s order. The error path only."""
+    def names(table: Any, chosen: Any) -> list[tuple[str, str, str]]:
+        index = table.problem_index
+        return list(zip(*(table.category_values(field)[codes[chosen]].tolist() for field, codes in (
+            ("model", index.model_codes), ("task", index.task_codes), ("problem_id", index.problem_codes)))))
+
+    wanted = set(names(statistics, problems))
+    return np.flatnonzero([key in wanted for key in names(located, slice(None))]).astype(np.int64)
+
+
 def problem_attribute(table: SampleTable, field: str, purpose: str, *, allow_null: bool = False) -> NDArray[np.int64]:
     """Per-problem code of a categorical column that must be constant within each problem.
 
@@ -399,6 +427,11 @@ def problem_attribute(table: SampleTable, field: str, purpose: str, *, allow_nul
         raise DataError(f"{purpose} needs a categorical (string) field; '{field}' is not one",
                         **table.error_location(), field=field)
     if isinstance(table, ProblemStatistics):  # the engine checked the rules below with SQL
+        for flag in (f"varies:{field}",) + (() if allow_null else (f"null:{field}",)):
+            flagged = table.flags.get(flag)
+            if flagged is not None and flagged.any():  # the numpy error, on the rows read again
+                problem_attribute(table.locate(table.keys_of(np.flatnonzero(flagged)[:1000])), field, purpose,
+                                  allow_null=allow_null)
         return table.check_field(field, allow_null=allow_null)
     codes = table.codes(field).astype(np.int64)[index.order]
     starts = index.starts
@@ -423,20 +456,32 @@ def statistics_from_table(table: "SampleTable", needs: Needs = Needs()) -> Probl
     """The statistics of an in-memory table, computed with numpy (the reference for the
     engines' SQL: the equality tests compare both).
 
+    A rule the report checks when it uses a statistic (a ``--by`` or ``--cluster-by`` field that
+    varies within a problem, an unknown ``finished``, answers that contradict the verdicts, a
+    budget the data cannot decide) is not raised here: every problem gets the rule's flag, as the
+    engines' SQL flags the problems that break it, and the report raises the numpy path's own
+    error for the first group that asks (:func:`kpass.data.reduction.raise_violation` replays
+    the computation on the whole table), with that group's problems and in the report's order.
+
     Raises
     ------
     DataError
-        As the report would for the same table and needs.
+        A per-row or key rule of the table.
     """
     index = table.problem_index
     decode = {name: table.category_values(name)[codes] for name, codes in
               (("model", index.model_codes), ("task", index.task_codes), ("problem_id", index.problem_codes))}
     fields = {}
+    broken_fields = []
     for field in needs.fields:
-        codes = problem_attribute(table, field, "--by", allow_null=True)
-        values = np.empty(len(codes), dtype=object)
+        values = np.empty(index.n_problems, dtype=object)
         values[:] = None
-        values[codes >= 0] = table.category_values(field)[codes[codes >= 0]]
+        try:
+            codes = problem_attribute(table, field, "--by", allow_null=True)
+        except DataError:  # the report says it, as --by or --cluster-by (see the docstring)
+            broken_fields.append(field)
+        else:
+            values[codes >= 0] = table.category_values(field)[codes[codes >= 0]]
         fields[field] = values
     everyone = np.arange(index.n_problems, dtype=np.int64)
     judges = judge_range(table, everyone)  # carried as the engines carry it: shown, never checked
@@ -446,18 +491,32 @@ def statistics_from_table(table: "SampleTable", needs: Needs = Needs()) -> Probl
                 notes=table.notes, engine="numpy", locate=lambda keys: table,
                 first_seen=index.order[index.starts])
     stats.judges = stats.put(judges, dtype=object)
+    every_problem = np.ones(index.n_problems, dtype=bool)
+    nothing = np.zeros(index.n_problems, dtype=np.int64)
+    for field in broken_fields:
+        stats.flags[f"varies:{field}"] = stats.put(every_problem, dtype=bool)
     everything = ProblemSet(table, everyone)
     if needs.finished:
-        stats.n_finished = stats.put(everything.n_finished())
         stats.n_finished_null = np.zeros(len(stats), dtype=np.int64)
+        try:
+            stats.n_finished = stats.put(everything.n_finished())
+        except DataError:
+            stats.n_finished = stats.put(nothing)
+            stats.flags["finished"] = stats.put(every_problem, dtype=bool)
     if needs.answer_classes:
         from kpass.data.answers import answer_class_counts
 
-        for rule in CUT_ANSWER_RULES:
-            counts, invalid = answer_class_counts(everything, cut_answers=rule)
-            stats.set_answer_classes(rule, counts[stats._order_in], invalid[stats._order_in])
-        stats.n_cut_answers = stats.put(everything.n_cut_answers())
-        stats.n_unknown_answers = stats.put(everything.n_unknown_finished_answers())
+        try:
+            for rule in CUT_ANSWER_RULES:
+                counts, invalid = answer_class_counts(everything, cut_answers=rule)
+                stats.set_answer_classes(rule, counts[stats._order_in], invalid[stats._order_in])
+            stats.n_cut_answers = stats.put(everything.n_cut_answers())
+            stats.n_unknown_answers = stats.put(everything.n_unknown_finished_answers())
+        except DataError:
+            for rule in CUT_ANSWER_RULES:
+                stats.set_answer_classes(rule, np.zeros((len(stats), 1), dtype=np.int64), stats.put(nothing))
+            stats.n_cut_answers = stats.n_unknown_answers = stats.put(nothing)
+            stats.flags["answers"] = stats.put(every_problem, dtype=bool)
     if needs.cot:
         for rule in COT_RULES:
             stats.cot_correct[rule] = stats.put(everything.cot_correct(rule))
@@ -472,8 +531,12 @@ def statistics_from_table(table: "SampleTable", needs: Needs = Needs()) -> Probl
             target[None] = stats.put(np.add.reduceat(mask.astype(np.int64), index.starts) if n_rows else mask)
     for budget in needs.budgets:
         at = ProblemSet(table, everything.problems, budget=budget)
-        stats.budget_correct[budget] = stats.put(at.n_correct)
-        stats.budget_finished[budget] = stats.put(at.n_finished())
+        try:
+            stats.budget_correct[budget] = stats.put(at.n_correct)
+            stats.budget_finished[budget] = stats.put(at.n_finished())
+        except DataError:
+            stats.flags[f"budget:{budget}"] = stats.put(every_problem, dtype=bool)
+            stats.budget_correct[budget] = stats.budget_finished[budget] = stats.put(nothing)
     if needs.tokens:
         tokens = table.raw_column("output_tokens")[index.order] if table.has_column("output_tokens") else np.full(
             int(index.n_samples.sum()), -1, dtype=np.int64)

@@ -1,0 +1,270 @@
+"""Differential test of the engines (issue #34, point 3): one set of rules on every engine.
+
+Generated sample tables, valid and broken, are written as JSONL, CSV or Parquet and read twice:
+by the numpy readers (:func:`kpass.read_samples`, then :func:`kpass.compute_report`) and by the
+DuckDB engine (:func:`kpass.data.engines.reduce_samples`, then the same report); Spark on a few
+of them. Either both refuse the table with the same one-line text (file, line, field), or both
+report the same numbers, notes and exclusions to 1e-12.
+
+The tables are made from typed edits, not byte flips (the fuzz suite does those): a value
+replaced by one of :data:`HOSTILE_VALUES` (wrong types, NaN, huge integers, NBSP, a lone
+surrogate, a container where a name belongs, ...), a field deleted or added, a row dropped,
+duplicated or moved to another problem, and per format the line-level edits #34 listed (a
+repeated key, a trailing comma, a vertical tab, a line of NBSP, bytes that are not UTF-8, an
+unquoted ``1,000``, empty trailing fields).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import kpass
+from kpass.data.engines import EngineOptions, reduce_samples
+from kpass.data.reduction import Needs
+from kpass.errors import DataError
+
+pytestmark = pytest.mark.timeout(600)
+
+METRICS = "pass@1 pass@2 cons@2 fin@1 cot-pass@1[rule=majority] pass@1(B=15)"
+BY = ("model",)
+CLUSTER = "cluster"
+PARITY = settings(max_examples=60, deadline=timedelta(seconds=30), derandomize=True, database=None,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+FIELDS = ("model", "task", "problem_id", "sample_index", "correct", "answer", "finished", "output_tokens",
+          "cot_verdicts", "cluster")
+#: Values a careless or hostile writer puts where another belongs.
+HOSTILE_VALUES = [None, True, False, 0, 1, 2, -1, 2.7, 1.0, 10**30, 2**53, 1e308, float("nan"), "", " ", "\u00a0",
+                  "yes", "true", "1", "0", "nan", "\ud800", "x" * 5000, "=cmd()", [], [True], [True, "maybe"],
+                  {"value": "t"}, ["p2"]]
+
+
+@st.composite
+def sample_records(draw) -> list[dict]:
+    """A valid table: 1-2 models, 2-4 problems in two clusters, 2-3 samples each, answers that
+    agree with the verdicts, finished where correct, token counts, chain-of-thought verdicts."""
+    models = draw(st.lists(st.sampled_from(["a", "b", "model/c"]), min_size=1, max_size=2, unique=True))
+    n_problems = draw(st.integers(2, 4))
+    n = draw(st.integers(2, 3))
+    records = []
+    for model in models:
+        for j in range(n_problems):
+            for s in range(n):
+                correct = draw(st.booleans())
+                records.append({
+                    "model": model, "task": "t", "problem_id": f"p{j}", "sample_index": s, "correct": correct,
+                    "answer": "right" if correct else draw(st.sampled_from(["w1", "w2"])),
+                    "finished": True if correct else draw(st.booleans()),
+                    "output_tokens": draw(st.integers(1, 30)), "cot_verdicts": [correct, None][: 1 + s % 2],
+                    "cluster": f"c{j % 2}"})
+    return records
+
+
+@st.composite
+def edited(draw, records: list[dict]) -> list[dict]:
+    """``records`` with up to two typed edits (or none: the valid table)."""
+    records = [dict(r) for r in records]
+    for _ in range(draw(st.integers(0, 2))):
+        row = draw(st.integers(0, len(records) - 1))
+        operation = draw(st.sampled_from(["value", "value", "delete", "add", "drop", "duplicate", "move"]))
+        if operation == "value":
+            records[row][draw(st.sampled_from(FIELDS))] = draw(st.sampled_from(HOSTILE_VALUES))
+        elif operation == "delete":
+            records[row].pop(draw(st.sampled_from(FIELDS)), None)
+        elif operation == "add":
+            records[row][draw(st.sampled_from(["corect", "subject", ""]))] = "s"
+        elif operation == "drop" and len(records) > 1:
+            del records[row]
+        elif operation == "duplicate":
+            records.insert(row, dict(records[row]))
+        elif operation == "move":
+            records[row]["problem_id"] = "p0"
+    return records
+
+
+def _json_text(value) -> str:
+    return json.dumps(value, allow_nan=True)
+
+
+def jsonl_bytes(records: list[dict], line_edit: str | None, row: int) -> bytes:
+    lines = ["{" + ", ".join(f"{json.dumps(key)}: {_json_text(value)}" for key, value in r.items()) + "}"
+             for r in records]
+    row = min(row, len(lines) - 1)
+    if line_edit == "repeated key":
+        lines[row] = lines[row][:-1] + ', "correct": ' + _json_text(not records[row].get("correct")) + "}"
+    elif line_edit == "trailing comma":
+        lines[row] = lines[row][:-1] + ",}"
+    elif line_edit == "vertical tab":
+        lines[row] = lines[row].replace(", ", ",\x0b", 1)
+    elif line_edit == "NBSP line":
+        lines.insert(row, "\u00a0\u00a0")
+    elif line_edit == "blank line":
+        lines.insert(row, "")
+    data = "".join(line + "\n" for line in lines).encode("utf-8", "surrogatepass")
+    if line_edit == "not UTF-8":
+        start = sum(len(line.encode("utf-8", "surrogatepass")) + 1 for line in lines[:row])
+        data = data[:start + 2] + b"\xff" + data[start + 2:]
+    return data
+
+
+def _csv_cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
+    return str(value)
+
+
+def csv_bytes(records: list[dict], line_edit: str | None, row: int) -> bytes:
+    header = list(dict.fromkeys(key for r in records for key in r))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    for r in records:
+        writer.writerow([_csv_cell(r.get(key)) for key in header])
+    lines = buffer.getvalue().split("\n")[:-1]
+    row = 1 + min(row, len(lines) - 2)
+    if line_edit == "thousands":
+        lines[row] = lines[row].replace(",", ",1,000,", 1) if "," in lines[row] else lines[row]
+    elif line_edit == "empty trailing fields":
+        lines[row] += ",,"
+    elif line_edit == "one extra field":
+        lines[row] += ",x"
+    elif line_edit == "empty header name":
+        lines[0] += ","
+        lines[1:] = [line + "," for line in lines[1:]]
+    return "".join(line + "\n" for line in lines).encode("utf-8", "surrogatepass")
+
+
+def parquet_bytes(records: list[dict], row: int) -> bytes | None:
+    """Parquet of ``records``; a column of mixed types is written as text (JSON for containers),
+    as a careless exporter would; ``None`` when Arrow cannot write it at all."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    names = list(dict.fromkeys(key for r in records for key in r))
+    columns = {}
+    buffer = io.BytesIO()
+    try:  # a lone surrogate is not UTF-8: Arrow cannot write it (the JSONL of the table is used)
+        for name in names:
+            values = [r.get(name) for r in records]
+            try:
+                columns[name] = pa.array(values)
+            except (pa.ArrowException, TypeError, ValueError, OverflowError):
+                columns[name] = pa.array([None if v is None else v if isinstance(v, str) else json.dumps(v)
+                                          for v in values])
+        pq.write_table(pa.table(columns), buffer)
+    except UnicodeError:
+        return None
+    return buffer.getvalue()
+
+
+@st.composite
+def tables(draw) -> tuple[bytes, str]:
+    records = draw(edited(draw(sample_records())))
+    suffix = draw(st.sampled_from([".jsonl", ".csv", ".parquet"]))
+    row = draw(st.integers(0, 40))
+    if suffix == ".jsonl":
+        edit = draw(st.sampled_from([None, None, "repeated key", "trailing comma", "vertical tab", "NBSP line",
+                                     "blank line", "not UTF-8"]))
+        return jsonl_bytes(records, edit, row), suffix
+    if suffix == ".csv":
+        edit = draw(st.sampled_from([None, None, "thousands", "empty trailing fields", "one extra field",
+                                     "empty header name"]))
+        return csv_bytes(records, edit, row), suffix
+    data = parquet_bytes(records, row)
+    return (data, suffix) if data is not None else (jsonl_bytes(records, None, row), ".jsonl")
+
+
+def _summary(report) -> tuple:
+    rows = [(r.group, r.metric, r.n_problems, r.n_samples, r.n_clusters,
+             *[getattr(r, name) for name in ("estimate", "low", "high", "standard_error")]) for r in report.rows]
+    exclusions = [(e.group, e.metric, e.problem_ids, e.reason) for e in report.exclusions]
+    return rows, list(report.notes), exclusions
+
+
+def _same_numbers(a: tuple, b: tuple) -> bool:
+    if len(a[0]) != len(b[0]) or a[1:] != b[1:]:
+        return False
+    for x, y in zip(a[0], b[0]):
+        if x[:5] != y[:5]:
+            return False
+        for u, v in zip(x[5:], y[5:]):
+            if not ((u is None and v is None) or (u is not None and v is not None and (
+                    math.isclose(u, v, rel_tol=0, abs_tol=1e-12) or (math.isnan(u) and math.isnan(v))))):
+                return False
+    return True
+
+
+def outcome(path: str, engine: str, options: EngineOptions = EngineOptions()) -> tuple[str, object]:
+    """``("error", text)`` or ``("report", summary)`` of ``path`` on ``engine``."""
+    specs = kpass.parse_metric_specs(METRICS)
+    try:
+        if engine == "numpy":
+            source = kpass.read_samples(path)
+        else:
+            source = reduce_samples([path], Needs.for_specs(specs, by=BY, cluster_by=CLUSTER), engine=engine,
+                                    options=options)
+        report = kpass.compute_report(source, specs, by=BY, cluster_by=CLUSTER, n_resamples=200)
+    except DataError as error:
+        return "error", str(error)
+    return "report", _summary(report)
+
+
+def assert_engines_agree(data: bytes, suffix: str, engines=("duckdb",), options: EngineOptions = EngineOptions()):
+    directory = tempfile.mkdtemp(prefix="kpass-parity-")
+    path = str(Path(directory) / f"samples{suffix}")
+    Path(path).write_bytes(data)
+    try:
+        expected = outcome(path, "numpy")
+        if expected[0] == "error":
+            text = expected[1]
+            assert "\n" not in text.strip() and path in text, text
+        for engine in engines:
+            got = outcome(path, engine, options)
+            if expected[0] == "error" or got[0] == "error":
+                assert got == expected, (engine, suffix, got, expected)
+            else:
+                assert _same_numbers(got[1], expected[1]), (engine, suffix, got, expected)
+    finally:
+        Path(path).unlink()
+        Path(directory).rmdir()
+
+
+@PARITY
+@given(tables())
+def test_duckdb_accepts_and_refuses_what_the_numpy_readers_do(table):
+    assert_engines_agree(*table)
+
+
+@settings(PARITY, max_examples=4, deadline=None)
+@given(tables())
+def test_spark_accepts_and_refuses_what_the_numpy_readers_do(spark_session, table):
+    # a handful: each example is a Spark job on the session's shared SparkSession
+    assert_engines_agree(*table, engines=("spark",), options=EngineOptions(spark=spark_session))
+
+
+@pytest.mark.parametrize("suffix,edit", [(".jsonl", e) for e in ("repeated key", "trailing comma", "vertical tab",
+                                                                 "NBSP line", "blank line", "not UTF-8")]
+                         + [(".csv", e) for e in ("thousands", "empty trailing fields", "one extra field",
+                                                  "empty header name")])
+def test_every_line_edit_of_issue_34_on_both_engines(suffix, edit):
+    records = [{"model": "a", "task": "t", "problem_id": f"p{j}", "sample_index": s, "correct": (j + s) % 2 == 0,
+                "answer": "right" if (j + s) % 2 == 0 else "w", "finished": True, "output_tokens": 5 + s,
+                "cot_verdicts": [True], "cluster": f"c{j % 2}"} for j in range(6) for s in range(4)]
+    write = jsonl_bytes if suffix == ".jsonl" else csv_bytes
+    data = write(records, edit, 6)
+    assert data != write(records, None, 6)  # the edit is made
+    assert_engines_agree(data, suffix)
