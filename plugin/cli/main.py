@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn
 
 from kpass import __version__
 from kpass.cli import budget, crossover, frontier, leaderboard, listings, power, report
@@ -87,8 +87,16 @@ def flag_names(message: str) -> str:
     return message
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with a usage error in one line (``kpass report: error: ...; see kpass report --help``),
+    as every other failure: the usage block it printed first buried the line that says what is wrong."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="kpass", description="Honest k-sample metrics with problem-level intervals.",
         epilog="exit codes: 0 success, 1 data error, 2 usage error")
     parser.add_argument("--version", action="version", version=f"kpass {__version__}")

@@ -487,17 +487,23 @@ def _file_identity(path: str) -> tuple[int, int] | None:
     return (status.st_dev, status.st_ino) if stat.S_ISREG(status.st_mode) else None
 
 
-def _files_inside(item: _Input) -> list[str]:
+def _files_inside(item: _Input, beside: dict[str, list[str]] | None = None) -> list[str]:
     """The files read inside an input directory (links to directories not followed, as by the readers).
-    Beside an input file, the files of its folder a reader opens with it (:data:`READ_BESIDE`)."""
+    Beside an input file, the files of its folder a reader opens with it (:data:`READ_BESIDE`);
+    ``beside`` keeps each folder's list, so that a glob of many files in one folder lists it once."""
     if not item.directory:
         folder = os.path.dirname(item.path) or "."
-        try:
-            names = [entry.name for entry in os.scandir(folder) if entry.is_file()]
-        except OSError:
-            names = []
-        return [item.path, *(os.path.join(folder, name) for name in names
-                             if any(fnmatch.fnmatch(name.lower(), pattern) for pattern in READ_BESIDE))]
+        if beside is None or folder not in beside:
+            try:
+                names = [entry.name for entry in os.scandir(folder) if entry.is_file()]
+            except OSError:
+                names = []
+            found = [os.path.join(folder, name) for name in names
+                     if any(fnmatch.fnmatch(name.lower(), pattern) for pattern in READ_BESIDE)]
+            if beside is None:
+                return [item.path, *found]
+            beside[folder] = found
+        return [item.path, *beside[folder]]
     files = []
     for root, _, names in os.walk(item.path):
         files += [os.path.join(root, name) for name in names if name.lower().endswith(item.reads.existing)]
@@ -515,8 +521,9 @@ def _refuse_inputs(outputs: Sequence[tuple[str, str]], inputs: Sequence[_Input])
         if identity is not None:
             if identities is None:  # only when an output exists: then every input file's identity
                 identities = {}
+                listed: dict[str, list[str]] = {}
                 for item in inputs:
-                    for file in _files_inside(item):
+                    for file in _files_inside(item, listed):
                         if (found := _file_identity(file)) is not None:
                             identities.setdefault(found, (item, file))
             if identity in identities:
@@ -680,7 +687,7 @@ def check_inputs(args: Any) -> None:
         One line naming the option, the path and what it is (the ``kpass`` command exits 2).
     """
     for item in _inputs(args):
-        candidates = _files_inside(item)[:1] if not item.directory else _files_inside(item)
+        candidates = [item.path] if not item.directory else _files_inside(item)
         for path in candidates:
             kind = _special_kind(path)
             if kind is not None:

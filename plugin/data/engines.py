@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from functools import partial
-from typing import TYPE_CHECKING
 
 
 from kpass.errors import UsageError
@@ -29,14 +28,31 @@ from kpass.data.problems import statistics_from_table
 from .sources import EngineOptions, InputFile, expand_inputs, locate_rows
 from .reduction import Needs, NothingLocated, NumpyFallback, ProblemStatistics, Violation, raise_violation
 
-if TYPE_CHECKING:  # pragma: no cover
-
-    pass
-
 __all__ = ["DEFAULT_ENGINE", "ENGINES", "EngineOptions", "InputFile", "check_engine", "expand_inputs",
            "locate_rows", "reduce_samples"]
 
 ENGINES = ("numpy", "duckdb", "spark")
+#: More files than this, together no larger than :data:`SMALL_INPUT_BYTES`, are reduced by the numpy
+#: path on the DuckDB engine: DuckDB's query holds one scan per file (each with its own line numbers
+#: and partition values), and its planning time and memory grow faster than the number of files
+#: (2,000 files of 3 rows: 28 s and 1.5 GB against numpy's 3 s and 130 MB). Larger inputs stay on
+#: DuckDB, out of core.
+DUCKDB_MAX_FILES = 256
+SMALL_INPUT_BYTES = 512 * 2**20
+
+
+def _many_small_files(files: Sequence[InputFile]) -> bool:
+    if len(files) <= DUCKDB_MAX_FILES:
+        return False
+    total = 0
+    for item in files:
+        try:
+            total += os.path.getsize(item.path)
+        except OSError:
+            return False
+        if total > SMALL_INPUT_BYTES:
+            return False
+    return True
 #: The engine of every command that reads JSONL, CSV or Parquet, unless ``--engine`` says otherwise.
 DEFAULT_ENGINE = "duckdb"
 
@@ -76,7 +92,7 @@ def reduce_samples(inputs: Sequence[InputFile] | Sequence[str | os.PathLike], ne
         if expanded is None:
             raise UsageError(f"the {engine} engine reads JSONL, CSV and Parquet files; got {', '.join(map(str, paths))}")
         files = expanded
-    if engine == "numpy":
+    if engine == "numpy" or (engine == "duckdb" and _many_small_files(files)):
         return statistics_from_table(locate_rows(files, None), needs)
     try:
         if engine == "duckdb":

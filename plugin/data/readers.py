@@ -400,6 +400,9 @@ def _arrow_columns(arrow, source: str = "", first_line: int = 1) -> dict[str, An
             codes = encoded.indices.to_numpy(zero_copy_only=False)
             codes = np.where(encoded.is_null().to_numpy(zero_copy_only=False), -1, codes).astype(np.int64)
             columns[name] = Categorical(codes=codes, categories=encoded.dictionary.to_pylist())
+        elif pa.types.is_floating(kind) and pc.any(pc.is_nan(column)).as_py():
+            # a NaN value is not a null: the rules see it as they see JSONL's NaN (no guess)
+            columns[name] = np.array(column.to_pylist() + [None], dtype=object)[:-1]
         elif pa.types.is_boolean(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind):
             if column.null_count:
                 values = column.cast(pa.float64()).to_numpy(zero_copy_only=False)  # nulls -> NaN

@@ -44,8 +44,8 @@ def write_csv(path: Path, rows) -> Path:
 def cli_error(capsys, *argv) -> tuple[int, str]:
     code = main([str(a) for a in argv])
     err = capsys.readouterr().err
-    assert "Traceback" not in err and len(err.strip().splitlines()) >= 1
-    return code, err.strip().splitlines()[-1]  # argparse prints its usage first
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err  # usage errors too
+    return code, err.strip()
 
 
 @pytest.mark.parametrize("field", ["output_tokens", "sample_index"])
