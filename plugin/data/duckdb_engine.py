@@ -223,8 +223,9 @@ def _parquet_kind(column: str, kind: str) -> tuple[str, str]:
     return f"CAST({c} AS VARCHAR)", f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'other' END"
 
 
-def _parquet_names_repeat(path: str) -> bool:
-    """Whether the file's own schema (its footer, as pyarrow reads it) names a column twice."""
+def _parquet_names_renamed(path: str) -> bool:
+    """Whether the file's own schema (its footer, as pyarrow reads it) names a column twice or
+    has an empty column name, which DuckDB renames (the numpy reader refuses or keeps them)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -232,7 +233,7 @@ def _parquet_names_repeat(path: str) -> bool:
         names = pq.read_schema(path).names
     except (OSError, pa.ArrowException):
         return False  # a damaged footer: DuckDB's read says so
-    return len(set(names)) != len(names)
+    return len(set(names)) != len(names) or "" in names
 
 
 def _parquet_raw(con: Any, item: InputFile, number: int, raw: _Raw) -> tuple[str, list[str]]:
@@ -240,8 +241,8 @@ def _parquet_raw(con: Any, item: InputFile, number: int, raw: _Raw) -> tuple[str
     source = f"read_parquet({sql_literal(item.path)}, file_row_number = true, hive_partitioning = false)"
     described = [(row[0], row[1]) for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
     types = dict(described[:-1])  # the last is file_row_number
-    if len(types) != len(described) - 1 or _parquet_names_repeat(item.path):
-        raise NumpyFallback("duplicate Parquet column")  # the numpy reader names it (DuckDB renames x to x_1)
+    if len(types) != len(described) - 1 or _parquet_names_renamed(item.path):
+        raise NumpyFallback("duplicate or empty Parquet column name")  # DuckDB renames them (x_1, C10)
     select = [f"{number * FILE_SHIFT} + file_row_number AS kpass_order"]
     own = {}
     for column in raw.columns:
