@@ -11,6 +11,10 @@ Needs pyspark (``pip install 'kpass[spark]'``) and Java 17 or later.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,8 +44,27 @@ def _array_literal(items: Sequence[str]) -> str:
     return "array(" + ", ".join(_literal(item) for item in items) + ")"
 
 
+@contextlib.contextmanager
+def _standard_error_to(path: str | None):
+    """File descriptor 2 pointed at ``path`` for a while: a process started meanwhile (Spark's
+    JVM) keeps writing its stderr there for its whole life, and kpass's own lines stay one."""
+    if path is None:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(path, "ab") as log:
+            os.dup2(log.fileno(), 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def local_session(cores: int = 2, *, shuffle_partitions: int = 16, driver_memory: str = "1g",
-                  local_dir: str | None = None):
+                  local_dir: str | None = None, jvm_log: str | None = None):
     """A local SparkSession (``local[cores]``, UI off, quiet logs) for one machine and tests.
 
     ``driver_memory`` is the JVM's heap, which in local mode is the executors' too: 1 GiB holds
@@ -49,17 +72,19 @@ def local_session(cores: int = 2, *, shuffle_partitions: int = 16, driver_memory
     :func:`_written_table`, and nothing else large comes back), and a larger heap only makes the
     JVM's resident memory, which adds to the Python driver's, larger. ``local_dir``: where Spark
     keeps its scratch files (``spark.local.dir`` and the JVM's ``java.io.tmpdir``; default the
-    system temporary directory)."""
+    system temporary directory). ``jvm_log``: a file that takes the JVM's standard error (its
+    start-up notices and log4j lines), which otherwise share the terminal with kpass's one line."""
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder
     if local_dir is not None:
         builder = builder.config("spark.local.dir", local_dir).config(
             "spark.driver.extraJavaOptions", f"-Djava.io.tmpdir={local_dir}")
-    session = (builder.master(f"local[{cores}]").appName("kpass")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", str(shuffle_partitions))
-               .config("spark.driver.memory", driver_memory).config("spark.ui.showConsoleProgress", "false")
-               .getOrCreate())
+    with _standard_error_to(jvm_log):
+        session = (builder.master(f"local[{cores}]").appName("kpass")
+                   .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+                   .config("spark.driver.memory", driver_memory).config("spark.ui.showConsoleProgress", "false")
+                   .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     return session
 
@@ -76,7 +101,10 @@ def _session(options: EngineOptions):
         return active
     _check_java()
     try:
-        return local_session(local_dir=_scratch_directory(options.temp_directory))
+        local_dir = _scratch_directory(options.temp_directory)
+        # PySpark's notice about pandas >= 3 is not the user's concern (kpass converts its own results)
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+        return local_session(local_dir=local_dir, jvm_log=None if local_dir is None else os.path.join(local_dir, "jvm.log"))
     except Exception as exc:  # noqa: BLE001 - no Java, a JVM that cannot start: one line, not PySpark's traceback
         if _jvm_gone(exc):
             raise EngineError(f"Spark stopped while starting (its Java process is gone): {_first_line(exc)}") from None
@@ -89,7 +117,6 @@ def _scratch_directory(parent: str | None) -> str | None:
     removed when the process exits, also after the JVM was killed (whose own clean-up then never
     ran). None (Spark's default) when it cannot be made."""
     import atexit
-    import os
     import shutil
     import tempfile
 
@@ -107,7 +134,6 @@ def _scratch_directory(parent: str | None) -> str | None:
 def _check_java() -> None:
     """Refuse in one line, before PySpark launches anything, when no ``java`` can be found (the
     launcher's own scripts would print their errors and a traceback)."""
-    import os
     import shutil
 
     home = os.environ.get("JAVA_HOME")
@@ -324,7 +350,6 @@ def _written_table(frame: Any, parent: str | None) -> Any:
     ``toArrow`` filled a 2 GiB heap). The directory is removed in every case: after the read,
     on an error and on an interrupt. A ``parent`` that does not exist is created; one that cannot
     be (a file, no permission) is a :class:`~kpass.errors.UsageError` naming it."""
-    import os
     import shutil
     import tempfile
 

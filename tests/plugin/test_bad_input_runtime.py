@@ -237,7 +237,17 @@ def test_spark_whose_jvm_is_killed_mid_run_is_one_kpass_line_exit_1_and_leaves_n
     os.kill(java, signal.SIGKILL)
     _, err = process.communicate(timeout=180)
     assert process.returncode == 1, err
-    kpass_lines = [line for line in err.splitlines() if line.startswith("kpass")]  # the JVM's own log lines aside
-    assert len(kpass_lines) == 1 and "Traceback" not in err, err
-    assert kpass_lines[0].startswith("kpass: engine error: Spark stopped "), err  # while starting or reducing
+    # the JVM's own stderr goes to jvm.log in the scratch directory: the terminal gets kpass's line only
+    assert _one_line(err).startswith("kpass: engine error: Spark stopped "), err  # while starting or reducing
     assert list(scratch.iterdir()) == []  # Spark's scratch files and kpass's Parquet directory removed
+
+
+def test_a_data_error_on_spark_is_one_line_without_the_jvm_notices(tmp_path):
+    line = {"model": "a", "task": "t", "problem_id": "p", "sample_index": 0, "correct": True, "answer": "x"}
+    data = tmp_path / "dup.jsonl"
+    data.write_text(json.dumps(line) + "\n" + json.dumps(line) + "\n")  # a sample twice
+    result = _run("report", data, "--engine", "spark", "--temp-dir", tmp_path / "scratch", timeout=300)
+    assert result.returncode == 1, result.stderr
+    assert _one_line(result.stderr).startswith(f"kpass: data error: {data}, line 2, field 'sample_index': duplicate"), \
+        result.stderr  # no "Using Spark's default log4j profile", no WARN lines, no PySpark FutureWarning
+    assert list((tmp_path / "scratch").iterdir()) == []
