@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 from fractions import Fraction
 
+from kpass.data.validation import memory_limit
+
 __all__ = [
-    "AS_RUN", "MAX_COUNT", "MAX_N_RESAMPLES", "MIN_MEMORY_LIMIT", "budget_list", "difference_of_proportions", "fields",
+    "AS_RUN", "MAX_COUNT", "MAX_N_RESAMPLES", "budget_list", "difference_of_proportions", "fields",
     "fraction", "k_list", "memory_size", "n_resamples", "nonnegative_int", "positive_float", "positive_int",
     "probability", "reasoning_markers", "regular_expression", "samples_per_problem", "variance_of_difference",
     "variance_of_outcome",
@@ -46,10 +47,6 @@ def probability(text: str) -> float:
 MAX_COUNT = 2**53 - 1
 #: The most bootstrap resamples: the core keeps every replicate (the core's ``check_n_resamples`` has the same bound).
 MAX_N_RESAMPLES = 10_000_000
-#: The smallest DuckDB memory limit kpass passes on: below it DuckDB cannot hold one buffer.
-MIN_MEMORY_LIMIT = 16 * 2**20
-_MAX_MEMORY_LIMIT = 2**60
-
 
 def positive_int(text: str) -> int:
     """An integer >= 1 and at most :data:`MAX_COUNT` (problems)."""
@@ -73,23 +70,13 @@ def n_resamples(text: str) -> int:
     return int(digits)
 
 
-_MEMORY_UNITS = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30,
-                 "tib": 2**40}
-_MEMORY_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-z]+)\s*", re.IGNORECASE | re.ASCII)
-
-
 def memory_size(text: str) -> str:
-    """A DuckDB memory limit: a number and a unit (``4GB``, ``512MiB``, ``1.5 GB``; KB, MB, GB, TB
-    are powers of 1000, KiB, MiB, GiB, TiB of 1024), at least 16 MiB. Returned as given, for DuckDB."""
-    match = _MEMORY_SIZE.fullmatch(text)
-    unit = _MEMORY_UNITS.get(match.group(2).lower()) if match else None
-    if match is None or unit is None:
-        raise argparse.ArgumentTypeError(f"expected a size such as 4GB or 512MiB (units KB, MB, GB, TB, KiB, MiB, "
-                                         f"GiB, TiB); got {text!r}")
-    size = float(match.group(1)) * unit
-    if not MIN_MEMORY_LIMIT <= size <= _MAX_MEMORY_LIMIT:
-        raise argparse.ArgumentTypeError(f"expected a size from 16MiB to 1EiB; got {text!r}")
-    return text.strip()
+    """A DuckDB memory limit (:func:`kpass.data.validation.memory_limit`): a number and a unit
+    (``4GB``, ``512MiB``, ``1.5 GB``), at least 16 MiB. Returned as given, for DuckDB."""
+    try:
+        return memory_limit(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _finite(text: str, expected: str) -> float:

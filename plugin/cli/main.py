@@ -195,6 +195,6 @@ def _failure(exc: Exception, command: str) -> int:
         _say(f"{command}: error: {flag_names(str(exc))}")
         return EXIT_USAGE
     if isinstance(exc, MemoryError):
-        _say(f"{command}: error: out of memory; give the command fewer or smaller inputs, or use --engine duckdb")
+        _say(f"{command}: error: out of memory; give the command fewer or smaller inputs, or --memory-limit (DuckDB then works out of core)")
         return EXIT_DATA_ERROR
     raise exc

@@ -20,6 +20,7 @@ import numpy as np
 
 from kpass.errors import UsageError
 from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_name
+from kpass.data.validation import memory_limit
 from .sources import EngineOptions, InputFile
 from .duckdb_jsonl import reduce_regular_jsonl
 from .duckdb_queries import FILE_SHIFT, fetch_columns, run_with_progress, sql_literal
@@ -44,8 +45,13 @@ def connect(options: EngineOptions):
     ``threads``, and no insertion order to preserve (lets scans stream)."""
     import duckdb
 
+    limit = options.memory_limit or os.environ.get("KPASS_MEMORY_LIMIT") or _DEFAULT_MEMORY_LIMIT
+    try:
+        limit = memory_limit(limit)
+    except ValueError as exc:
+        raise UsageError(f"--memory-limit / KPASS_MEMORY_LIMIT: {exc}") from None
     config: dict[str, str | bool | int | float | list[str]] = {
-        "memory_limit": options.memory_limit or os.environ.get("KPASS_MEMORY_LIMIT") or _DEFAULT_MEMORY_LIMIT,
+        "memory_limit": limit,
         "temp_directory": options.temp_directory or os.environ.get("KPASS_TEMP_DIRECTORY")
         or os.path.join(tempfile.gettempdir(), f"kpass-duckdb-{os.getpid()}"),
         "preserve_insertion_order": False,
@@ -215,7 +221,9 @@ def _parquet_kind(column: str, kind: str) -> tuple[str, str]:
         number = f"CAST({c} AS DOUBLE)"
         text = (f"CASE WHEN ABS({number}) < 9.2e18 AND {number} % 1 = 0 "
                 f"THEN CAST(CAST({number} AS BIGINT) AS VARCHAR) ELSE CAST({number} AS VARCHAR) END")
-        return text, f"CASE WHEN {c} IS NULL OR isnan({number}) THEN 'null' ELSE 'float' END"
+        # a NaN is no number (refused where a count or verdict belongs), and a null name, as numpy reads it
+        nan = "'null'" if column not in INTEGER_COLUMNS and column not in BOOLEAN_COLUMNS else "'float'"
+        return text, f"CASE WHEN {c} IS NULL THEN 'null' WHEN isnan({number}) THEN {nan} ELSE 'float' END"
     if upper == "VARCHAR":
         return c, f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'string' END"
     if upper == "BLOB":  # Parquet BINARY: UTF-8 text, as the numpy reader decodes it (invalid bytes fail the scan)
@@ -223,16 +231,21 @@ def _parquet_kind(column: str, kind: str) -> tuple[str, str]:
     return f"CAST({c} AS VARCHAR)", f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'other' END"
 
 
-def _parquet_names_renamed(path: str) -> bool:
-    """Whether the file's own schema (its footer, as pyarrow reads it) names a column twice or
-    has an empty column name, which DuckDB renames (the numpy reader refuses or keeps them)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        names = pq.read_schema(path).names
-    except (OSError, pa.ArrowException):
-        return False  # a damaged footer: DuckDB's read says so
+def _parquet_names_renamed(con: Any, path: str) -> bool:
+    """Whether the file's own schema names a top-level column twice or has an empty column name,
+    which DuckDB renames (``x_1``, ``C10``) and the numpy reader refuses or keeps as written.
+    ``parquet_schema`` lists the schema depth first, each element with its number of children."""
+    elements = con.execute(f"SELECT name, num_children FROM parquet_schema({sql_literal(path)})").fetchall()
+    names, position = [], 1
+    for _ in range(elements[0][1] or 0 if elements else 0):
+        if position >= len(elements):
+            break
+        names.append(elements[position][0])
+        pending = elements[position][1] or 0  # the column's nested elements, skipped
+        position += 1
+        while pending and position < len(elements):
+            pending += (elements[position][1] or 0) - 1
+            position += 1
     return len(set(names)) != len(names) or "" in names
 
 
@@ -241,7 +254,7 @@ def _parquet_raw(con: Any, item: InputFile, number: int, raw: _Raw) -> tuple[str
     source = f"read_parquet({sql_literal(item.path)}, file_row_number = true, hive_partitioning = false)"
     described = [(row[0], row[1]) for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
     types = dict(described[:-1])  # the last is file_row_number
-    if len(types) != len(described) - 1 or _parquet_names_renamed(item.path):
+    if len(types) != len(described) - 1 or _parquet_names_renamed(con, item.path):
         raise NumpyFallback("duplicate or empty Parquet column name")  # DuckDB renames them (x_1, C10)
     select = [f"{number * FILE_SHIFT} + file_row_number AS kpass_order"]
     own = {}
@@ -278,32 +291,51 @@ _JSON_STRING = r'"([^"\\]|\\.)*"'
 #: keys refused) reads the same way: a trailing comma, the words NaN / Infinity / inf / nan (Python
 #: reads only NaN, Infinity, -Infinity, as floats the readers then judge), exponents past 1e308.
 _LENIENT_SYNTAX = r",[ \t\r\n]*[\]}]|[nN][aA][nN]|[iI][nN][fF]|[eE][-+]?[0-9]{3,}"
+#: The same forms as words, looked for in a line's whole text (strings too): a cheap filter that
+#: passes every line :data:`_LENIENT_SYNTAX` can match once its strings are taken out.
+_LENIENT_WORDS = r",[ \t\r\n]*[\]}]|(?i:\bnan\b|\binf(inity)?\b)|[eE][-+]?[0-9]{3,}"
+
+
+#: A key of a JSON object in the text of a line without backslashes (a quoted string followed by a
+#: colon; without escapes a string holds no quote, so the keys are found exactly): a line whose
+#: keys, at any depth, are all different cannot hold a key twice in one object.
+_JSON_KEY = r'"([^"]*)"\s*:'
 
 
 def lenient_json(con: Any, files: Sequence[InputFile], options: EngineOptions) -> bool:
     """Whether some JSON line needs Python's strict parser: a form DuckDB's parser reads
     leniently (:data:`_LENIENT_SYNTAX`, looked for outside strings) or a key twice in a nested
-    object (``json_keys`` sees only the top level: lines with nested objects are walked with
-    ``json_tree``). One scan of the JSON Lines files, then one over their nested lines, if any.
-    A line DuckDB cannot parse is left to the reduction (which then hands the input to numpy)."""
+    object (``json_keys`` sees only the top level: nested lines are walked with ``json_tree``).
+
+    One scan of the JSON Lines files with two cheap filters on each line's text, which pass a
+    superset of the lines concerned: the lenient forms anywhere (also inside strings), and a nested
+    line in which some key name appears twice at any depth (:data:`_JSON_KEY`). Only those lines are
+    stripped of their strings and walked. A line DuckDB cannot parse is left to the reduction
+    (which then hands the input to numpy)."""
     import duckdb
 
     jsonl = [item for item in files if item.format == "jsonl"]
     if not jsonl:
         return False
-    lines = " UNION ALL ".join(f"SELECT {n} AS file, ordinality AS line, regexp_replace(CAST(json AS VARCHAR), "
-                               f"{sql_literal(_JSON_STRING)}, '\"\"', 'g') AS syntax, json "
-                               f"FROM read_json_objects({sql_literal(item.path)}, format = 'newline_delimited', hive_partitioning = false) "
-                               "WITH ORDINALITY" for n, item in enumerate(jsonl))
+    lines = " UNION ALL ".join(f"SELECT {n} AS file, ordinality AS line, json, CAST(json AS VARCHAR) AS raw "
+                               f"FROM read_json_objects({sql_literal(item.path)}, format = 'newline_delimited', "
+                               "hive_partitioning = false) WITH ORDINALITY" for n, item in enumerate(jsonl))
+    nested = "regexp_matches(raw, '[{].*[{]|[[].*[{]')"
+    named = (f"SELECT file, line, json, raw, regexp_matches(raw, {sql_literal(_LENIENT_WORDS)}) AS maybe_lenient, "
+             f"{nested} AND contains(raw, '\\') AS escaped, CASE WHEN {nested} AND NOT contains(raw, '\\') "
+             f"THEN regexp_extract_all(raw, {sql_literal(_JSON_KEY)}, 1) END AS names FROM ({lines})")
+    flagged = ("SELECT file, line, json, raw, maybe_lenient, escaped OR COALESCE(list_unique(names) <> len(names), "
+               f"FALSE) AS keys_repeat FROM ({named})")
+    syntax = f"regexp_replace(raw, {sql_literal(_JSON_STRING)}, '\"\"', 'g')"
     try:
-        run_with_progress(con, f"CREATE TEMP TABLE kpass_syntax AS SELECT file, line, json, "
-                               f"regexp_matches(syntax, {sql_literal(_LENIENT_SYNTAX)}) AS lenient FROM ({lines}) "
-                               "WHERE regexp_matches(syntax, '[{{].*[{{]|[[].*[{{]') "
-                               f"OR regexp_matches(syntax, {sql_literal(_LENIENT_SYNTAX)})", options)
+        run_with_progress(con, f"CREATE TEMP TABLE kpass_syntax AS SELECT file, line, json, keys_repeat, "
+                               f"CASE WHEN maybe_lenient THEN regexp_matches({syntax}, {sql_literal(_LENIENT_SYNTAX)}) "
+                               "ELSE FALSE END AS lenient "
+                               f"FROM ({flagged}) WHERE maybe_lenient OR keys_repeat", options)
         if con.execute("SELECT bool_or(lenient) FROM kpass_syntax").fetchone()[0]:
             return True
-        repeated = con.execute("SELECT 1 FROM kpass_syntax, json_tree(json) AS node WHERE node.parent IS NOT NULL "
-                               "AND node.key IS NOT NULL GROUP BY file, line, node.parent "
+        repeated = con.execute("SELECT 1 FROM kpass_syntax, json_tree(json) AS node WHERE keys_repeat AND "
+                               "node.parent IS NOT NULL AND node.key IS NOT NULL GROUP BY file, line, node.parent "
                                "HAVING count(*) <> count(DISTINCT node.key) LIMIT 1").fetchall()
     except duckdb.Error:
         return False

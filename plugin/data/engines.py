@@ -22,7 +22,6 @@ import os
 from collections.abc import Sequence
 from functools import partial
 
-
 from kpass.errors import UsageError
 from kpass.data.problems import statistics_from_table
 from .sources import EngineOptions, InputFile, expand_inputs, locate_rows
@@ -39,13 +38,20 @@ ENGINES = ("numpy", "duckdb", "spark")
 #: DuckDB, out of core.
 DUCKDB_MAX_FILES = 256
 SMALL_INPUT_BYTES = 512 * 2**20
+#: The engine of every command that reads JSONL, CSV or Parquet, unless ``--engine`` says otherwise.
+DEFAULT_ENGINE = "duckdb"
 
 
-def _many_small_files(files: Sequence[InputFile]) -> bool:
-    if len(files) <= DUCKDB_MAX_FILES:
+def _many_small_files(files: Sequence[InputFile], options: EngineOptions) -> bool:
+    """More than :data:`DUCKDB_MAX_FILES` plain (uncompressed) JSONL or CSV files holding at most
+    :data:`SMALL_INPUT_BYTES` together, and no memory limit asked for: what the numpy path holds
+    in memory is then about the files' size."""
+    if len(files) <= DUCKDB_MAX_FILES or options.memory_limit or os.environ.get("KPASS_MEMORY_LIMIT"):
         return False
     total = 0
     for item in files:
+        if item.format not in ("jsonl", "csv") or item.path.lower().endswith(".gz"):
+            return False
         try:
             total += os.path.getsize(item.path)
         except OSError:
@@ -53,8 +59,6 @@ def _many_small_files(files: Sequence[InputFile]) -> bool:
         if total > SMALL_INPUT_BYTES:
             return False
     return True
-#: The engine of every command that reads JSONL, CSV or Parquet, unless ``--engine`` says otherwise.
-DEFAULT_ENGINE = "duckdb"
 
 
 def check_engine(engine: str | None) -> str:
@@ -92,7 +96,7 @@ def reduce_samples(inputs: Sequence[InputFile] | Sequence[str | os.PathLike], ne
         if expanded is None:
             raise UsageError(f"the {engine} engine reads JSONL, CSV and Parquet files; got {', '.join(map(str, paths))}")
         files = expanded
-    if engine == "numpy" or (engine == "duckdb" and _many_small_files(files)):
+    if engine == "numpy" or (engine == "duckdb" and _many_small_files(files, options)):
         return statistics_from_table(locate_rows(files, None), needs)
     try:
         if engine == "duckdb":
@@ -124,5 +128,3 @@ def _numpy_judges(files: Sequence[InputFile], needs: Needs) -> ProblemStatistics
     except NothingLocated:
         pass
     return statistics_from_table(locate_rows(files, None), needs)
-
-

@@ -35,6 +35,11 @@ __all__ = ["CUT_ANSWER_RULES", "ProblemSet", "judge_range", "problem_attribute",
 CUT_ANSWER_RULES = ("abstain", "vote")
 
 
+#: The largest set of problems whose rows are read again whole when an engine flagged one of them
+#: (:meth:`ProblemSet._numpy_error_if_flagged`); a larger set reads its flagged problems only.
+REREAD_WHOLE_SET = 100_000
+
+
 def unknown_finished_message(n_unknown: int) -> str:
     """The one-line refusal of fin@k (and of ``kpass budget``/``decompose``) when ``finished`` is
     null for some samples: never "finished" by default, and it says what to give. The count is of
@@ -261,8 +266,11 @@ class ProblemSet:
         mask = statistics.flags.get(flag)
         if mask is None or not mask[self.problems].any():
             return
-        located = statistics.locate(statistics.keys_of(self.problems))
-        compute(ProblemSet(located, _same_problems(statistics, self.problems, located), budget=self.budget))
+        chosen = self.problems
+        if len(chosen) > REREAD_WHOLE_SET:  # bounded memory on the error path: the flagged problems only
+            chosen = chosen[mask[chosen]][:1000]
+        located = statistics.locate(statistics.keys_of(chosen))
+        compute(ProblemSet(located, _same_problems(statistics, chosen, located), budget=self.budget))
         statistics.check(flag, self.problems)  # not confirmed: the report says "internal error"
 
     # ------------------------------------------------------------------ identities and samples
@@ -472,16 +480,17 @@ def statistics_from_table(table: "SampleTable", needs: Needs = Needs()) -> Probl
     decode = {name: table.category_values(name)[codes] for name, codes in
               (("model", index.model_codes), ("task", index.task_codes), ("problem_id", index.problem_codes))}
     fields = {}
-    broken_fields = []
+    field_flags: dict[str, NDArray[np.bool_]] = {}
     for field in needs.fields:
         values = np.empty(index.n_problems, dtype=object)
         values[:] = None
         try:
             codes = problem_attribute(table, field, "--by", allow_null=True)
         except DataError:  # the report says it, as --by or --cluster-by (see the docstring)
-            broken_fields.append(field)
+            field_flags[f"varies:{field}"] = np.ones(index.n_problems, dtype=bool)
         else:
             values[codes >= 0] = table.category_values(field)[codes[codes >= 0]]
+            field_flags[f"null:{field}"] = codes < 0  # refused where the field may not be null (--cluster-by)
         fields[field] = values
     everyone = np.arange(index.n_problems, dtype=np.int64)
     judges = judge_range(table, everyone)  # carried as the engines carry it: shown, never checked
@@ -493,8 +502,8 @@ def statistics_from_table(table: "SampleTable", needs: Needs = Needs()) -> Probl
     stats.judges = stats.put(judges, dtype=object)
     every_problem = np.ones(index.n_problems, dtype=bool)
     nothing = np.zeros(index.n_problems, dtype=np.int64)
-    for field in broken_fields:
-        stats.flags[f"varies:{field}"] = stats.put(every_problem, dtype=bool)
+    for flag, mask in field_flags.items():
+        stats.flags[flag] = stats.put(mask, dtype=bool)
     everything = ProblemSet(table, everyone)
     if needs.finished:
         stats.n_finished_null = np.zeros(len(stats), dtype=np.int64)

@@ -315,11 +315,30 @@ class ParquetReader(_SuffixReader):
             columns = _arrow_columns(arrow, source, first)
             lines = np.arange(first, first + arrow.num_rows, dtype=np.int64)
             first += arrow.num_rows
-            if extra and set(extra) & set(columns):
-                check_partition_values(SampleTable._convert_columns(columns, source=source, lines=lines), extra)
-            for name, value in (extra or {}).items():  # the file's own values equal it where not null
+            for name, value in (extra or {}).items():
+                if name in columns:  # the file's own values must equal it where they are not null
+                    _check_against_partition(columns[name], name, value, source, int(lines[0]))
                 columns[name] = np.full(arrow.num_rows, value, dtype=object)
             yield SampleTable._convert_columns(columns, source=source, lines=lines)
+
+
+def _check_against_partition(values: Any, key: str, value: str, source: str, first_line: int) -> None:
+    """Refuse the first row of a raw column (as :func:`_arrow_columns` makes it) whose own value
+    is not null and differs from its hive partition's ``value`` (as :func:`check_partition_values`)."""
+    from kpass.data.columns import _stringify
+
+    if isinstance(values, Categorical):
+        texts = np.array([_stringify(category) for category in values.categories] + [value], dtype=object)
+        codes = np.asarray(values.codes)
+        own = texts[np.where(codes >= 0, codes, len(texts) - 1)]  # a null reads as the partition's value
+    else:  # numbers or objects: the rows one by one (a partition key written as a number is rare)
+        own = np.array([value if v is None or (isinstance(v, float) and v != v) else _stringify(v)
+                        for v in values.tolist()], dtype=object)
+    differs = np.flatnonzero(own != value)
+    if differs.size:
+        row = int(differs[0])
+        raise DataError(f"the partition directory {key}={value} contradicts the file's own `{key}` {own[row]!r}; "
+                        "which is meant?", source=source, line=first_line + row, field=key)
 
 
 def check_partition_values(table: SampleTable, partitions: Mapping[str, str]) -> None:

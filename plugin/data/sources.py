@@ -296,13 +296,9 @@ def _converted_chunks(item: InputFile):
     if item.format == "jsonl":
         with JsonlReader.open(pathlib.Path(source)) as handle:
             for records, lines in JsonlReader._chunks(handle, source, None):
-                columns, numbers = SampleTable._records_to_columns(records, source=source, lines=lines)
-                if extra and set(extra) & set(columns):
-                    check_partition_values(SampleTable._convert_columns(columns, source=source, lines=numbers), extra)
                 if extra:
-                    records = [{**record, **{key: value for key, value in extra.items() if record.get(key) is None}}
-                               for record in records]
-                    columns, numbers = SampleTable._records_to_columns(records, source=source, lines=lines)
+                    records = _with_partition_values(records, lines, extra, source)
+                columns, numbers = SampleTable._records_to_columns(records, source=source, lines=lines)
                 yield SampleTable._convert_columns(columns, source=source, lines=numbers)
     elif item.format == "csv":
         table = CsvReader().read(source)
@@ -312,6 +308,29 @@ def _converted_chunks(item: InputFile):
         yield table
     else:
         yield from ParquetReader.chunks(pathlib.Path(source), extra)
+
+
+def _with_partition_values(records: list[dict], lines: Sequence[int], extra: Mapping[str, str],
+                           source: str) -> list[dict]:
+    """JSON records with the hive partition values filled in where a record has none; a record
+    whose own value differs is refused (as :func:`~kpass.data.readers.check_partition_values`)."""
+    from kpass.data.columns import _stringify
+
+    merged = []
+    for record, line in zip(records, lines):
+        if not isinstance(record, dict):  # not an object: the conversion names it
+            merged.append(record)
+            continue
+        filled = dict(record)
+        for key, value in extra.items():
+            own = record.get(key)
+            if own is None or (isinstance(own, float) and own != own):  # null or NaN: the partition's
+                filled[key] = value
+            elif _stringify(own) != value:
+                raise DataError(f"the partition directory {key}={value} contradicts the file's own `{key}` "
+                                f"{_stringify(own)!r}; which is meant?", source=source, line=line, field=key)
+        merged.append(filled)
+    return merged
 
 
 def _with_partitions(table: "SampleTable", extra: dict[str, str]) -> "SampleTable":

@@ -209,6 +209,15 @@ def _verdicts_of_variant(value: str) -> tuple[str, str]:
     return items, kind
 
 
+def _with_partition(text: str, kind: str, value: str) -> tuple[str, str, str]:
+    """``(text, kind, conflict)`` of a column that is also a hive partition key (``value``, SQL):
+    the partition fills the file's own value where it is null, and ``conflict`` is true on a row
+    whose own value differs (the numpy readers refuse it: docs/bad-input.md)."""
+    return (f"CASE WHEN {kind} = 'null' THEN {value} ELSE {text} END",
+            f"CASE WHEN {kind} = 'null' THEN 'string' ELSE {kind} END",
+            f"({kind} <> 'null' AND NOT ({text} <=> {value}))")
+
+
 def _view(frame: Any) -> str:
     name = f"kpass_input_{next(_views)}"
     frame.createOrReplaceTempView(name)
@@ -223,13 +232,14 @@ def _jsonl_raw(spark: Any, item: InputFile, number: int, raw: _Raw) -> str:
     partitions = dict(item.partitions)
     known = [*SCHEMA_COLUMNS, *raw.columns, *partitions]
     select = [f"{number * _FILE_SHIFT} + kpass_id AS kpass_order"]
+    conflicts = []
     for column in raw.columns:
         path = "$['" + column.replace("'", "\\'") + "']"
         value = f"try_variant_get(v, {_literal(path)})"
+        text, kind = f"try_variant_get(v, {_literal(path)}, 'string')", _variant_kind(value)
         if column in partitions:
-            text, kind = _literal(partitions[column]), "'string'"
-        else:
-            text, kind = f"try_variant_get(v, {_literal(path)}, 'string')", _variant_kind(value)
+            text, kind, conflict = _with_partition(text, kind, _literal(partitions[column]))
+            conflicts.append(conflict)
         select += [f"{text} AS {SPARK.ident(column)}", f"{kind} AS {SPARK.ident(column + '__kind')}"]
     items, kind = _verdicts_of_variant("try_variant_get(v, '$.cot_verdicts')")
     select += [f"{items} AS cot_verdicts__list", f"{kind} AS cot_verdicts__kind"]
@@ -237,7 +247,7 @@ def _jsonl_raw(spark: Any, item: InputFile, number: int, raw: _Raw) -> str:
                for n, c in enumerate(raw.presence)]
     select.append(f"size(filter(k, key -> NOT array_contains({_array_literal(known)}, key))) > 0 AS unknown_keys")
     select.append(f"(size(k) <> size(array_distinct(k)) OR length(value) - length(translate(value, '[{{', '')) "
-                  f"> {DEEP_JSON_BRACKETS}) AS numpy_fallback")
+                  f"> {DEEP_JSON_BRACKETS}{''.join(' OR ' + c for c in conflicts)}) AS numpy_fallback")
     return (f"SELECT {', '.join(select)} FROM (SELECT kpass_id, try_parse_json(value) AS v, "
             f"COALESCE(json_object_keys(value), array()) AS k, value FROM {view} WHERE TRIM(value) <> '')")
 
@@ -281,7 +291,7 @@ def _typed_columns(frame: Any, item: InputFile | None, number: int, raw: _Raw, *
         c = SPARK.ident(column)
         kind_of = kinds.get(column)
         categorical = column not in BOOLEAN_COLUMNS and column not in INTEGER_COLUMNS
-        if column in partitions:
+        if column in partitions and kind_of is None:
             text, kind = partitions[column], "'string'"
         elif kind_of is None:
             text, kind = "CAST(NULL AS STRING)", "'null'"
@@ -302,12 +312,17 @@ def _typed_columns(frame: Any, item: InputFile | None, number: int, raw: _Raw, *
             number_sql = f"CAST({c} AS DOUBLE)"
             text = (f"CASE WHEN ABS({number_sql}) < 9.2e18 AND {number_sql} % 1 = 0 THEN "
                     f"CAST(CAST({number_sql} AS BIGINT) AS STRING) ELSE CAST({number_sql} AS STRING) END")
-            kind = f"CASE WHEN {c} IS NULL OR isnan({number_sql}) THEN 'null' ELSE 'float' END"
+            nan = "'null'" if categorical else "'float'"  # no count or verdict: refused, as numpy reads it
+            kind = f"CASE WHEN {c} IS NULL THEN 'null' WHEN isnan({number_sql}) THEN {nan} ELSE 'float' END"
         elif isinstance(kind_of, T.StringType):
             text = f"NULLIF({c}, '')" if csv else c
             kind = f"CASE WHEN {text} IS NULL THEN 'null' ELSE 'string' END"
         else:
             text, kind = f"CAST({c} AS STRING)", f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'other' END"
+        if column in partitions and kind_of is not None:  # the file's own column beside its partition
+            text, kind, conflict = _with_partition(f"CAST({text} AS STRING)", kind, partitions[column])
+            fallback = f"({fallback} OR {conflict})"
+            native = [name for name in native if name != column]
         select += [f"{text} AS {SPARK.ident(column)}", f"{kind} AS {SPARK.ident(column + '__kind')}"]
     verdicts = kinds.get("cot_verdicts")
     c = SPARK.ident("cot_verdicts")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from decimal import Decimal
 from typing import Any
 
 __all__ = ["TEXT_ENCODING", "DuplicateKeyError", "JsonNestingError", "duplicate_key_check", "empty_file_error", "loads_json_strict",
@@ -76,6 +77,8 @@ def empty_file_error(path: str | os.PathLike) -> str | None:
         return None
 
 
+#: The largest size kpass takes (1 EiB): any real limit is far below it.
+MAX_BYTE_SIZE = 2**60
 _UNIT_BYTES = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
                "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
 _BYTE_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
@@ -85,11 +88,30 @@ def parse_byte_size(value: Any) -> int:
     """A size in bytes >= 1 from an integer or text such as ``"2GiB"``, ``"1500MiB"``, ``"4GB"``
     (units are binary: ``K``, ``M``, ``G``, ``T``, with or without ``B``/``iB``); ``ValueError``
     otherwise."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        if value >= 1:
-            return value
-    elif isinstance(value, str) and (match := _BYTE_SIZE.match(value)) and match.group(2).lower() in _UNIT_BYTES:
-        size = int(float(match.group(1)) * _UNIT_BYTES[match.group(2).lower()])
-        if size >= 1:
+    if isinstance(value, str) and (match := _BYTE_SIZE.match(value)) and match.group(2).lower() in _UNIT_BYTES:
+        size = int(Decimal(match.group(1)) * _UNIT_BYTES[match.group(2).lower()])  # no float overflow
+        if 1 <= size <= MAX_BYTE_SIZE:
             return size
-    raise ValueError(f"expected a size such as 2GiB, 1500MiB or a number of bytes; got {value!r}")
+    elif isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_BYTE_SIZE:
+        return value
+    raise ValueError(f"expected a size from 1 byte to 1EiB such as 2GiB, 1500MiB or a number of bytes; got {value!r}")
+
+
+#: DuckDB's memory limits: KB, MB, GB, TB are powers of 1000, KiB, MiB, GiB, TiB of 1024 (DuckDB's own reading).
+_MEMORY_UNITS = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30,
+                 "tib": 2**40}
+_MEMORY_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-z]+)\s*", re.IGNORECASE | re.ASCII)
+#: The smallest memory limit kpass gives DuckDB (its reduction needs a few buffers).
+MIN_MEMORY_LIMIT = 16 * 2**20
+
+
+def memory_limit(text: str) -> str:
+    """A DuckDB memory limit (``--memory-limit``, ``KPASS_MEMORY_LIMIT``): a number and a unit
+    (``4GB``, ``512MiB``, ``1.5 GB``) from 16 MiB to 1 EiB, returned as given; ``ValueError`` otherwise."""
+    match = _MEMORY_SIZE.fullmatch(text)
+    unit = _MEMORY_UNITS.get(match.group(2).lower()) if match else None
+    if match is None or unit is None:
+        raise ValueError(f"expected a size such as 4GB or 512MiB (units KB, MB, GB, TB, KiB, MiB, GiB, TiB); got {text!r}")
+    if not MIN_MEMORY_LIMIT <= Decimal(match.group(1)) * unit <= MAX_BYTE_SIZE:
+        raise ValueError(f"expected a size from 16MiB to 1EiB; got {text!r}")
+    return text.strip()

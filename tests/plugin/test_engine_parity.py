@@ -208,11 +208,15 @@ def _same_numbers(a: tuple, b: tuple) -> bool:
     return True
 
 
-def outcome(path: str, engine: str, options: EngineOptions = EngineOptions()) -> tuple[str, object]:
-    """``("error", text)`` or ``("report", summary)`` of ``path`` on ``engine``."""
+NO_OPTIONS = EngineOptions()
+
+
+def outcome(path: str, engine: str, options: EngineOptions = NO_OPTIONS) -> tuple[str, object]:
+    """``("error", text)`` or ``("report", summary)`` of ``path`` on ``engine`` (a directory of hive
+    partitions on numpy: the numpy reduction, which carries the partition values)."""
     specs = kpass.parse_metric_specs(METRICS)
     try:
-        if engine == "numpy":
+        if engine == "numpy" and not Path(path).is_dir():
             source = kpass.read_samples(path)
         else:
             source = reduce_samples([path], Needs.for_specs(specs, by=BY, cluster_by=CLUSTER), engine=engine,
@@ -223,7 +227,7 @@ def outcome(path: str, engine: str, options: EngineOptions = EngineOptions()) ->
     return "report", _summary(report)
 
 
-def assert_engines_agree(data: bytes, suffix: str, engines=("duckdb",), options: EngineOptions = EngineOptions()):
+def assert_engines_agree(data: bytes, suffix: str, engines=("duckdb",), options: EngineOptions = NO_OPTIONS):
     directory = tempfile.mkdtemp(prefix="kpass-parity-")
     path = str(Path(directory) / f"samples{suffix}")
     Path(path).write_bytes(data)
@@ -318,3 +322,56 @@ def test_a_glob_of_many_small_files_on_the_default_engine(tmp_path):
     got = kpass.compute_report(statistics, specs, by=BY, cluster_by=CLUSTER, n_resamples=200)
     assert got.rows[0].n_problems == DUCKDB_MAX_FILES + 4
     assert _same_numbers(_summary(got), _summary(expected))
+
+
+def _hive(tmp_path, fmt, rows_of):
+    """``model=a/task=t/part.<fmt>`` and ``model=b/...``: rows without ``model`` and ``task`` (the
+    path gives them) unless ``rows_of`` writes them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for model in ("a", "b"):
+        directory = tmp_path / "data" / f"model={model}" / "task=t"
+        directory.mkdir(parents=True)
+        rows = rows_of(model)
+        if fmt == "jsonl":
+            (directory / "part.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        else:
+            names = list(dict.fromkeys(key for row in rows for key in row))  # from_pylist keeps row 1's keys only
+            pq.write_table(pa.table({name: [row.get(name) for row in rows] for name in names}),
+                           directory / "part.parquet")
+    return str(tmp_path / "data")
+
+
+def _hive_rows(partition, **change):
+    rows = [{"problem_id": f"p{j}", "sample_index": s, "correct": (j + s + len(partition)) % 2 == 0, "answer": "r",
+             "finished": True, "output_tokens": 3, "cot_verdicts": [True], "cluster": f"c{j % 2}"}
+            for j in range(4) for s in range(2)]
+    for row in rows:
+        row["answer"] = "r" if row["correct"] else "w"
+    rows[5].update(change)
+    return rows
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+@pytest.mark.parametrize("case", ["no own column", "own column equal", "own column null", "contradiction",
+                                  "a bad row"])
+def test_hive_partitions_on_every_engine(tmp_path, spark_session, fmt, case):
+    change = {"no own column": {}, "own column equal": {"model": None}, "own column null": {"model": None},
+              "contradiction": {"model": "z"}, "a bad row": {"output_tokens": -5}}[case]
+
+    def rows_of(model):  # own column equal: row 6 of each file names its own partition's model
+        return _hive_rows(model, **({"model": model} if case == "own column equal" else change))
+
+    path = _hive(tmp_path, fmt, rows_of)
+    expected = outcome(path, "numpy")
+    if case == "contradiction":
+        assert expected[0] == "error" and "contradicts the file's own `model` 'z'" in expected[1], expected
+    elif case == "a bad row":
+        assert expected[0] == "error" and "line 6, field 'output_tokens'" in expected[1], expected
+    else:
+        assert expected[0] == "report" and len(expected[1][0]) == 12, expected  # 2 models x 6 metrics
+    for engine in ("duckdb", "spark"):
+        got = outcome(path, engine, EngineOptions(spark=spark_session))
+        assert got[0] == expected[0] and (got[1] == expected[1] if got[0] == "error"
+                                          else _same_numbers(got[1], expected[1])), (engine, got, expected)
