@@ -94,7 +94,7 @@ def parse_byte_size(value: Any) -> int:
             return size
     elif isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_BYTE_SIZE:
         return value
-    raise ValueError(f"expected a size from 1 byte to 1EiB such as 2GiB, 1500MiB or a number of bytes; got {value!r}")
+    raise ValueError(f"expected a size such as 2GiB, 1500MiB or a number of bytes, at most 1EiB; got {value!r}")
 
 
 #: DuckDB's memory limits: KB, MB, GB, TB are powers of 1000, KiB, MiB, GiB, TiB of 1024 (DuckDB's own reading).
