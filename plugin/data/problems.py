@@ -468,8 +468,9 @@ def statistics_from_table(table: "SampleTable", needs: Needs = Needs()) -> Probl
     varies within a problem, an unknown ``finished``, answers that contradict the verdicts, a
     budget the data cannot decide) is not raised here: every problem gets the rule's flag, as the
     engines' SQL flags the problems that break it, and the report raises the numpy path's own
-    error for the first group that asks (:func:`kpass.data.reduction.raise_violation` replays
-    the computation on the whole table), with that group's problems and in the report's order.
+    error for the first group that asks (:meth:`ProblemSet._numpy_error_if_flagged` runs the
+    computation on that group's rows, here read from this very table), with that group's
+    problems and in the report's order.
 
     Raises
     ------
