@@ -26,7 +26,7 @@ from .duckdb_jsonl import reduce_regular_jsonl
 from .duckdb_queries import FILE_SHIFT, fetch_columns, run_with_progress, sql_literal
 from .reduction import (BOOLEAN_COLUMNS, DEEP_JSON_BRACKETS, DUCKDB, INTEGER_COLUMNS, Needs, NumpyFallback,
                         ProblemStatistics, RawColumns, Violation, classes_sql, distinct_indices_sql, problems_sql,
-                        reduction_sql, statistics_from_rows, typed_sql)
+                        reduction_sql, statistics_from_rows, typed_sql, with_partition)
 
 __all__ = ["reduce_with_duckdb"]
 
@@ -97,22 +97,10 @@ def _verdicts_from_text(text: str) -> tuple[str, str]:
 _Raw = RawColumns
 
 
-def _with_partition(text: str, kind: str, item: InputFile, column: str) -> tuple[str, str]:
-    """A hive partition value fills the file's own column where it is null; a row whose value
-    differs is flagged by :func:`_partition_conflict` (the numpy readers refuse it)."""
+def _partition_value(item: InputFile, column: str) -> str | None:
+    """The SQL literal of ``column``'s hive partition value in ``item``'s path, or None."""
     value = dict(item.partitions).get(column)
-    if value is None:
-        return text, kind
-    return (f"CASE WHEN {kind} = 'null' THEN {sql_literal(value)} ELSE {text} END",
-            f"CASE WHEN {kind} = 'null' THEN 'string' ELSE {kind} END")
-
-
-def _partition_conflict(item: InputFile, cells: dict[str, tuple[str, str]]) -> str:
-    """SQL true on a row whose own value of a partition key (``(text, kind)`` in ``cells``)
-    is not null and differs from the partition value (docs/bad-input.md)."""
-    rules = [f"({kind} <> 'null' AND {text} IS DISTINCT FROM {sql_literal(value)})"
-             for key, value in item.partitions if key in cells for text, kind in [cells[key]]]
-    return " OR ".join(rules) or "FALSE"
+    return None if value is None else sql_literal(value)
 
 
 def _jsonl_raw(item: InputFile, number: int, raw: _Raw) -> str:
@@ -122,8 +110,10 @@ def _jsonl_raw(item: InputFile, number: int, raw: _Raw) -> str:
     select = [f"{number * FILE_SHIFT} + ordinality AS kpass_order"]
     own = {column: (f"(struct_extract(s, {sql_literal(column)}) ->> '$')",
                     _json_kind(f"struct_extract(s, {sql_literal(column)})")) for column in raw.columns}
+    conflicts = []
     for column in raw.columns:
-        text, kind = _with_partition(*own[column], item, column)
+        text, kind, conflict = with_partition(*own[column], _partition_value(item, column))
+        conflicts.append(conflict)
         select += [f"{text} AS {DUCKDB.ident(column)}", f"{kind} AS {DUCKDB.ident(column + '__kind')}"]
     verdicts = "struct_extract(s, 'cot_verdicts')"
     text_items, text_kind = _verdicts_from_text(f"({verdicts} ->> '$')")
@@ -139,8 +129,7 @@ def _jsonl_raw(item: InputFile, number: int, raw: _Raw) -> str:
     # a name written as a JSON object or list: the numpy readers' canonical text of it (docs/bad-input.md)
     structured = [f"{kind} = 'other'" for column, (_, kind) in own.items()
                   if column not in INTEGER_COLUMNS and column not in BOOLEAN_COLUMNS]
-    select.append(f"(fallback OR {_partition_conflict(item, own)} OR {' OR '.join(structured) or 'FALSE'}) "
-                  "AS numpy_fallback")
+    select.append(f"(fallback OR {' OR '.join([*conflicts, *structured])}) AS numpy_fallback")
     return (f"SELECT {', '.join(select)} FROM (SELECT ordinality, from_json(json, {sql_literal(structure)}) AS s, "
             f"CASE WHEN json_type(json) = 'OBJECT' THEN json_keys(json) ELSE [] END AS k, "
             f"(len(json_keys(json)) <> len(list_distinct(json_keys(json))) OR length(CAST(json AS VARCHAR)) - "
@@ -184,14 +173,15 @@ def _csv_raw(item: InputFile, number: int, header: list[str], raw: _Raw) -> str:
     position = {name: f"c{i}" for i, name in enumerate(header)}
     fields = " + ".join(f"CASE WHEN {name} IS NULL THEN 0 ELSE 1 END" for name in names)
     select = [f"{number * FILE_SHIFT} + ordinality AS kpass_order"]
-    own = {}
+    conflicts = []
     for column in raw.columns:
         if column in position:
             cell = f"NULLIF({position[column]}, '')"
-            own[column] = (cell, f"CASE WHEN {cell} IS NULL THEN 'null' ELSE 'string' END")
-            text, kind = _with_partition(*own[column], item, column)
+            text, kind = cell, f"CASE WHEN {cell} IS NULL THEN 'null' ELSE 'string' END"
         else:
-            text, kind = _with_partition("CAST(NULL AS VARCHAR)", "'null'", item, column)
+            text, kind = "CAST(NULL AS VARCHAR)", "'null'"
+        text, kind, conflict = with_partition(text, kind, _partition_value(item, column))
+        conflicts.append(conflict)
         select += [f"{text} AS {DUCKDB.ident(column)}", f"{kind} AS {DUCKDB.ident(column + '__kind')}"]
     if "cot_verdicts" in position:
         items, kind = _verdicts_from_text(f"NULLIF({position['cot_verdicts']}, '')")
@@ -200,7 +190,7 @@ def _csv_raw(item: InputFile, number: int, header: list[str], raw: _Raw) -> str:
         select += ["CAST(NULL AS VARCHAR[]) AS cot_verdicts__list", "'null' AS cot_verdicts__kind"]
     select += raw.has([*header, *(key for key, _ in item.partitions)])
     select.append("FALSE AS unknown_keys")
-    select.append(f"(n_fields <> {width} OR {_partition_conflict(item, own)}) AS numpy_fallback")
+    select.append(f"(n_fields <> {width} OR {' OR '.join(conflicts)}) AS numpy_fallback")
     blank = f"(n_fields = 1 AND regexp_full_match(c0, '{_PY_SPACE}*'))"
     return (f"SELECT {', '.join(select)} FROM (SELECT *, {fields} AS n_fields FROM read_csv({sql_literal(item.path)}, "
             f"header = true, auto_detect = false, delim = ',', quote = '\"', escape = '\"', columns = {columns}, "
@@ -257,13 +247,14 @@ def _parquet_raw(con: Any, item: InputFile, number: int, raw: _Raw) -> tuple[str
     if len(types) != len(described) - 1 or _parquet_names_renamed(con, item.path):
         raise NumpyFallback("duplicate or empty Parquet column name")  # DuckDB renames them (x_1, C10)
     select = [f"{number * FILE_SHIFT} + file_row_number AS kpass_order"]
-    own = {}
+    conflicts = []
     for column in raw.columns:
         if column in types:
-            text, kind = own[column] = _parquet_kind(column, types[column])
+            text, kind = _parquet_kind(column, types[column])
         else:
             text, kind = "CAST(NULL AS VARCHAR)", "'null'"
-        text, kind = _with_partition(text, kind, item, column)
+        text, kind, conflict = with_partition(text, kind, _partition_value(item, column))
+        conflicts.append(conflict)
         select += [f"{text} AS {DUCKDB.ident(column)}", f"{kind} AS {DUCKDB.ident(column + '__kind')}"]
     if "cot_verdicts" in types:
         c = DUCKDB.ident("cot_verdicts")
@@ -278,7 +269,7 @@ def _parquet_raw(con: Any, item: InputFile, number: int, raw: _Raw) -> tuple[str
         select += ["CAST(NULL AS VARCHAR[]) AS cot_verdicts__list", "'null' AS cot_verdicts__kind"]
     select += raw.has([*types, *dict(item.partitions)])
     select.append("FALSE AS unknown_keys")
-    select.append(f"({_partition_conflict(item, own)}) AS numpy_fallback")
+    select.append(f"({' OR '.join(conflicts)}) AS numpy_fallback")
     return f"SELECT {', '.join(select)} FROM {source}", list(types)
 
 

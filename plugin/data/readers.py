@@ -337,14 +337,19 @@ def _check_against_partition(values: Any, key: str, value: str, source: str, fir
     differs = np.flatnonzero(own != value)
     if differs.size:
         row = int(differs[0])
-        raise DataError(f"the partition directory {key}={value} contradicts the file's own `{key}` {own[row]!r}; "
-                        "which is meant?", source=source, line=first_line + row, field=key)
+        raise partition_contradiction(key, value, own[row], source=source, line=first_line + row)
+
+
+def partition_contradiction(key: str, value: str, own: str, *, source: str, line: int | None) -> DataError:
+    """The error of a row whose own ``key`` (``own``, as text) is not its hive partition's ``value``:
+    ``model=a/part.parquet`` holding ``model = "b"`` is a contradiction, not an override."""
+    return DataError(f"the partition directory {key}={value} contradicts the file's own `{key}` {own!r}; "
+                     "which is meant?", source=source, line=line, field=key)
 
 
 def check_partition_values(table: SampleTable, partitions: Mapping[str, str]) -> None:
     """Refuse a row whose own value of a hive partition key differs from the partition's (a null
-    is filled by the partition): ``model=a/part.parquet`` holding ``model = "b"`` is a
-    contradiction, not an override.
+    is filled by the partition): :func:`partition_contradiction`.
 
     Raises
     ------
@@ -358,10 +363,8 @@ def check_partition_values(table: SampleTable, partitions: Mapping[str, str]) ->
         differs = np.flatnonzero((codes >= 0) & (table.category_values(key)[np.maximum(codes, 0)] != value))
         if differs.size:
             row = int(differs[0])
-            own = table.categories(key)[int(codes[row])]
             source, line = table.location(row)
-            raise DataError(f"the partition directory {key}={value} contradicts the file's own `{key}` {own!r}; "
-                            "which is meant?", source=source, line=line, field=key)
+            raise partition_contradiction(key, value, table.categories(key)[int(codes[row])], source=source, line=line)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kpass.host.specs import MetricSpec
     from kpass.data.table import SampleTable
 
-__all__ = ["COT_RULES", "DEEP_JSON_BRACKETS", "JUDGE_COLUMN", "Dialect", "Needs", "NothingLocated", "NumpyFallback", "ProblemStatistics", "Violation", "raise_violation", "reduction_sql", "typed_sql"]
+__all__ = ["COT_RULES", "DEEP_JSON_BRACKETS", "JUDGE_COLUMN", "Dialect", "Needs", "NothingLocated", "NumpyFallback", "ProblemStatistics", "Violation", "raise_violation", "reduction_sql", "typed_sql", "with_partition"]
 
 COT_RULES = ("any", "majority", "all")
 #: The task metric that judged each sample (lm-eval's ``exact_match``), set by readers: every
@@ -181,6 +181,18 @@ DUCKDB = Dialect("duckdb", lambda name: '"' + name.replace('"', '""') + '"',
 SPARK = Dialect("spark", lambda name: "`" + name.replace("`", "``") + "`",
                 lambda expr, pattern: f"({expr} RLIKE '^{pattern}$')",
                 lambda var, body: f"{var} -> {body}", "size")
+
+
+def with_partition(text: str, kind: str, value: str | None) -> tuple[str, str, str]:
+    """``(text, kind, conflict)`` SQL, for DuckDB and Spark alike, of a raw column that may be a
+    hive partition key: ``value`` (an SQL expression; None when the column is no partition key)
+    fills the file's own value where it is null, and ``conflict`` is true on a row whose own value
+    is not null and differs from it (the numpy readers refuse that row: docs/bad-input.md)."""
+    if value is None:
+        return text, kind, "FALSE"
+    return (f"CASE WHEN {kind} = 'null' THEN {value} ELSE {text} END",
+            f"CASE WHEN {kind} = 'null' THEN 'string' ELSE {kind} END",
+            f"({kind} <> 'null' AND {text} IS DISTINCT FROM {value})")
 
 
 class RawColumns:

@@ -313,8 +313,9 @@ def _converted_chunks(item: InputFile):
 def _with_partition_values(records: list[dict], lines: Sequence[int], extra: Mapping[str, str],
                            source: str) -> list[dict]:
     """JSON records with the hive partition values filled in where a record has none; a record
-    whose own value differs is refused (as :func:`~kpass.data.readers.check_partition_values`)."""
+    whose own value differs is refused (:func:`~kpass.data.readers.partition_contradiction`)."""
     from kpass.data.columns import _stringify
+    from kpass.data.readers import partition_contradiction
 
     merged = []
     for record, line in zip(records, lines):
@@ -326,9 +327,8 @@ def _with_partition_values(records: list[dict], lines: Sequence[int], extra: Map
             own = record.get(key)
             if own is None or (isinstance(own, float) and own != own):  # null or NaN: the partition's
                 filled[key] = value
-            elif _stringify(own) != value:
-                raise DataError(f"the partition directory {key}={value} contradicts the file's own `{key}` "
-                                f"{_stringify(own)!r}; which is meant?", source=source, line=line, field=key)
+            elif (text := _stringify(own)) != value:
+                raise partition_contradiction(key, value, text, source=source, line=line)
         merged.append(filled)
     return merged
 

@@ -26,7 +26,7 @@ from kpass.data.columns import REQUIRED_COLUMNS, SCHEMA_COLUMNS, _close_schema_n
 from .sources import EngineOptions, InputFile
 from .reduction import (BOOLEAN_COLUMNS, DEEP_JSON_BRACKETS, INDEX_WORDS, INTEGER_COLUMNS, SPARK, Needs, NumpyFallback,
                         RawColumns, ProblemStatistics, Violation, distinct_indices_sql, reduction_sql, statistics_from_rows,
-                        typed_sql)
+                        typed_sql, with_partition)
 
 __all__ = ["local_session", "reduce_dataframe", "reduce_files_with_spark"]
 
@@ -209,15 +209,6 @@ def _verdicts_of_variant(value: str) -> tuple[str, str]:
     return items, kind
 
 
-def _with_partition(text: str, kind: str, value: str) -> tuple[str, str, str]:
-    """``(text, kind, conflict)`` of a column that is also a hive partition key (``value``, SQL):
-    the partition fills the file's own value where it is null, and ``conflict`` is true on a row
-    whose own value differs (the numpy readers refuse it: docs/bad-input.md)."""
-    return (f"CASE WHEN {kind} = 'null' THEN {value} ELSE {text} END",
-            f"CASE WHEN {kind} = 'null' THEN 'string' ELSE {kind} END",
-            f"({kind} <> 'null' AND NOT ({text} <=> {value}))")
-
-
 def _view(frame: Any) -> str:
     name = f"kpass_input_{next(_views)}"
     frame.createOrReplaceTempView(name)
@@ -238,7 +229,7 @@ def _jsonl_raw(spark: Any, item: InputFile, number: int, raw: _Raw) -> str:
         value = f"try_variant_get(v, {_literal(path)})"
         text, kind = f"try_variant_get(v, {_literal(path)}, 'string')", _variant_kind(value)
         if column in partitions:
-            text, kind, conflict = _with_partition(text, kind, _literal(partitions[column]))
+            text, kind, conflict = with_partition(text, kind, _literal(partitions[column]))
             conflicts.append(conflict)
         select += [f"{text} AS {SPARK.ident(column)}", f"{kind} AS {SPARK.ident(column + '__kind')}"]
     items, kind = _verdicts_of_variant("try_variant_get(v, '$.cot_verdicts')")
@@ -320,7 +311,7 @@ def _typed_columns(frame: Any, item: InputFile | None, number: int, raw: _Raw, *
         else:
             text, kind = f"CAST({c} AS STRING)", f"CASE WHEN {c} IS NULL THEN 'null' ELSE 'other' END"
         if column in partitions and kind_of is not None:  # the file's own column beside its partition
-            text, kind, conflict = _with_partition(f"CAST({text} AS STRING)", kind, partitions[column])
+            text, kind, conflict = with_partition(f"CAST({text} AS STRING)", kind, partitions[column])
             fallback = f"({fallback} OR {conflict})"
             native = [name for name in native if name != column]
         select += [f"{text} AS {SPARK.ident(column)}", f"{kind} AS {SPARK.ident(column + '__kind')}"]
