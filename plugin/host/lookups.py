@@ -20,9 +20,9 @@ from kpass.data.sources import (EngineOptions, InputFile, expand_globs, expand_i
                                 locate_rows)
 from kpass.data.table import SampleTable
 from kpass.data.validation import empty_file_error
-from kpass.errors import DataError, PluginHookError, UsageError
+from kpass.errors import DataError, MetricSpecError, PluginHookError, UsageError
 from kpass.host.extractors import EXTRACTOR_COLUMN, AnswerExtractor
-from kpass.host.manager import get_registry
+from kpass.host.manager import builtin_registry, get_registry
 from kpass.host.specs import MetricSpec
 
 __all__ = [
@@ -58,7 +58,19 @@ def parse_metric_specs(specs: str | Sequence[str], *,
     --------
     >>> [s.name for s in parse_metric_specs("pass@1,8 maj@16 G-PASS@16_0.50,1")]
     ['pass@1', 'pass@8', 'cons@16', 'G-Pass@16_0.5', 'G-Pass@16_1.0']
+
+    Notes
+    -----
+    Without ``plugin_manager``, built-in specs are parsed against the built-in families alone
+    (:func:`kpass.host.manager.builtin_registry`): no plugin is imported for them. A spec they
+    do not parse (a plugin's family, or a mistake, whose message lists every family) is parsed
+    against every plugin's families.
     """
+    if plugin_manager is None:
+        try:
+            return builtin_registry().metric_specs(specs)
+        except MetricSpecError:  # a plugin's family, or an error whose listing names every family
+            pass
     return get_registry(plugin_manager).metric_specs(specs)
 
 

@@ -3,7 +3,10 @@
 :func:`get_plugin_manager` returns one lazily created manager: hook specs added, the ``kpass``
 entry-point group loaded (filtered by ``KPASS_LOAD_PLUGINS``), and :mod:`kpass.host.builtin` registered
 last through the same hooks as any third-party plugin. :func:`make_plugin_manager` builds a fresh
-one (tests use it so that no state leaks between them).
+one (tests use it so that no state leaks between them). :func:`builtin_registry` is what the
+built-in plugin alone registers, with no entry point loaded: the built-in metric specs parse
+against it (:func:`kpass.parse_metric_specs`) without importing any plugin, kpass's own adapters
+included; a plugin loads when a look-up needs more (a plugin's metric family, a reader).
 
 ``KPASS_LOAD_PLUGINS`` pins which entry-point plugins load: a comma-separated list of entry-point
 names or distribution names (``KPASS_LOAD_PLUGINS=inspect_ai,kpass-example``). Set but empty, it
@@ -28,6 +31,7 @@ from kpass.host.registry import Registry
 __all__ = [
     "ENTRY_POINT_GROUP",
     "Registry",
+    "builtin_registry",
     "get_plugin_manager",
     "get_registry",
     "make_plugin_manager",
@@ -40,6 +44,7 @@ _ENV_VAR = "KPASS_LOAD_PLUGINS"
 _lock = threading.Lock()
 _default_manager: pluggy.PluginManager | None = None
 _registry_cache: dict[int, tuple[tuple, "Registry"]] = {}
+_builtin_registry: Registry | None = None
 
 
 def _pinned_plugins() -> set[str] | None:
@@ -127,6 +132,20 @@ def get_plugin_manager() -> pluggy.PluginManager:
         if _default_manager is None:
             _default_manager = make_plugin_manager()
         return _default_manager
+
+
+def builtin_registry() -> Registry:
+    """What :mod:`kpass.host.builtin` registers, with no entry point loaded (built once).
+
+    A name it holds means the same in every registry: two plugins that register one name (or one
+    metric-spec prefix) are refused (:func:`get_registry`), so a built-in spec parses the same
+    here as against every plugin, without importing any.
+    """
+    global _builtin_registry
+    with _lock:
+        if _builtin_registry is None:
+            _builtin_registry = _build_registry(make_plugin_manager(load_entry_points=False))
+        return _builtin_registry
 
 
 def reset_plugin_manager() -> None:

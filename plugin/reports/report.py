@@ -287,7 +287,6 @@ class Comparison:
 # shared machinery
 
 
-
 #: Seed of every bootstrap of the host (reports, comparisons, budgets, leaderboards): the Python
 #: API gives the numbers the ``kpass`` command prints unless told otherwise.
 DEFAULT_SEED = 0
@@ -334,14 +333,15 @@ def interval_options(*, method: str | None = None, confidence_level: float = 0.9
 def _resolve_specs(metrics, plugin_manager, cut_answers: str | None = None) -> list[MetricSpec]:
     if cut_answers is not None:  # every cons@k spec that does not say otherwise gets cut=<rule>
         from kpass.data.problems import CUT_ANSWER_RULES
-        from kpass.host.manager import get_registry
+        from kpass.host.manager import builtin_registry, get_registry
         from kpass.host.specs import with_option_default
 
         if cut_answers not in CUT_ANSWER_RULES:
             raise UsageError(f"`cut_answers` must be one of {', '.join(CUT_ANSWER_RULES)}; got {cut_answers!r}")
         items = [metrics] if isinstance(metrics, (str, MetricSpec)) else list(metrics)
         texts = [item.name if isinstance(item, MetricSpec) else item for item in items]
-        metrics = with_option_default(texts, "cons@k", "cut", cut_answers, get_registry(plugin_manager))
+        registry = builtin_registry() if plugin_manager is None else get_registry(plugin_manager)
+        metrics = with_option_default(texts, "cons@k", "cut", cut_answers, registry)
     if isinstance(metrics, MetricSpec):
         return [metrics]
     if isinstance(metrics, str):

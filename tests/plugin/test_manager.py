@@ -4,6 +4,8 @@ plugins that fail to import. Each test builds its own PluginManager (no shared s
 from __future__ import annotations
 
 import importlib.metadata
+import os
+import subprocess
 import sys
 import types
 
@@ -223,6 +225,36 @@ def test_cli_lists_plugin_metrics(fake_entry_points, monkeypatch, capsys):
         assert "alpha: metric alpha@k" in out and "kpass.builtin:" in out
     finally:
         kpass.reset_plugin_manager()
+
+
+def test_parsing_built_in_specs_imports_no_adapter():
+    """Parsing built-in specs loads no entry point: kpass's own adapters load when a reader is asked for."""
+    code = ("import sys, kpass\n"
+            "kpass.parse_metric_specs(['pass@1,8', 'cons@16', 'pass^4', 'g-pass@16_0.5', 'fin@1'])\n"
+            "print(sorted(m for m in sys.modules if m.startswith('kpass.adapters')))\n"
+            "kpass.choose_reader('x.jsonl')\n"
+            "print(sorted(m for m in sys.modules if m.startswith('kpass.adapters.lm_eval_plugin')))\n")
+    env = {key: value for key, value in os.environ.items() if key != "KPASS_LOAD_PLUGINS"}
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.splitlines() == ["[]", "['kpass.adapters.lm_eval_plugin']"], completed.stdout
+
+
+def test_a_plugin_family_still_parses_with_the_default_manager(fake_entry_points, monkeypatch):
+    monkeypatch.delenv("KPASS_LOAD_PLUGINS", raising=False)
+    kpass.reset_plugin_manager()
+    try:
+        assert [spec.name for spec in kpass.parse_metric_specs("pass@2 alpha@3")] == ["pass@2", "alpha@3"]
+        with pytest.raises(kpass.UnknownMetricError, match="alpha@"):  # the listing names the plugins' families
+            kpass.parse_metric_specs("nope@2")
+    finally:
+        kpass.reset_plugin_manager()
+
+
+def test_the_built_in_registry_loads_no_entry_point(fake_entry_points):
+    registry = manager.builtin_registry()
+    assert "alpha@k" not in registry.metrics and "pass@k" in registry.metrics
+    assert set(registry.owners.values()) == {"kpass.builtin"}
 
 
 def test_default_manager_is_cached_and_resettable(monkeypatch):
