@@ -25,7 +25,7 @@ from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
 __all__ = [
     "add_bootstrap_arguments", "add_engine_arguments", "add_input_arguments", "add_intersect_argument", "add_metric_arguments",
     "add_output_arguments", "add_run_arguments", "add_selected_argument", "add_tokenizer_arguments", "tokenizer_of", "check_interval_method", "input_labels",
-    "label_pair", "metric_specs", "read_tables",
+    "label_pair", "metric_specs", "read_tables", "use_recorded_cluster",
 ]
 
 
@@ -312,6 +312,17 @@ def read_tables(args: argparse.Namespace, specs: Sequence[MetricSpec] | None = N
             raise TypeError(f"kpass {args.command}: the reader returned {type(samples).__name__}, not the samples")
         return samples
     return samples if extractor is None else apply_answer_extractor(samples, extractor)
+
+
+def use_recorded_cluster(args: argparse.Namespace, table: SampleTable | ProblemStatistics) -> str | None:
+    """``--cluster-by``, or without it the cluster field the data recorded
+    (:func:`kpass.host.lookups.recorded_cluster`): the command then clusters by it (its
+    ``--cluster-by`` is set) and the table's notes say so."""
+    cluster_by, note = lookups.recorded_cluster(table, args.cluster_by)
+    if note is not None:
+        args.cluster_by = cluster_by
+        table.notes = (*table.notes, note)
+    return cluster_by
 
 
 def metric_specs(args: argparse.Namespace, default: str = "pass@1") -> list[MetricSpec]:

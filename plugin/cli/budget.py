@@ -41,10 +41,9 @@ import numpy as np
 from kpass.cli.argtypes import budget_list, fraction, k_list, regular_expression
 from kpass.cli.arguments import (add_bootstrap_arguments, add_engine_arguments, add_intersect_argument, add_run_arguments,
                                  add_tokenizer_arguments, tokenizer_of,
-                                 check_interval_method, read_tables)
+                                 check_interval_method, read_tables, use_recorded_cluster)
 from kpass.cli.output import add_output_argument, emit, save_figure
 from kpass.errors import DataError, UsageError
-from kpass.host import lookups
 from kpass.metrics import (
     DEFAULT_INTERVAL_METHOD,
     INTERVAL_METHODS,
@@ -156,7 +155,7 @@ def _samples(args: argparse.Namespace) -> BudgetSamples:
         if engine not in (None, "numpy"):
             raise UsageError(f"--tokenizer re-counts tokens from each sample's text; use --engine numpy, not {engine}")
         table = read_tables(args)
-        lookups.use_recorded_cluster(args, table)
+        use_recorded_cluster(args, table)
         return BudgetSamples(table, tokenizer=tokenizer, text_field=args.text_field,
                              answer_pattern=args.answer_pattern, cluster_by=args.cluster_by)
     # fin@k(B), pass@k(B) and the decomposition are functions of (n, c_B, f_B) per problem: one
@@ -165,7 +164,7 @@ def _samples(args: argparse.Namespace) -> BudgetSamples:
     needs = Needs(fields=() if args.cluster_by is None else (args.cluster_by,), budgets=finite,
                   as_run=None in args.budgets)
     statistics = read_tables(args, needs=needs)
-    lookups.use_recorded_cluster(args, statistics)
+    use_recorded_cluster(args, statistics)
     if isinstance(statistics, ProblemStatistics):
         return StatisticsBudgetSamples(statistics, cluster_by=args.cluster_by)
     return BudgetSamples(statistics, cluster_by=args.cluster_by)  # a format only the numpy readers read

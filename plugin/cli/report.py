@@ -14,12 +14,12 @@ from kpass.cli.arguments import (
     check_interval_method,
     metric_specs,
     read_tables,
+    use_recorded_cluster,
 )
 from kpass.cli.output import emit, save_figure
 from kpass.cli.progress import ProgressBar
 from kpass.data.table import SampleTable
 from kpass.errors import UsageError
-from kpass.host import lookups
 from kpass.render.formatting import format_comparison, format_report
 from kpass.render.plot import plot_comparison, plot_report
 from kpass.reports.report import Comparison, Report, compute_comparison, compute_report
@@ -48,7 +48,7 @@ def run_report(args: argparse.Namespace) -> int:
     specs = metric_specs(args)
     check_interval_method(args.method, paired=False, clustered=args.cluster_by is not None)  # before reading
     table = read_tables(args, specs, by=args.by, cluster_by=args.cluster_by)
-    lookups.use_recorded_cluster(args, table)
+    use_recorded_cluster(args, table)
     with ProgressBar("computing", enabled=False if args.no_progress else None) as bar:
         report = compute_report(table, specs, by=args.by, cluster_by=args.cluster_by, method=args.method,
                                 confidence_level=args.confidence, rng=args.seed, n_resamples=args.n_resamples,
@@ -101,7 +101,7 @@ def run_compare(args: argparse.Namespace) -> int:
                  else read_tables(args, specs, **read))
     else:
         table = read_tables(args, specs, by=(*args.by, "model"), cluster_by=args.cluster_by)
-    lookups.use_recorded_cluster(args, table)
+    use_recorded_cluster(args, table)
     if baseline not in table.categories("model"):
         raise UsageError(f"--baseline {baseline!r} is not a model in the input; models: "
                          f"{', '.join(table.categories('model'))}")

@@ -27,7 +27,7 @@ from kpass.host.specs import MetricSpec
 
 __all__ = [
     "apply_answer_extractor", "choose_reader", "get_tokenizer", "load_samples", "parse_metric_specs", "read_samples",
-    "resolve_answer_extractor",
+    "recorded_cluster", "resolve_answer_extractor",
 ]
 
 
@@ -225,14 +225,18 @@ def _expanded(chosen_readers: list[tuple[Any, str, Any]], labels: dict[str, str]
     return expanded, labels, notes
 
 
-def use_recorded_cluster(args: Any, table: Any) -> None:
-    """Without ``--cluster-by``, cluster by the field the data recorded (an Inspect log's kpass
-    metrics' ``cluster=``), and say so in the table's notes."""
+def recorded_cluster(table: Any, cluster_by: str | None) -> tuple[str | None, str | None]:
+    """``(field, note)``: the field to cluster by and, when the data chose it, the note that says so.
+
+    ``cluster_by`` when it is given (``note`` None); without it, the field the data recorded (an
+    Inspect log's kpass metrics' ``cluster=``, :attr:`SampleTable.recorded_cluster_by`) and a
+    note for the report; else ``(None, None)``.
+    """
     recorded = getattr(table, "recorded_cluster_by", None)
-    if args.cluster_by is None and recorded:
-        args.cluster_by = recorded
-        table.notes = (*table.notes, f"clustered by '{recorded}', the cluster the log's kpass metrics recorded "
-                                     "(give --cluster-by FIELD to choose another)")
+    if cluster_by is not None or not recorded:
+        return cluster_by, None
+    return recorded, (f"clustered by '{recorded}', the cluster the log's kpass metrics recorded "
+                      "(give --cluster-by FIELD to choose another)")
 
 
 def _run_labels(chosen_readers: list[tuple[Any, str, Any]]) -> tuple[dict[str, str], list[str]]:
