@@ -488,7 +488,7 @@ def check_rng(rng: Any) -> tuple[np.random.Generator, Any]:
         raise TypeError(f"`rng` must be None, an int seed or a numpy.random.Generator; got {rng!r}.")
     if isinstance(rng, (numbers.Integral, np.integer)):
         if int(rng) < 0:
-            raise ValueError(f"`rng` seed must be a non-negative integer; got {rng!r}.")
+            raise ValueError(f"`rng` must be a non-negative integer seed; got {rng!r}.")
         return np.random.default_rng(int(rng)), int(rng)
     if isinstance(rng, np.random.SeedSequence):
         return np.random.default_rng(rng), int(rng.entropy) if isinstance(rng.entropy, int) else "seed-sequence"

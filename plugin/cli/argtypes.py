@@ -5,6 +5,11 @@ Each function turns the text of one command-line value into a Python value or ra
 (argparse then prints ``argument --NAME: MESSAGE`` and exits with code 2). Every subcommand
 (:mod:`kpass.cli`, :mod:`kpass.reports.budget`, ...) uses these, so one kind of value is checked and
 described the same way everywhere. Pass them as ``type=`` to ``add_argument``.
+
+An option the core checks (the interval options: ``--confidence``, ``--seed``, ``--n-resamples``,
+``--method``, ``--cluster-by``) is only parsed here (:func:`number`, :func:`integer`): its value is
+checked once, by the core, and the command says the core's message with its flags
+(:func:`kpass.cli.arguments.check_interval_arguments`).
 """
 
 from __future__ import annotations
@@ -16,8 +21,8 @@ from fractions import Fraction
 from kpass.data.validation import memory_limit
 
 __all__ = [
-    "AS_RUN", "MAX_COUNT", "MAX_N_RESAMPLES", "budget_list", "difference_of_proportions", "fields",
-    "fraction", "k_list", "memory_size", "n_resamples", "nonnegative_int", "positive_float", "positive_int",
+    "AS_RUN", "MAX_COUNT", "budget_list", "difference_of_proportions", "fields",
+    "fraction", "integer", "k_list", "memory_size", "number", "positive_float", "positive_int",
     "probability", "reasoning_markers", "regular_expression", "samples_per_problem", "variance_of_difference",
     "variance_of_outcome",
 ]
@@ -45,9 +50,6 @@ def probability(text: str) -> float:
 #: The largest count an option takes (problems, samples): 2**53 - 1, the largest integer a float64
 #: holds exactly (the sample tables' own bound, ``kpass.data.columns.MAX_INTEGER``).
 MAX_COUNT = 2**53 - 1
-#: The most bootstrap resamples: the core keeps every replicate (the core's ``check_n_resamples`` has the same bound).
-MAX_N_RESAMPLES = 10_000_000
-
 def positive_int(text: str) -> int:
     """An integer >= 1 and at most :data:`MAX_COUNT` (problems)."""
     digits = text.strip().removeprefix("+")
@@ -55,18 +57,6 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
     if len(digits) > 20 or int(digits) > MAX_COUNT:
         raise argparse.ArgumentTypeError(f"expected a positive integer of at most {MAX_COUNT} (2**53 - 1); got {text!r}")
-    return int(digits)
-
-
-def n_resamples(text: str) -> int:
-    """Bootstrap resamples: a positive integer up to :data:`MAX_N_RESAMPLES` (every replicate is
-    kept, and the run takes time in proportion; the core says why 1 is too few)."""
-    digits = text.strip().removeprefix("+")
-    if not _ascii_digits(digits) or int(digits) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
-    if len(digits) > 20 or int(digits) > MAX_N_RESAMPLES:
-        raise argparse.ArgumentTypeError(f"at most {MAX_N_RESAMPLES:,} resamples (every replicate is kept in memory; "
-                                         f"10,000 are the default); got {text!r}")
     return int(digits)
 
 
@@ -115,12 +105,24 @@ def samples_per_problem(text: str) -> float:
     return value
 
 
-def nonnegative_int(text: str) -> int:
-    """An integer >= 0 (a bootstrap seed: numpy takes no negative seeds)."""
-    text = text.strip()
-    if not _ascii_digits(text):
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0; got {text!r}")
-    return int(text)
+def number(text: str) -> float:
+    """A number (a confidence level): its range is the core's to check, with the one message the
+    Python API gives too (:func:`kpass.reports.options.interval_options`)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number; got {text!r}") from None
+
+
+def integer(text: str) -> int:
+    """An integer (a seed, a number of resamples): its range is the core's to check, with the one
+    message the Python API gives too (:func:`kpass.reports.options.interval_options`)."""
+    digits = text.strip()
+    if not _ascii_digits(digits.removeprefix("-").removeprefix("+")):
+        raise argparse.ArgumentTypeError(f"expected an integer; got {text!r}")
+    if len(digits) > 30:  # parsed, not checked: a guard against a number too long to say in one line
+        raise argparse.ArgumentTypeError(f"expected an integer of at most 30 digits; got {len(digits)} digits")
+    return int(digits)
 
 
 def positive_float(text: str) -> float:

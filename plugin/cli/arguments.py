@@ -8,9 +8,9 @@ import argparse
 import dataclasses
 import os
 from collections.abc import Sequence
-from typing import overload
+from typing import Any, overload
 
-from kpass.cli.argtypes import memory_size, n_resamples, nonnegative_int, probability, reasoning_markers
+from kpass.cli.argtypes import integer, memory_size, number, reasoning_markers
 from kpass.cli.output import add_output_argument
 from kpass.cli.progress import ProgressBar
 from kpass.data.reduction import Needs, ProblemStatistics
@@ -20,11 +20,11 @@ from kpass.host import lookups
 from kpass.host.specs import MetricSpec
 from kpass.metrics import DEFAULT_INTERVAL_METHOD, DEFAULT_PAIRED_METHOD, INTERVAL_METHODS, PAIRED_INTERVAL_METHODS
 from kpass.render.formatting import FORMATS
-from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
+from kpass.reports.options import DEFAULT_N_RESAMPLES, DEFAULT_SEED, interval_options
 
 __all__ = [
     "add_bootstrap_arguments", "add_engine_arguments", "add_input_arguments", "add_intersect_argument", "add_metric_arguments",
-    "add_output_arguments", "add_run_arguments", "add_selected_argument", "add_tokenizer_arguments", "tokenizer_of", "check_interval_method", "input_labels",
+    "add_output_arguments", "add_run_arguments", "add_selected_argument", "add_tokenizer_arguments", "tokenizer_of", "check_interval_arguments", "input_labels",
     "label_pair", "metric_specs", "read_tables", "use_recorded_cluster",
 ]
 
@@ -188,12 +188,12 @@ def add_metric_arguments(parser: argparse.ArgumentParser, default: str = "pass@1
 
 def add_bootstrap_arguments(parser: argparse.ArgumentParser) -> None:
     """``--confidence``, ``--seed`` (the ``rng`` of the Python API) and ``--n-resamples``, with
-    the host's defaults."""
-    parser.add_argument("--confidence", type=probability, default=0.95, metavar="LEVEL",
+    the host's defaults; parsed here, checked by :func:`check_interval_arguments`."""
+    parser.add_argument("--confidence", type=number, default=0.95, metavar="LEVEL",
                         help="confidence level (default: 0.95)")
-    parser.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED, metavar="S",
+    parser.add_argument("--seed", type=integer, default=DEFAULT_SEED, metavar="S",
                         help=f"bootstrap seed (default: {DEFAULT_SEED}, reproducible)")
-    parser.add_argument("--n-resamples", type=n_resamples, default=DEFAULT_N_RESAMPLES, metavar="B",
+    parser.add_argument("--n-resamples", type=integer, default=DEFAULT_N_RESAMPLES, metavar="B",
                         help=f"bootstrap resamples, 2 to 10,000,000 (default: {DEFAULT_N_RESAMPLES})")
 
 
@@ -338,35 +338,28 @@ def metric_specs(args: argparse.Namespace, default: str = "pass@1") -> list[Metr
     return lookups.parse_metric_specs(texts)
 
 
-def check_interval_method(method: str | None, *, paired: bool, clustered: bool) -> str:
-    """``--method``, checked before any file is read (the flag-level check, like the argument types;
-    the options themselves are checked by the core, :func:`kpass.metrics.check_interval_options`).
+def check_interval_arguments(args: argparse.Namespace, *, paired: bool = False) -> dict[str, Any]:
+    """The interval options of a command's flags (``--method``, ``--confidence``, ``--seed``,
+    ``--n-resamples``, ``--cluster-by``), checked before any file is read.
+
+    The check is the Python API's (:func:`kpass.reports.options.interval_options`, the core's
+    :func:`kpass.metrics.check_interval_options`): one check and one message per option, which
+    ``kpass`` says with the flags (:func:`kpass.reports.options.flag_names`).
 
     Parameters
     ----------
-    method : str or None
-        A name from :data:`kpass.metrics.INTERVAL_METHODS` (estimates) or
-        ``PAIRED_INTERVAL_METHODS`` (paired differences); ``None`` picks the core's default
-        (``DEFAULT_INTERVAL_METHOD`` / ``DEFAULT_PAIRED_METHOD``).
-    paired : bool
-        For :func:`kpass.paired_difference` rather than :func:`kpass.mean_ci`.
-    clustered : bool
-        Whether clusters are given (``--cluster-by``).
+    args : argparse.Namespace
+        The parsed flags; a command without ``--method`` (or ``--cluster-by``) takes the default
+        method (unclustered).
+    paired : bool, default: False
+        For :func:`kpass.paired_difference` (``kpass compare``) rather than :func:`kpass.mean_ci`.
 
     Raises
     ------
     UsageError
-        An unknown method, ``clustered-t`` without clusters, ``t`` with clusters.
+        An unknown method, ``clustered-t`` without ``--cluster-by``, ``t`` with it, a confidence
+        level outside (0, 1), a negative seed, fewer than 2 or more than 10,000,000 resamples.
     """
-    allowed = PAIRED_INTERVAL_METHODS if paired else INTERVAL_METHODS
-    if method is None:
-        return DEFAULT_PAIRED_METHOD if paired else DEFAULT_INTERVAL_METHOD
-    if not isinstance(method, str) or method not in allowed:
-        what = "paired differences" if paired else "estimates"
-        raise UsageError(f"--method {method}: not an interval method for {what}; choose one of {', '.join(allowed)}")
-    if method == "clustered-t" and not clustered:
-        raise UsageError("--method clustered-t needs clusters: give --cluster-by FIELD (Python: cluster_by=...)")
-    if method == "t" and clustered:
-        raise UsageError("--method t ignores --cluster-by and would understate the uncertainty; use "
-                         "--method clustered-t (Inspect's clustered standard error) or drop --cluster-by")
-    return method
+    return interval_options(method=getattr(args, "method", None), confidence_level=args.confidence, rng=args.seed,
+                            n_resamples=args.n_resamples, paired=paired,
+                            clustered=getattr(args, "cluster_by", None) is not None)

@@ -14,7 +14,7 @@ samples; see :mod:`kpass.metrics._token_budget`), or with ``--tokenizer SPEC`` f
 "length" means not finished).
 
 Both use the interval options of ``kpass report`` (seed 0, 10,000 resamples, the core's default
-method; :func:`kpass.reports.report.interval_options`). Every warning of the core, and the reader's notes
+method; :func:`kpass.reports.options.interval_options`). Every warning of the core, and the reader's notes
 (:attr:`kpass.SampleTable.notes`), become notes: after the table, under ``"notes"`` in
 ``--format json`` (``{"rows": [...], "exclusions": [...], "notes": [...]}``; decompose has no
 exclusions), and on stderr with ``--format csv``. ``kpass budget -k K`` leaves out, and lists,
@@ -41,7 +41,7 @@ import numpy as np
 from kpass.cli.argtypes import budget_list, fraction, k_list, regular_expression
 from kpass.cli.arguments import (add_bootstrap_arguments, add_engine_arguments, add_intersect_argument, add_run_arguments,
                                  add_tokenizer_arguments, tokenizer_of,
-                                 check_interval_method, read_tables, use_recorded_cluster)
+                                 check_interval_arguments, read_tables, use_recorded_cluster)
 from kpass.cli.output import add_output_argument, emit, save_figure
 from kpass.errors import DataError, UsageError
 from kpass.metrics import (
@@ -248,9 +248,7 @@ def _budget(args: argparse.Namespace) -> None:
     if unknown or not by:
         raise UsageError(f"--by takes model and/or task; got {args.by!r}")
     # the same interval options as kpass report, so that pass@k(as-run) here is report's pass@k
-    check_interval_method(args.method, paired=False, clustered=bool(args.cluster_by))
-    options = interval_options(method=args.method, confidence_level=args.confidence, rng=args.seed,
-                               n_resamples=args.n_resamples, clustered=bool(args.cluster_by))
+    options = check_interval_arguments(args)
     samples = _samples(args)
     index = samples.index
     largest = int(index.n_samples.max())
@@ -406,6 +404,7 @@ def run_decompose(args: argparse.Namespace) -> int:
 def _decompose(args: argparse.Namespace) -> None:
     if args.base == args.model:
         raise UsageError("--base and --model name the same model")
+    check_interval_arguments(args, paired=True)  # before reading
     samples = _samples(args)
     for name, option in ((args.base, "--base"), (args.model, "--model")):
         if name not in samples.models:

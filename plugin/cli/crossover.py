@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from kpass.cli.arguments import add_bootstrap_arguments, add_input_arguments, add_output_arguments, read_tables
+from kpass.cli.arguments import (add_bootstrap_arguments, add_input_arguments, add_output_arguments,
+                                 check_interval_arguments, read_tables)
 from kpass.cli.argtypes import fraction
 from kpass.cli.output import emit, save_figure
 from kpass.host.lookups import parse_metric_specs
@@ -29,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_interval_arguments(args, paired=True)  # before reading
     # pass@k curves are functions of per-problem (n, c): any engine reduces to them
     table = read_tables(args, parse_metric_specs("pass@1"), by=("model",), cluster_by=args.cluster_by)
     report = compute_crossover(table, base=args.base, model=args.model, cluster_by=args.cluster_by,

@@ -7,8 +7,8 @@ import argparse
 import math
 import re
 
-from kpass.cli.arguments import (add_input_arguments, add_metric_arguments, add_output_arguments, metric_specs,
-                                 read_tables)
+from kpass.cli.arguments import (add_input_arguments, add_metric_arguments, add_output_arguments,
+                                 check_interval_arguments, metric_specs, read_tables)
 from kpass.errors import UsageError
 from kpass.cli.output import emit, save_figure
 from kpass.host.lookups import parse_metric_specs
@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.cut_answers:
         raise UsageError("--cut-answers applies to the cons@k specs given with --metrics; give them")
     specs = parse_metric_specs(args.metrics or ["pass@1", "cons@1"])
+    check_interval_arguments(args)  # before reading
     table = read_tables(args, specs, by=("model",), cluster_by=args.cluster_by, tokens=True)
     prices = None if args.price is None else {m: v / 1e6 for m, v in args.price.items()}
     report = compute_frontier(table, args.metrics, unit=args.unit, active_parameters=args.active_params,

@@ -10,6 +10,7 @@ from kpass.cli.arguments import (
     add_input_arguments,
     add_metric_arguments,
     add_selected_argument,
+    check_interval_arguments,
     metric_specs,
     read_tables,
 )
@@ -84,6 +85,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
         existing.column(args.key)
     targets = args.output_targets  # (path or None for stdout, format): kpass.cli.output.check_outputs
     specs = metric_specs(args)
+    check_interval_arguments(args)  # before reading
     # every column, rank interval, comparison and pass@k curve is a function of per-problem
     # values: any engine reduces to them; the budget curves need the samples (numpy), so
     # without an --engine they keep the numpy path

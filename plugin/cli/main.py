@@ -10,7 +10,8 @@ drawn on stderr only when stderr is a terminal.
 
 Every subcommand is one module of :mod:`kpass.cli` and one entry of :data:`SUBCOMMANDS`. Errors
 of the Python API name its parameters (``confidence_level``); :func:`flag_names` says them as
-the flags a user typed (``--confidence``).
+the flags a user typed (``--confidence``), from the one table of option names
+(:data:`kpass.reports.options.PARAMETERS`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from kpass import __version__
 from kpass.cli import budget, crossover, frontier, leaderboard, listings, power, report
 from kpass.cli.output import broken_pipe, check_inputs, check_outputs, flush_stdout, reserve_standard_streams
 from kpass.errors import DataError, EngineError, MetricSpecError, OutputError, PluginLoadError, UsageError
+from kpass.reports.options import PARAMETERS, flag_names
 
 __all__ = ["EXIT_DATA_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "PARAMETER_FLAGS", "SUBCOMMANDS", "Command", "build_parser",
            "flag_names", "main"]
@@ -65,26 +67,9 @@ SUBCOMMANDS: dict[str, Command] = {
     "frontier": Command(frontier.HELP, frontier.add_arguments, frontier.run),
 }
 
-#: The Python API's parameter names (as its errors quote them) and the flags that set them.
-PARAMETER_FLAGS = {
-    "confidence_level": "--confidence",
-    "n_resamples": "--n-resamples",
-    "rng": "--seed",
-    "method": "--method",
-    "cluster_by": "--cluster-by",
-    "by": "--by",
-    "baseline": "--baseline",
-    "models": "--models",
-    "intersect": "--intersect",
-    "temp_directory": "--temp-dir",
-}
-
-
-def flag_names(message: str) -> str:
-    """``message`` with every quoted parameter name (```confidence_level```) said as its flag."""
-    for parameter, flag in PARAMETER_FLAGS.items():
-        message = message.replace(f"`{parameter}`", flag).replace(f"{parameter}=", f"{flag} ")
-    return message
+#: The Python API's parameter names (as its errors quote them) and the flags that set them, read
+#: from the one table of option names (:data:`kpass.reports.options.PARAMETERS`).
+PARAMETER_FLAGS = {parameter.api: parameter.flag for parameter in PARAMETERS}
 
 
 class OneLineParser(argparse.ArgumentParser):

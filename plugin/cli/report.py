@@ -11,7 +11,7 @@ from kpass.cli.arguments import (
     add_metric_arguments,
     add_output_arguments,
     add_selected_argument,
-    check_interval_method,
+    check_interval_arguments,
     metric_specs,
     read_tables,
     use_recorded_cluster,
@@ -46,7 +46,7 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_report(args: argparse.Namespace) -> int:
     specs = metric_specs(args)
-    check_interval_method(args.method, paired=False, clustered=args.cluster_by is not None)  # before reading
+    check_interval_arguments(args)  # before reading
     table = read_tables(args, specs, by=args.by, cluster_by=args.cluster_by)
     use_recorded_cluster(args, table)
     with ProgressBar("computing", enabled=False if args.no_progress else None) as bar:
@@ -77,7 +77,7 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_compare(args: argparse.Namespace) -> int:
     specs = metric_specs(args)
-    check_interval_method(args.method, paired=True, clustered=args.cluster_by is not None)  # before reading
+    check_interval_arguments(args, paired=True)  # before reading
     baseline = args.baseline
     if baseline is None:
         if len(args.files) != 2:

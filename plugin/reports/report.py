@@ -28,6 +28,7 @@ from kpass.host.lookups import parse_metric_specs
 from kpass.host.specs import MetricSpec
 from kpass.data.table import SampleTable
 from kpass.reports.columns import judge_of
+from kpass.reports.options import DEFAULT_N_RESAMPLES, DEFAULT_SEED, interval_options
 
 if TYPE_CHECKING:  # pragma: no cover
     import pluggy
@@ -285,49 +286,6 @@ class Comparison:
 
 # ----------------------------------------------------------------------------------------------
 # shared machinery
-
-
-#: Seed of every bootstrap of the host (reports, comparisons, budgets, leaderboards): the Python
-#: API gives the numbers the ``kpass`` command prints unless told otherwise.
-DEFAULT_SEED = 0
-
-#: Bootstrap resamples of every interval of the host (the core's :func:`kpass.mean_ci` default).
-DEFAULT_N_RESAMPLES = 10_000
-
-
-#: The host's names of the core's interval parameters (``rng`` is ``rng`` on both sides).
-_HOST_PARAMETERS = {"`clusters`": "`cluster_by`", "clusters=None": "cluster_by=None"}
-
-
-def interval_options(*, method: str | None = None, confidence_level: float = 0.95,
-                     rng: int | np.random.Generator | None = DEFAULT_SEED,
-                     n_resamples: int | None = DEFAULT_N_RESAMPLES, paired: bool = False,
-                     clustered: bool = False) -> dict[str, Any]:
-    """Checked keyword arguments of :func:`kpass.mean_ci` (or, with ``paired``, of
-    :func:`kpass.paired_difference`): ``method``, ``confidence_level``, ``n_resamples``, ``rng``.
-
-    Every host path (report, compare, budget, leaderboard) builds its interval options here, so
-    one option gives one number everywhere. The checks are the core's
-    (:func:`kpass.metrics.check_interval_options`), made before any data is used; ``None`` for
-    ``method`` or ``n_resamples`` means the default, ``rng=None`` draws fresh entropy (the core
-    records the seed used in ``details["seed"]``).
-
-    Raises
-    ------
-    UsageError
-        A bad method, confidence level, number of resamples or ``rng``, naming the parameter
-        (``confidence_level``, ``rng``, ...); a ``kpass`` command names its flag instead.
-    TypeError
-        An option of the wrong type.
-    """
-    try:
-        return core.check_interval_options(method=method, confidence_level=confidence_level, rng=rng,
-                                           n_resamples=n_resamples, paired=paired, clustered=clustered)
-    except ValueError as exc:
-        message = str(exc)
-        for core_name, host_name in _HOST_PARAMETERS.items():
-            message = message.replace(core_name, host_name)
-        raise UsageError(message) from None
 
 
 def _resolve_specs(metrics, plugin_manager, cut_answers: str | None = None) -> list[MetricSpec]:

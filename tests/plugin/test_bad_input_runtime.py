@@ -120,8 +120,9 @@ def test_spark_without_java_is_one_line_exit_1(tmp_path):
     (["report", EXAMPLE, "--memory-limit", "0"], "argument --memory-limit: expected a size such as 4GB"),
     (["report", EXAMPLE, "--memory-limit", "1KB"], "argument --memory-limit: expected a size from 16MiB"),
     (["report", EXAMPLE, "--memory-limit", "99999999999TB"], "argument --memory-limit: expected a size from 16MiB"),
-    (["report", EXAMPLE, "--n-resamples", str(10**12)], "argument --n-resamples: at most 10,000,000 resamples"),
-    (["leaderboard", EXAMPLE, "--n-resamples", "9" * 30], "argument --n-resamples: at most 10,000,000 resamples"),
+    (["report", EXAMPLE, "--n-resamples", str(10**12)], "--n-resamples must be at most 10000000 (every replicate is kept)"),
+    (["leaderboard", EXAMPLE, "--n-resamples", "9" * 30], "--n-resamples must be at most 10000000 (every replicate"),
+    (["leaderboard", EXAMPLE, "--n-resamples", "9" * 31], "argument --n-resamples: expected an integer of at most 30"),
     (["power", "--between-variance", "0.1", "--effect", "1e-300"], "`minimum_effect` 1e-300 is too small to plan"),
     (["power", "--between-variance", "1e308", "--effect", "0.1"], "argument --between-variance: a variance of a "
                                                                     "difference of two probabilities"),

@@ -25,15 +25,16 @@ def test_method_is_checked_before_any_file_is_read(run_cli, tmp_path):
     missing = tmp_path / "missing.jsonl"  # never opened: the option is wrong whatever the data
     code, out, err = run_cli("report", missing, "--method", "magic")
     assert code == 2 and out == ""
-    assert "--method magic: not an interval method for estimates; choose one of studentized, t, clustered-t" in err
+    assert ("--method must be one of ['studentized', 't', 'clustered-t', 'bootstrap', 'bca']; got 'magic'."
+            in err), err
     code, _, err = run_cli("report", missing, "--method", "mover")
-    assert code == 2 and "--method mover: not an interval method for estimates" in err
+    assert code == 2 and "--method 'mover' combines the intervals of two models" in err
     code, _, err = run_cli("report", missing, "--method", "clustered-t")
-    assert code == 2 and "--method clustered-t needs clusters: give --cluster-by FIELD" in err
+    assert code == 2 and "--method 'clustered-t' needs --cluster-by (one label per problem); got --cluster-by None" in err
     code, _, err = run_cli("compare", missing, "-b", "x", "--method", "t", "--cluster-by", "cluster")
-    assert code == 2 and "--method t ignores --cluster-by" in err
+    assert code == 2 and "--method 't' ignores --cluster-by" in err
     code, _, err = run_cli("budget", missing, "--method", "magic")
-    assert code == 2 and "--method magic" in err
+    assert code == 2 and "--method must be one of" in err
     code, _, err = run_cli("compare", EXAMPLE, "-b", "base", "--method", "mover")  # paired: mover is valid
     assert code == 0, err
 
@@ -92,18 +93,23 @@ def test_argument_types_are_shared_by_every_subcommand(run_cli):
 
     for command in (("report", EXAMPLE), ("budget", EXAMPLE), ("compare", EXAMPLE, "-b", "base")):
         code, _, err = run_cli(*command, "--confidence", "1.5")
-        assert code == 2 and "argument --confidence: expected a number in (0, 1); got '1.5'" in err, command
+        assert code == 2 and "--confidence must be in the open interval (0, 1); got 1.5." in err, command
+        code, _, err = run_cli(*command, "--confidence", "high")
+        assert code == 2 and "argument --confidence: expected a number; got 'high'" in err, command
         code, _, err = run_cli(*command, "--seed", "-3")
-        assert code == 2 and "argument --seed: expected an integer >= 0; got '-3'" in err, command
+        assert code == 2 and "--seed must be a non-negative integer seed; got -3." in err, command
         code, _, err = run_cli(*command, "--n-resamples", "0")
-        assert code == 2 and "argument --n-resamples: expected a positive integer; got '0'" in err, command
-    assert argtypes.positive_int("+12") == 12 and argtypes.nonnegative_int("0") == 0
+        assert code == 2 and "--n-resamples must be an integer >= 2; got 0." in err, command
+        code, _, err = run_cli(*command, "--n-resamples", "2.5")
+        assert code == 2 and "argument --n-resamples: expected an integer; got '2.5'" in err, command
+    assert argtypes.positive_int("+12") == 12 and argtypes.integer("-3") == -3 and argtypes.number("1e-1") == 0.1
     assert argtypes.budget_list("2048, 8k,as-run") == [2048, 8192, None]
     assert argtypes.k_list("1,4,16") == [1, 4, 16] and argtypes.fields(" model, ,task") == ("model", "task")
     assert argtypes.fraction("7/8") == argtypes.fraction("0.875")
     for function, text in [(argtypes.positive_int, "²"), (argtypes.positive_int, "0"), (argtypes.k_list, "1,²"),
                            (argtypes.budget_list, "²k"), (argtypes.budget_list, ""), (argtypes.probability, "1"),
-                           (argtypes.positive_float, "inf"), (argtypes.fraction, "3/2")]:
+                           (argtypes.positive_float, "inf"), (argtypes.fraction, "3/2"),
+                           (argtypes.integer, "1.0"), (argtypes.integer, "9" * 31), (argtypes.number, "one")]:
         with pytest.raises(argparse.ArgumentTypeError):
             function(text)
 

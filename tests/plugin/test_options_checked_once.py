@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import kpass
-from kpass.cli.main import flag_names
+from kpass.cli.main import build_parser, flag_names
 
 from .conftest import make_records
 
@@ -96,3 +96,75 @@ def test_a_core_option_error_reaches_the_user_as_a_flag(run_cli, write_jsonl):
     code, out, err = run_cli("leaderboard", path, "--n-resamples", "1", "--no-curves")
     assert code == 2 and out == ""
     assert "--n-resamples must be an integer >= 2; got 1" in err, err
+
+
+def test_the_core_name_of_an_option_is_said_as_its_flag_too():
+    """``clusters`` (the core's) and ``cluster_by`` (the API's) are both ``--cluster-by``; a name
+    inside another (``sort_by``) is left alone."""
+    assert flag_names("`clusters` given; got clusters=None, sort_by=x, by=y.") == \
+        "--cluster-by given; got --cluster-by None, sort_by=x, --by y."
+
+
+def test_one_table_names_every_option():
+    """The API's names, the core's and the flags come from one table (kpass.reports.options)."""
+    from kpass.cli.main import PARAMETER_FLAGS
+    from kpass.reports.options import PARAMETERS, api_names
+
+    assert PARAMETER_FLAGS == {parameter.api: parameter.flag for parameter in PARAMETERS}
+    assert len({parameter.api for parameter in PARAMETERS}) == len(PARAMETERS)
+    assert api_names("`method` 'clustered-t' needs `clusters`; got clusters=None.") == \
+        "`method` 'clustered-t' needs `cluster_by`; got cluster_by=None."
+    flags = _flags_of("report") | _flags_of("compare")
+    for parameter in PARAMETERS:  # every flag of the table is a real flag of report or compare
+        assert parameter.flag in flags, parameter
+
+
+def _flags_of(command: str) -> set[str]:
+    subcommands = next(action for action in build_parser()._actions if action.dest == "command")
+    return {option for action in subcommands.choices[command]._actions for option in action.option_strings}
+
+
+#: Every command that takes the interval flags, with the arguments it requires.
+#: compare is paired (the Python API's compute_comparison); the others check as compute_report.
+INTERVAL_COMMANDS = {
+    "report": (), "compare": ("-b", "base"), "budget": (), "decompose": ("--base", "base", "--model", "rl"),
+    "leaderboard": (), "crossover": ("--base", "base", "--model", "rl"), "frontier": (),
+}
+
+#: A bad option as flags, and as the Python API's keyword arguments.
+BAD_OPTIONS = [
+    (("--confidence", "2"), {"confidence_level": 2.0}),
+    (("--confidence", "nan"), {"confidence_level": float("nan")}),
+    (("--seed", "-1"), {"rng": -1}),
+    (("--n-resamples", "1"), {"n_resamples": 1}),
+    (("--n-resamples", str(10**8)), {"n_resamples": 10**8}),
+    (("--method", "magic"), {"method": "magic"}),
+    (("--method", "clustered-t"), {"method": "clustered-t"}),
+    (("--method", "t", "--cluster-by", "cluster"), {"method": "t", "cluster_by": "cluster"}),
+]
+
+
+def _cases():
+    for command in INTERVAL_COMMANDS:
+        for flags, options in BAD_OPTIONS:
+            if "--method" in flags and command in ("crossover", "decompose"):
+                continue  # crossover has no --method; decompose's is a choice of its own bootstrap
+            yield pytest.param(command, flags, options, id=f"{command} {' '.join(flags)}")
+
+
+@pytest.mark.parametrize("command, flags, options", list(_cases()))
+def test_every_command_says_the_one_check_of_an_option(run_cli, tmp_path, table, command, flags, options):
+    """One check per option, the core's: every command prints the message the Python API raises,
+    with flags for parameter names, before any file is read."""
+    assert {flag for flag in flags if flag.startswith("--")} <= _flags_of(command)
+    with pytest.raises(ValueError) as api:
+        if command == "compare":
+            pair = kpass.SampleTable.from_records(make_records("base") + make_records("rl"), source="t.jsonl")
+            kpass.compute_comparison(pair, "pass@1", baseline="base", **options)
+        else:
+            kpass.compute_report(table, "pass@1", **options)
+    missing = tmp_path / "never-read.jsonl"
+    code, out, err = run_cli(command, missing, *INTERVAL_COMMANDS[command], *flags)
+    assert (code, out) == (2, "")
+    assert err.strip() == f"kpass {command}: error: {flag_names(str(api.value))}"
+    assert "`" not in err and "clusters" not in err
