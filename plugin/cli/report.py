@@ -23,7 +23,6 @@ from kpass.errors import UsageError
 from kpass.render.formatting import format_comparison, format_report
 from kpass.render.plot import plot_comparison, plot_report
 from kpass.reports.report import Comparison, Report, compute_comparison, compute_report
-from kpass.reports.selection import selection_bias_of_report
 
 __all__ = ["add_compare_arguments", "add_report_arguments", "run_compare", "run_report"]
 
@@ -52,10 +51,7 @@ def run_report(args: argparse.Namespace) -> int:
     with ProgressBar("computing", enabled=False if args.no_progress else None) as bar:
         report = compute_report(table, specs, by=args.by, cluster_by=args.cluster_by, method=args.method,
                                 confidence_level=args.confidence, rng=args.seed, n_resamples=args.n_resamples,
-                                progress=bar.update)
-    entries, notes = selection_bias_of_report(table, report, selected=args.selected_on_this_set, rng=args.seed)
-    report.selection_bias = entries
-    report.notes.extend(notes)
+                                selected_on_this_set=args.selected_on_this_set, progress=bar.update)
     text = format_report(report, args.format)
     _plot(args, report)
     emit(text, args.output)

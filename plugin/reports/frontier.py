@@ -172,7 +172,7 @@ def compute_frontier(table: SampleTable, metrics: str | Sequence[str] | None = N
     paired = interval_options(method=None, confidence_level=confidence_level, rng=rng, n_resamples=n_resamples,
                               paired=True, clustered=cluster_by is not None)
     report = compute_report(table, specs, by=("model", "task"), cluster_by=cluster_by, method=method,
-                            confidence_level=confidence_level, rng=rng, n_resamples=n_resamples)
+                            confidence_level=confidence_level, rng=rng, n_resamples=n_resamples, selection_bias=False)
     spec_of = {s.name: s for s in specs}
     tokens = _mean_tokens(table, sorted({s.budget for s in specs}, key=lambda b: (b is not None, b or 0)))
     tasks = table.categories("task")

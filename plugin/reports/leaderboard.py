@@ -283,7 +283,7 @@ def _pass_at_k_curves(table: Any, models: Sequence[str], tasks: Sequence[str], o
         return {}, []
     ks = _powers_of_two_up_to(int(fewest[present].max()))
     report = compute_report(table, [f"pass@{k}" for k in ks], by=("model", "task"),
-                            plugin_manager=plugin_manager, **options)
+                            plugin_manager=plugin_manager, selection_bias=False, **options)
     curves: dict[str, Any] = {}
     for row in report.rows:
         if row.task not in tasks:  # a group row (lm-eval groups): curves are drawn per task
@@ -476,7 +476,8 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
         raise ValueError(f"baseline model {baseline!r} is not in the table; models: {', '.join(models)}.")
     options = {"cluster_by": cluster_by, "method": method, "confidence_level": confidence_level,
                "rng": rng, "n_resamples": n_resamples}
-    report = compute_report(table, metrics, by=("model", "task"), plugin_manager=plugin_manager, **options)
+    report = compute_report(table, metrics, by=("model", "task"), plugin_manager=plugin_manager,
+                            selection_bias=False, **options)  # the leaderboard's own, over its columns
     from kpass.reports.task_groups import task_group_clusters
 
     group_clusters = task_group_clusters(table) if isinstance(table, SampleTable) else {}  # lm-eval groups
@@ -639,7 +640,7 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
                               "pairs": "baseline" if baseline else pairs,
                               "adjustment": "holm", "size": sum(c["p_value"] is not None
                                                                for c in comparisons)},
-        "selection_bias": selection_entries,
+        "selection_bias": [entry.as_dict() for entry in selection_entries],
         "curves": curve_data,
         "budget_curves": budget_data,
         "exclusions": exclusions,

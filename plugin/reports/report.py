@@ -29,6 +29,7 @@ from kpass.host.specs import MetricSpec
 from kpass.data.table import SampleTable
 from kpass.reports.columns import judge_of
 from kpass.reports.options import DEFAULT_N_RESAMPLES, DEFAULT_SEED, interval_options
+from kpass.reports.selection import SelectionBiasColumn, selection_bias_of_report
 
 if TYPE_CHECKING:  # pragma: no cover
     import pluggy
@@ -167,9 +168,10 @@ class Report:
     confidence_level : float
     per_problem : dict
         ``(group, metric) -> (problem_ids, values)`` of the problems each estimate averages.
-    selection_bias : list of dict
-        With several models: the expected inflation of the best one per (task, metric)
-        (:func:`kpass.reports.selection.selection_bias_of_report`, added by ``kpass report``).
+    selection_bias : list of SelectionBiasColumn
+        With several models: the expected inflation of the best one per (task, metric), and the
+        corrected score of each model selected on this set
+        (:func:`kpass.reports.selection.selection_bias_of_report`).
     """
 
     rows: list[ReportRow]
@@ -181,7 +183,7 @@ class Report:
     confidence_level: float
     per_problem: dict[tuple[Group, str], tuple[tuple[str, ...], NDArray[np.float64]]] = dataclasses.field(
         default_factory=dict, repr=False)
-    selection_bias: list[dict[str, Any]] = dataclasses.field(default_factory=list, repr=False)
+    selection_bias: list[SelectionBiasColumn] = dataclasses.field(default_factory=list, repr=False)
 
     def row(self, metric: str, **group: str) -> ReportRow:
         """The row of ``metric`` whose group matches ``group`` (e.g. ``model="m"``)."""
@@ -198,7 +200,7 @@ class Report:
             "rows": [row.as_dict() for row in self.rows],
             "exclusions": [exclusion.as_dict() for exclusion in self.exclusions],
             "notes": list(self.notes),
-            **({"selection_bias": list(self.selection_bias)} if self.selection_bias else {}),
+            **({"selection_bias": [entry.as_dict() for entry in self.selection_bias]} if self.selection_bias else {}),
         }
 
 
@@ -535,7 +537,8 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
                    method: str | None = None, confidence_level: float = 0.95,
                    rng: int | np.random.Generator | None = DEFAULT_SEED,
                    n_resamples: int = DEFAULT_N_RESAMPLES, plugin_manager: "pluggy.PluginManager | None" = None,
-                   progress: Callable[[int, int], None] | None = None, cut_answers: str | None = None) -> Report:
+                   progress: Callable[[int, int], None] | None = None, cut_answers: str | None = None,
+                   selected_on_this_set: Sequence[str] = (), selection_bias: bool = True) -> Report:
     """Estimate every metric per group with an interval, listing every excluded problem.
 
     Parameters
@@ -566,19 +569,28 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
     cut_answers : {"abstain", "vote"}, optional
         What cons@k does with the answer of an unfinished generation, for every cons@k spec that
         does not say (``cons@8[cut=vote]``): it abstains (the default, counted in a note) or votes.
+    selected_on_this_set : sequence of str, default: ()
+        Models chosen on these problems (``kpass report --selected-on-this-set``): each gets its
+        score less the expected selection bias (:attr:`Report.selection_bias`, and a note).
+    selection_bias : bool, default: True
+        Estimate the selection bias of the best model of each (task, metric) when the report is
+        grouped by model and task and holds 3 or more models (2 with ``selected_on_this_set``), as
+        ``kpass report`` does (:func:`kpass.reports.selection.selection_bias_of_report`); False
+        leaves :attr:`Report.selection_bias` empty.
 
     Returns
     -------
     Report
-        Its ``notes`` start with the table's own (:attr:`SampleTable.notes`, from the reader).
+        What ``kpass report`` prints. Its ``notes`` start with the table's own
+        (:attr:`SampleTable.notes`, from the reader).
 
     Raises
     ------
     MetricSpecError
         Bad specs (listing the valid ones).
     UsageError
-        A bad interval option (method, confidence level, resamples, ``rng``), or a ``by`` under
-        which one group holds several models.
+        A bad interval option (method, confidence level, resamples, ``rng``), a ``by`` under
+        which one group holds several models, or a ``selected_on_this_set`` model not in the table.
     DataError
         A metric needs a column the table lacks, ``by``/``cluster_by`` fields that vary within a
         problem (or a null cluster), a metric that no problem has enough samples for (k larger
@@ -685,7 +697,12 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
                  group_options if cluster_by is None else options)
     notes = (_table_notes(table) + pooled_notes + group_notes + _mixed_n_notes(table, groups, group_of_problem)
              + warning_notes)
-    return Report(rows, exclusions, notes, specs, by, cluster_by, options["confidence_level"], per_problem)
+    report = Report(rows, exclusions, notes, specs, by, cluster_by, options["confidence_level"], per_problem)
+    if selection_bias:  # the winner's curse of several models on the same problems
+        report.selection_bias, bias_notes = selection_bias_of_report(table, report, selected=selected_on_this_set,
+                                                                     rng=rng)
+        report.notes.extend(bias_notes)
+    return report
 
 
 @replaying_violations

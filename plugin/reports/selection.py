@@ -5,11 +5,13 @@ When a report or leaderboard holds m >= 3 models on the same problems (m >= 2 wi
 expected to be inflated by :func:`kpass.metrics.selection_inflation` (``E[max]`` of the models'
 correlated noise, assuming they are equally good: the bound a reader should subtract). A model
 the user says was chosen on this set (``--selected-on-this-set MODEL``) gets its score with that
-inflation removed. One entry per (task, metric) column; entries and notes go into the output.
+inflation removed. One :class:`SelectionBiasColumn` per (task, metric) column; entries and notes
+go into the output (:attr:`kpass.Report.selection_bias`, the leaderboard's JSON).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,11 +22,67 @@ from kpass import metrics as core
 from kpass.errors import UsageError
 from kpass.reports.columns import _clusters_for, _column_matrix, _problem_clusters
 
-__all__ = ["AUTOMATIC_FROM", "check_selected", "selection_bias", "selection_bias_of_report"]
+__all__ = ["AUTOMATIC_FROM", "SelectedModel", "SelectionBiasColumn", "check_selected", "selection_bias",
+           "selection_bias_of_report"]
 
 #: Columns with at least this many models always get the estimate; with fewer (two models, which
 #: ``kpass compare`` compares directly) only when a model was selected on this set.
 AUTOMATIC_FROM = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class SelectedModel:
+    """A model chosen on this set (``--selected-on-this-set``): its score and the score less the
+    expected inflation of the best of the column's models."""
+
+    model: str
+    estimate: float
+    corrected: float
+
+
+@dataclasses.dataclass(frozen=True)
+class SelectionBiasColumn:
+    """The expected inflation of the best model of one (task, metric) column
+    (:func:`kpass.metrics.selection_inflation`, the winner's curse).
+
+    Attributes
+    ----------
+    column, task, metric : str
+        The column's key (``task/metric`` with several tasks), its task and metric.
+    models : tuple of str
+        The models of the column, on the problems they all have.
+    n_models, n_problems : int
+    best : str
+        The best measured model.
+    inflation, sigma : float
+        Expected inflation of the best score, and the noise (standard error) it is measured in.
+    inflation_in_sigma, mean_correlation : float or None
+        The inflation in units of ``sigma`` and the mean correlation of the models' per-problem
+        values (None when undefined).
+    independent_in_sigma : float
+        The inflation, in ``sigma``, that independent models would have.
+    selected : tuple of SelectedModel
+        The column's models chosen on this set, with their corrected scores.
+    """
+
+    column: str
+    task: str
+    metric: str
+    models: tuple[str, ...]
+    n_models: int
+    n_problems: int
+    best: str
+    inflation: float
+    sigma: float
+    inflation_in_sigma: float | None
+    independent_in_sigma: float
+    mean_correlation: float | None
+    selected: tuple[SelectedModel, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON-ready record (``models`` and ``selected`` as lists)."""
+        return {**{field.name: getattr(self, field.name) for field in dataclasses.fields(self)},
+                "models": list(self.models), "selected": [dataclasses.asdict(model) for model in self.selected]}
 
 
 def check_selected(selected: Sequence[str], models: Sequence[str]) -> list[str]:
@@ -40,7 +98,7 @@ def check_selected(selected: Sequence[str], models: Sequence[str]) -> list[str]:
 
 def selection_bias(columns: Sequence[tuple[str, str, str, Sequence[str], Any, Any]], *,
                    selected: Sequence[str] = (), estimates: dict[tuple[str, str, str], float] | None = None,
-                   rng: int | np.random.Generator | None = 0) -> tuple[list[dict[str, Any]], list[str]]:
+                   rng: int | np.random.Generator | None = 0) -> tuple[list[SelectionBiasColumn], list[str]]:
     """Entries and notes for each column ``(key, task, metric, models, values (M, N), clusters)``.
 
     ``estimates[(model, task, metric)]`` is the score shown for a model (default: the mean of
@@ -56,12 +114,6 @@ def selection_bias(columns: Sequence[tuple[str, str, str, Sequence[str], Any, An
             notes.append(f"{key}: no selection-bias estimate ({exc})")
             continue
         best = models[result.best]
-        entry: dict[str, Any] = {"column": key, "task": task, "metric": metric, "models": list(models),
-                                 "n_models": result.n_models, "n_problems": result.n_problems, "best": best,
-                                 "inflation": result.inflation, "sigma": result.sigma,
-                                 "inflation_in_sigma": _finite(result.inflation_in_sigma),
-                                 "independent_in_sigma": result.independent_in_sigma,
-                                 "mean_correlation": _finite(result.mean_correlation), "selected": []}
         shown = (estimates or {}).get((best, task, metric), result.best_estimate)
         in_sigma = (f"{result.inflation_in_sigma:.2f} sigma; {result.independent_in_sigma:.2f} for {result.n_models} "
                     f"independent models, correlation {result.mean_correlation:.2f}" if result.sigma > 0 else
@@ -69,15 +121,20 @@ def selection_bias(columns: Sequence[tuple[str, str, str, Sequence[str], Any, An
         notes.append(f"{key}: selection bias: the best of {result.n_models} models on these {result.n_problems} "
                      f"problems ({best}, {shown:.4f}) is expected to be inflated by about {result.inflation:.4f} "
                      f"({in_sigma}) if they are equally good; use a fresh test set to confirm a winner")
+        chosen = []
         for model in selected:
             if model not in models:
                 continue
             score = (estimates or {}).get((model, task, metric), float(matrix[list(models).index(model)].mean()))
-            entry["selected"].append({"model": model, "estimate": score, "corrected": score - result.inflation})
+            chosen.append(SelectedModel(model, score, score - result.inflation))
             notes.append(f"{key}: {model} was selected on this set: its {metric} {score:.4f} is expected to be "
                          f"about {result.inflation:.4f} too high (best of {result.n_models}); corrected about "
                          f"{score - result.inflation:.4f}")
-        entries.append(entry)
+        entries.append(SelectionBiasColumn(
+            column=key, task=task, metric=metric, models=tuple(models), n_models=result.n_models,
+            n_problems=result.n_problems, best=best, inflation=result.inflation, sigma=result.sigma,
+            inflation_in_sigma=_finite(result.inflation_in_sigma), independent_in_sigma=result.independent_in_sigma,
+            mean_correlation=_finite(result.mean_correlation), selected=tuple(chosen)))
     return entries, notes
 
 
@@ -86,7 +143,7 @@ def _finite(value: float) -> float | None:
 
 
 def selection_bias_of_report(table: Any, report: Any, *, selected: Sequence[str] = (),
-                             rng: int | np.random.Generator | None = 0) -> tuple[list[dict[str, Any]], list[str]]:
+                             rng: int | np.random.Generator | None = 0) -> tuple[list[SelectionBiasColumn], list[str]]:
     """:func:`selection_bias` of every (task, metric) of a report grouped by model and task, on
     the problems every model has (clustered when the report is)."""
     if "model" not in report.by or "task" not in report.by or len(report.by) != 2:
