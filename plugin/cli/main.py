@@ -80,16 +80,27 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``kpass`` parser: every subcommand with its arguments, or, given ``command``, only that
+    subcommand's arguments (the others are listed with their help; nothing else is parsed)."""
     parser = OneLineParser(
         prog="kpass", description="Honest k-sample metrics with problem-level intervals.",
         epilog="exit codes: 0 success, 1 data error, 2 usage error")
     parser.add_argument("--version", action="version", version=f"kpass {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name, command in SUBCOMMANDS.items():
-        command.add_arguments(sub.add_parser(name, help=command.help, description=command.description or command.help))
+    for name, entry in SUBCOMMANDS.items():
+        subparser = sub.add_parser(name, help=entry.help, description=entry.description or entry.help)
+        if command is None or name == command:
+            entry.add_arguments(subparser)
     return parser
+
+
+def _command_of(argv: Sequence[str] | None) -> str | None:
+    """The subcommand ``argv`` names (its first word that is not an option), if it is one."""
+    words = sys.argv[1:] if argv is None else argv
+    first = next((word for word in words if not word.startswith("-")), None)
+    return first if first in SUBCOMMANDS else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -103,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     reserve_standard_streams()
     command = "kpass"
     try:
-        parser = build_parser()
+        parser = build_parser(_command_of(argv))  # the arguments of the command asked for
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # argparse: --help/--version (0) or a usage error (2)

@@ -45,6 +45,19 @@ _lock = threading.Lock()
 _default_manager: pluggy.PluginManager | None = None
 _registry_cache: dict[int, tuple[tuple, "Registry"]] = {}
 _builtin_registry: Registry | None = None
+#: What :mod:`kpass.host.builtin` registers, per hook, asked once per process: every registry
+#: takes the same objects (families, readers and factories hold no state).
+_builtin_registrations: dict[str, list[tuple[str, Any]]] = {}
+
+
+def _builtin_entries(hook_name: str, function: Callable[..., Any]) -> list[tuple[str, Any]]:
+    """The ``(name, object)`` pairs the built-in plugin's ``hook_name`` registers (its hook called once)."""
+    entries = _builtin_registrations.get(hook_name)
+    if entries is None:
+        made: list[tuple[str, Any]] = []
+        function(lambda name, obj, *_: made.append((name, obj)))
+        entries = _builtin_registrations.setdefault(hook_name, made)
+    return entries
 
 
 def _pinned_plugins() -> set[str] | None:
@@ -191,7 +204,11 @@ def _call_each(pm: pluggy.PluginManager, hook_name: str, kind: str,
 
         arguments = {"register": register}
         try:
-            impl.function(*[arguments[arg] for arg in impl.argnames])
+            if impl.plugin is builtin:  # the same objects in every registry
+                for name, obj in _builtin_entries(hook_name, impl.function):
+                    register(name, obj)
+            else:
+                impl.function(*[arguments[arg] for arg in impl.argnames])
         except PluginLoadError:
             raise
         except Exception as exc:

@@ -214,3 +214,19 @@ def test_a_system_file_not_found_names_the_path(monkeypatch, capsys):
     monkeypatch.setitem(cli_main.SUBCOMMANDS, "report", command._replace(run=missing))
     assert cli_main.main(["report", "x.jsonl"]) == cli_main.EXIT_USAGE
     assert capsys.readouterr().err.strip() == "kpass report: error: No such file or directory: /no/such/place"
+
+
+def test_only_the_command_asked_for_gets_its_arguments():
+    """Parsing ``kpass report ...`` builds report's arguments alone; every subcommand is still
+    listed, and without a command (``kpass --help``) every one gets its arguments."""
+    from kpass.cli.main import SUBCOMMANDS, build_parser
+
+    def flags(parser):
+        subcommands = next(action for action in parser._actions if action.dest == "command")
+        assert list(subcommands.choices) == list(SUBCOMMANDS)
+        return {name: {option for action in sub._actions for option in action.option_strings}
+                for name, sub in subcommands.choices.items()}
+
+    only_report, every = flags(build_parser("report")), flags(build_parser())
+    assert only_report["report"] == every["report"] and "--cluster-by" in only_report["report"]
+    assert only_report["compare"] == {"-h", "--help"} and "--baseline" in every["compare"]
