@@ -60,7 +60,8 @@ from .lm_eval_layouts import (LAYOUT_03, LAYOUT_040, legacy_job, legacy_layout, 
                               legacy_samples_file, legacy_write_out_orphans, write_out_tables, write_out_tasks)
 from .lm_eval_provenance import (JUDGE_COLUMN, RUN_COLUMN, judge_note, logged_judge, recorded_judges, run_names,
                                  shown_runs)
-from .lm_eval_samples import distinct_pipelines, sample_columns, sample_pipelines, score_samples, task_key
+from .lm_eval_samples import (Generations, ScoredDocuments, distinct_pipelines, sample_columns, sample_pipelines,
+                              score_samples, task_key)
 from .lm_eval_scoring import is_predict_only, restore_task_scoring
 
 __all__ = ["LM_EVAL_DEFAULT_MAX_GEN_TOKS", "LmEvalSamplesReader", "max_gen_toks_of", "read_lm_eval_output",
@@ -579,12 +580,12 @@ def _read_run(results_path: Path, only_task: str | None, include_path: Sequence[
                 _check_against_lm_eval(pipeline, metric, docs, verdicts, task, samples_path)
             judged.setdefault(metric, []).append(task_key(task, pipeline.name))
             columns, lines = sample_columns(
-                model=shown_model, task=task, pipeline=pipeline, cluster_by=None,
-                doc_ids=[d["doc_id"] for d in docs], docs=[d["doc"] for d in docs],
-                targets=[d["target"] for d in docs], answers=answers, verdicts=verdicts,
-                doc_lines=[d["line"] for d in docs], responses=[d["resps"] for d in docs],
-                max_gen_toks=limit, extractor=scoring.extractor(pipeline), token_counts=counts,
-                finish_reasons=reasons, reasoning_markers=counting[2],
+                model=shown_model, task=task, pipeline=pipeline, extractor=scoring.extractor(pipeline),
+                scored=ScoredDocuments(doc_ids=[d["doc_id"] for d in docs], docs=[d["doc"] for d in docs],
+                                       targets=[d["target"] for d in docs], answers=answers, verdicts=verdicts,
+                                       lines=[d["line"] for d in docs]),
+                generations=Generations([d["resps"] for d in docs], max_gen_toks=limit, token_counts=counts,
+                                        finish_reasons=reasons, reasoning_markers=counting[2]),
             )
             finishing = finishing_note(str(samples_path), task_key(task, pipeline.name), columns["finished"],
                                        max_gen_toks=limit, tokenizer=counting[0], approximate=counting[1],
