@@ -70,6 +70,7 @@ One row per scored (sample, epoch); the columns are described in
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import math
@@ -646,7 +647,7 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
         int and str ids that print alike, or holds a score kpass cannot read (a fractional one
         without a threshold), naming the file and the sample.
     """
-    from .inspect_records import assign_sample_indices, sample_record
+    from .inspect_records import assign_sample_indices
     from .lm_eval_finishing import check_reasoning_markers
 
     markers = check_reasoning_markers(reasoning_markers)
@@ -669,91 +670,17 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
         collected.append(message)
         warnings.warn(message, stacklevel=3)
 
-    # one pass over the samples of each log (a shard set: of each shard), keeping what kpass needs
-    kept: list[dict[str, Any]] = []
-    seen: dict[tuple[type, Any, int], str] = {}
-    id_types: dict[tuple[str, int], tuple[Any, str]] = {}
-    first_spec: dict[str, Any] | None = None
-    for member in members:
-        label = "" if member == path else f"{member.relative_to(path)}:"
-        spec = _read_member(member, label, location, kept, seen, id_types, note, limit)
-        if first_spec is None:
-            first_spec = spec
-        elif (spec.get("model"), spec.get("task")) != (first_spec.get("model"), first_spec.get("task")):
-            raise _data_error(f"shard {label[:-1]} holds model {spec.get('model')!r} on task {spec.get('task')!r}, "
-                              f"shard {members[0].relative_to(path)} model {first_spec.get('model')!r} on task "
-                              f"{first_spec.get('task')!r}; the shards of one set are one run", location)
-    assert first_spec is not None
-    spec = first_spec
-    model, task = spec["model"], spec["task"]
-    shown_model = f"{model} [{run_label}]" if run_label else model
+    kept, spec = _kept_samples(path, members, location, note, limit)
+    shown_model = f"{spec['model']} [{run_label}]" if run_label else spec["model"]
     cluster = _kpass_cluster_key(spec)
     if details is not None:
         details["recorded_cluster"] = cluster
     if cluster is None and kept and all("cluster" in s["metadata"] for s in kept):
         cluster = "cluster"
-
-    scorer_names: dict[str, None] = {}
-    kpass_scorers: dict[str, None] = {}
-    for sample in kept:
-        for name, score in sample["scores"].items():
-            scorer_names.setdefault(name, None)
-            if isinstance(score, Mapping) and "kpass" in (score.get("metadata") or {}):
-                kpass_scorers.setdefault(name, None)
-    chosen = list(kpass_scorers) or list(scorer_names)
-    if not chosen:
-        raise _data_error("the log holds no scored sample (were the samples scored? "
-                          "try `inspect score` first)", location, field="correct")
-    metadata_columns = _metadata_columns(kept, reserved=set(_RUN_COLUMNS))
-
-    records: list[dict[str, Any]] = []
-    epochs: list[int | None] = []
-    unscored = 0
-    fractional = 0
-    for sample in kept:
-        for scorer in chosen:
-            data = sample["scores"].get(scorer)
-            if data is None:
-                unscored += 1
-                continue
-            score = _Score(data)
-            where = f"sample {sample['id']!r}, epoch {sample['epoch']}, scorer {scorer!r} ({sample['where']})"
-            if _is_fractional(score.value):
-                if score_threshold is None:
-                    raise _data_error(
-                        f"{where}: score value {score.value!r} is between incorrect and correct; kpass metrics "
-                        "need correct/incorrect. Say how to binarise it: kpass report with "
-                        "KPASS_INSPECT_SCORE_THRESHOLD=0.5 (correct = value >= 0.5), or "
-                        "InspectLogReader(score_threshold=0.5) in Python", location, field="correct")
-                fractional += 1
-            if score_threshold is not None:
-                score.value = _binarised(score.value, score_threshold)
-            try:
-                record = sample_record(
-                    sample_id=sample["id"], epoch=sample["epoch"], score=score,
-                    sample_metadata=sample["metadata"], cluster=cluster, where=where,
-                    usage_output_tokens=sample["tokens"], decide_finished=True,
-                    stop_reason=sample["stop_reason"], output_text=sample["output_text"],
-                    reasoning_markers=markers,
-                )
-            except (TypeError, ValueError) as exc:
-                raise _data_error(str(exc), location, field="cluster" if "cluster key" in str(exc) else "correct") from exc
-            if record is None:
-                unscored += 1
-                continue
-            record["model"] = shown_model
-            record["task"] = task if len(chosen) == 1 else f"{task}/{scorer}"
-            target = sample["target"]
-            record["gold"] = (target if isinstance(target, str) or target is None
-                              else target[0] if len(target) == 1 else json.dumps(list(target)))
-            sample_metadata = dict(sample["metadata"])
-            for column in metadata_columns:
-                value = sample_metadata.get(column)
-                record[column] = None if value is None else str(value)
-            record["run"] = path.name
-            record["metadata"]["sample_metadata"] = sample_metadata
-            records.append(record)
-            epochs.append(sample["epoch"])
+    run = _RunOfLog(path=path, location=location, model=shown_model, task=spec["task"], scorers=_scorers(kept, location),
+                    cluster=cluster, score_threshold=score_threshold, markers=markers,
+                    metadata_columns=_metadata_columns(kept, reserved=set(_RUN_COLUMNS)))
+    records, epochs, unscored, fractional = run.records(kept)
     if fractional:
         note(f"{location}: {fractional} fractional score(s) binarised at the threshold {score_threshold:g} "
              "(correct = value >= threshold)")
@@ -768,6 +695,116 @@ def records_from_log(path: str | Path, *, notes: list[str] | None = None,
     return records
 
 
+def _kept_samples(path: Path, members: list[Path], location: str, note: Any,
+                  limit: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One pass over the samples of each log (a shard set: of each shard), keeping what kpass needs;
+    with the first member's header (every shard must hold the same model and task)."""
+    kept: list[dict[str, Any]] = []
+    seen: dict[tuple[type, Any, int], str] = {}
+    id_types: dict[tuple[str, int], tuple[Any, str]] = {}
+    first_spec: dict[str, Any] | None = None
+    for member in members:
+        label = "" if member == path else f"{member.relative_to(path)}:"
+        spec = _read_member(member, label, location, kept, seen, id_types, note, limit)
+        if first_spec is None:
+            first_spec = spec
+        elif (spec.get("model"), spec.get("task")) != (first_spec.get("model"), first_spec.get("task")):
+            raise _data_error(f"shard {label[:-1]} holds model {spec.get('model')!r} on task {spec.get('task')!r}, "
+                              f"shard {members[0].relative_to(path)} model {first_spec.get('model')!r} on task "
+                              f"{first_spec.get('task')!r}; the shards of one set are one run", location)
+    assert first_spec is not None
+    return kept, first_spec
+
+
+def _scorers(kept: list[dict[str, Any]], location: str) -> list[str]:
+    """The scorers whose scores become samples: the kpass scorers when the log has any, else every scorer."""
+    scorer_names: dict[str, None] = {}
+    kpass_scorers: dict[str, None] = {}
+    for sample in kept:
+        for name, score in sample["scores"].items():
+            scorer_names.setdefault(name, None)
+            if isinstance(score, Mapping) and "kpass" in (score.get("metadata") or {}):
+                kpass_scorers.setdefault(name, None)
+    chosen = list(kpass_scorers) or list(scorer_names)
+    if not chosen:
+        raise _data_error("the log holds no scored sample (were the samples scored? "
+                          "try `inspect score` first)", location, field="correct")
+    return chosen
+
+
+@dataclasses.dataclass(frozen=True)
+class _RunOfLog:
+    """What every record of one log shares: where it comes from, its model and task as shown, the
+    scorers read, the cluster key, the score threshold, the reasoning markers and the metadata columns."""
+
+    path: Path
+    location: str
+    model: str
+    task: str
+    scorers: list[str]
+    cluster: str | None
+    score_threshold: float | None
+    markers: Any
+    metadata_columns: list[str]
+
+    def records(self, kept: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[int | None], int, int]:
+        """``(records, epochs, unscored, fractional)``: a record per scored sample, epoch and scorer."""
+        records: list[dict[str, Any]] = []
+        epochs: list[int | None] = []
+        unscored = fractional = 0
+        for sample in kept:
+            for scorer in self.scorers:
+                data = sample["scores"].get(scorer)
+                if data is None:
+                    unscored += 1
+                    continue
+                record, was_fractional = self._record(sample, scorer, _Score(data))
+                fractional += was_fractional
+                if record is None:
+                    unscored += 1
+                    continue
+                records.append(record)
+                epochs.append(sample["epoch"])
+        return records, epochs, unscored, fractional
+
+    def _record(self, sample: dict[str, Any], scorer: str, score: Any) -> tuple[dict[str, Any] | None, bool]:
+        """One sample-table record (None: unscored) and whether its score was fractional."""
+        from .inspect_records import LoggedGeneration, sample_record
+
+        location, score_threshold = self.location, self.score_threshold
+        where = f"sample {sample['id']!r}, epoch {sample['epoch']}, scorer {scorer!r} ({sample['where']})"
+        fractional = _is_fractional(score.value)
+        if fractional and score_threshold is None:
+            raise _data_error(
+                f"{where}: score value {score.value!r} is between incorrect and correct; kpass metrics "
+                "need correct/incorrect. Say how to binarise it: kpass report with "
+                "KPASS_INSPECT_SCORE_THRESHOLD=0.5 (correct = value >= 0.5), or "
+                "InspectLogReader(score_threshold=0.5) in Python", location, field="correct")
+        if score_threshold is not None:
+            score.value = _binarised(score.value, score_threshold)
+        try:
+            record = sample_record(
+                sample_id=sample["id"], epoch=sample["epoch"], score=score,
+                sample_metadata=sample["metadata"], cluster=self.cluster, where=where,
+                generation=LoggedGeneration(output_tokens=sample["tokens"], stop_reason=sample["stop_reason"],
+                                            output_text=sample["output_text"], reasoning_markers=self.markers),
+            )
+        except (TypeError, ValueError) as exc:
+            raise _data_error(str(exc), location, field="cluster" if "cluster key" in str(exc) else "correct") from exc
+        if record is None:
+            return None, fractional
+        record["model"] = self.model
+        record["task"] = self.task if len(self.scorers) == 1 else f"{self.task}/{scorer}"
+        target = sample["target"]
+        record["gold"] = (target if isinstance(target, str) or target is None
+                          else target[0] if len(target) == 1 else json.dumps(list(target)))
+        sample_metadata = dict(sample["metadata"])
+        for column in self.metadata_columns:
+            value = sample_metadata.get(column)
+            record[column] = None if value is None else str(value)
+        record["run"] = self.path.name
+        record["metadata"]["sample_metadata"] = sample_metadata
+        return record, fractional
 def _check_against_header(spec: Mapping[str, Any], kept: list[dict[str, Any]], location: str, note) -> None:
     """Note the (id, epoch) pairs the header announces and the log does not hold.
 

@@ -70,6 +70,7 @@ uses it anyway.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from collections.abc import Mapping, Sequence
@@ -79,6 +80,7 @@ from .lm_eval_finishing import DEFAULT_REASONING_MARKERS, ends_in_open_reasoning
 
 __all__ = [
     "KPASS_METADATA_KEY",
+    "LoggedGeneration",
     "LogFieldError",
     "TRUNCATED_STOP_REASONS",
     "answer_of",
@@ -284,6 +286,32 @@ def kpass_data(score: Any) -> Mapping[str, Any] | None:
     return data if isinstance(data, Mapping) else None
 
 
+@dataclasses.dataclass(frozen=True)
+class LoggedGeneration:
+    """What a log records of an epoch's final generation, beside its score (the log reader has it;
+    a metric inside Inspect does not).
+
+    Attributes
+    ----------
+    output_tokens : int, optional
+        Output tokens from Inspect's usage data, used when the kpass data has none.
+    stop_reason : str, optional
+        Stop reason of the final generation (None: the epoch has no generation); decides
+        ``finished`` when the score has no kpass data (:func:`finished_flag`).
+    output_text : Mapping, optional
+        ``{"output": text}`` (or ``{"completion": text}``, see *Output text*) added to the
+        record's metadata.
+    reasoning_markers : (str, str) or None
+        Markers of a reasoning block: a completion in ``output_text`` that ends inside an unclosed
+        one is unfinished; None: not looked for.
+    """
+
+    output_tokens: int | None = None
+    stop_reason: str | None = None
+    output_text: Mapping[str, str] | None = None
+    reasoning_markers: tuple[str, str] | None = DEFAULT_REASONING_MARKERS
+
+
 def sample_record(
     *,
     sample_id: Any,
@@ -292,11 +320,7 @@ def sample_record(
     sample_metadata: Mapping[str, Any] | None,
     cluster: str | None,
     where: str,
-    usage_output_tokens: int | None = None,
-    decide_finished: bool = False,
-    stop_reason: str | None = None,
-    output_text: Mapping[str, str] | None = None,
-    reasoning_markers: tuple[str, str] | None = DEFAULT_REASONING_MARKERS,
+    generation: LoggedGeneration | None = None,
 ) -> dict[str, Any] | None:
     """One sample-table record (without model, task and sample_index) from one epoch's score.
 
@@ -314,20 +338,11 @@ def sample_record(
         Sample-metadata key of the cluster; a sample without it is an error.
     where : str
         Description of the sample for error messages.
-    usage_output_tokens : int, optional
-        Output tokens from Inspect's usage data, used when the kpass data has none.
-    decide_finished : bool, default: False
-        When the score has no kpass data, decide ``finished`` from ``stop_reason``
-        (:func:`finished_flag`; the log reader, which has the final generation).
-    stop_reason : str, optional
-        Stop reason of the final generation (None: the epoch has no generation).
-    output_text : Mapping, optional
-        ``{"output": text}`` (or ``{"completion": text}``, see *Output text*) added to the
-        record's metadata.
-    reasoning_markers : (str, str) or None
-        Markers of a reasoning block: a completion in ``output_text`` that ends inside an unclosed
-        one is unfinished; None: not looked for. Without ``output_text``, what the kpass scorer
-        recorded (``open_reasoning``, with the default markers) decides.
+    generation : LoggedGeneration, optional
+        The final generation as the log records it (the log reader): its token count, stop reason
+        and text. Without it (or without its text), what the kpass scorer recorded
+        (``open_reasoning``, with the default markers) decides an open reasoning block, and
+        ``finished`` is only what the kpass data says.
 
     Returns
     -------
@@ -341,9 +356,11 @@ def sample_record(
         return None
     data = kpass_data(score)
     record: dict[str, Any] = {"problem_id": str(sample_id), "correct": correct}
+    output_text = generation.output_text if generation is not None else None
     shown = output_text or {}
     text = next((shown[key] for key in ("output", "completion") if key in shown), None)
-    open_reasoning = (ends_in_open_reasoning(text, reasoning_markers) if output_text is not None
+    open_reasoning = (ends_in_open_reasoning(text, generation.reasoning_markers)
+                      if generation is not None and output_text is not None
                       else bool(data is not None and data.get("open_reasoning")))
     answer = answer_of(score)
     if data is not None or answer is not None:
@@ -361,10 +378,11 @@ def sample_record(
         if "cot_verdicts" in data:  # written by cot_verifier (None: wrong answer, never verified)
             verdicts = data["cot_verdicts"]
             record["cot_verdicts"] = list(verdicts) if verdicts is not None else []
-    if "output_tokens" not in record and usage_output_tokens is not None:
-        record["output_tokens"] = int(usage_output_tokens)
-    if decide_finished and "finished" not in record:
-        record["finished"] = finished_flag(stop_reason, correct, answer, open_reasoning=open_reasoning)
+    if generation is not None:
+        if "output_tokens" not in record and generation.output_tokens is not None:
+            record["output_tokens"] = int(generation.output_tokens)
+        if "finished" not in record:
+            record["finished"] = finished_flag(generation.stop_reason, correct, answer, open_reasoning=open_reasoning)
     if cluster is not None:
         value = (sample_metadata or {}).get(cluster)
         if value is None or (isinstance(value, float) and math.isnan(value)):

@@ -619,7 +619,7 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
 
     from .lm_eval_finishing import EVIDENCE_FIELD, evidence_strings, live_evidence
     from .lm_eval_provenance import JUDGE_COLUMN
-    from .lm_eval_samples import sample_columns, score_samples
+    from .lm_eval_samples import Generations, ScoredDocuments, sample_columns, score_samples
 
     tables = []
     details: dict[str, Any] = {}
@@ -635,12 +635,13 @@ def _task_tables(state: _RunState, collected: Sequence[_TaskSamples],
             metric, verdicts = score_samples(
                 answers, partial(_process_one, task, docs),
                 metric=state.options.metric, task=run.name, doc_ids=doc_ids)
-            columns, _ = sample_columns(model=model_name, task=run.name, pipeline=pipeline, doc_ids=doc_ids,
-                                        docs=docs, targets=targets, answers=answers, verdicts=verdicts,
-                                        cluster_by=state.options.cluster_by, doc_fields=False,
-                                        responses=item.responses, max_gen_toks=limit,
-                                        extractor=run.extractors[pipeline.name], finish_reasons=reasons,
-                                        token_counts=counts, reasoning_markers=state.options.reasoning_markers)
+            columns, _ = sample_columns(
+                model=model_name, task=run.name, pipeline=pipeline, cluster_by=state.options.cluster_by,
+                doc_fields=False, extractor=run.extractors[pipeline.name],
+                scored=ScoredDocuments(doc_ids=doc_ids, docs=docs, targets=targets, answers=answers,
+                                       verdicts=verdicts),
+                generations=Generations(item.responses, max_gen_toks=limit, finish_reasons=reasons,
+                                        token_counts=counts, reasoning_markers=state.options.reasoning_markers))
             columns[JUDGE_COLUMN] = [metric] * len(columns["model"])  # the report names it, as post hoc
             tables.append(SampleTable.from_columns(columns, source=f"lm-eval task {run.name}"))
             judged_by[pipeline.name] = metric

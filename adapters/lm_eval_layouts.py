@@ -328,7 +328,7 @@ def _binary(text: Any) -> bool | None:
 def _write_out_table(task: str, records: list[Any], path: Path, results: Mapping[str, Any]):
     """``(columns, lines, metric, notes)`` of one 0.3 write-out file, or ``(None, None, None, notes)``
     when the task has no generations (a log-likelihood task)."""
-    from .lm_eval_samples import SamplePipeline, sample_columns
+    from .lm_eval_samples import SamplePipeline, ScoredDocuments, sample_columns
 
     if not records:
         raise _data_error("no samples: the write-out file is empty", source=path)
@@ -366,10 +366,9 @@ def _write_out_table(task: str, records: list[Any], path: Path, results: Mapping
         raise _data_error(f"lm-eval 0.3 task {task!r}: a doc_id appears twice (two runs in one file?)", source=path,
                           field="doc_id")
     columns, lines = sample_columns(
-        model="?", task=task, pipeline=SamplePipeline("none", (), ("take_first",), frozenset()),
-        doc_ids=ids, docs=[{} for _ in records], targets=[record.get("truth") for record in records],
-        answers=[[None] for _ in records], verdicts=[[bool(v)] for v in verdicts],
-        doc_lines=list(range(1, len(records) + 1)), extractor=(None, None))
+        model="?", task=task, pipeline=SamplePipeline("none", (), ("take_first",), frozenset()), extractor=(None, None),
+        scored=ScoredDocuments(doc_ids=ids, docs=[{} for _ in records], targets=[record.get("truth") for record in records],
+                               answers=[[None] for _ in records], verdicts=[[bool(v)] for v in verdicts]))
     note = (f"{path}: lm-eval 0.3 write-out output: one greedy generation per document (k = 1 only), each verdict "
             f"is the logged {metric}; no answer extraction (cons@k refused) and no finish evidence; doc_id is the "
             "position in lm-eval 0.3's shuffled document order")

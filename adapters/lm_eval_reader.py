@@ -60,7 +60,8 @@ from .lm_eval_layouts import (LAYOUT_03, LAYOUT_040, legacy_job, legacy_layout, 
                               legacy_samples_file, legacy_write_out_orphans, write_out_tables, write_out_tasks)
 from .lm_eval_provenance import (JUDGE_COLUMN, RUN_COLUMN, judge_note, logged_judge, recorded_judges, run_names,
                                  shown_runs)
-from .lm_eval_samples import distinct_pipelines, sample_columns, sample_pipelines, score_samples, task_key
+from .lm_eval_samples import (Generations, ScoredDocuments, distinct_pipelines, sample_columns, sample_pipelines,
+                              score_samples, task_key)
 from .lm_eval_scoring import is_predict_only, restore_task_scoring
 
 __all__ = ["LM_EVAL_DEFAULT_MAX_GEN_TOKS", "LmEvalSamplesReader", "max_gen_toks_of", "read_lm_eval_output",
@@ -483,10 +484,6 @@ def max_gen_toks_of(config: Mapping[str, Any], results: Mapping[str, Any], *, ta
 
 def _read_run(results_path: Path, only_task: str | None, include_path: Sequence[str | Path] = (),
               run: _Run | None = None, counting: tuple[Any, bool, Any] = (None, False, DEFAULT_REASONING_MARKERS)):
-    from kpass import SampleTable
-
-    from .lm_eval_finishing import finishing_note, generation_token_counts, recorded_finish_reasons
-
     run = run or _Run(_run_date(results_path))
 
     try:
@@ -505,13 +502,45 @@ def _read_run(results_path: Path, only_task: str | None, include_path: Sequence[
     configs = results.get("configs")
     if not isinstance(configs, Mapping):
         raise _data_error("no 'configs' object: not an lm-eval results file", source=results_path, field="configs")
-    date = _run_date(results_path)
     model = _model_name(results, results_path)
     shown_model = f"{model} [{run.name}]" if run.shown else model
     recorded = recorded_judges(results)
+    notes: list[str] = []  # what this run's tables leave out or how they were scored, for SampleTable.notes
+    read = _read_tasks(results_path, results, configs, only_task, layout, notes)
+    groups = task_groups_of(results) if only_task is None else {}  # one samples file: no group row
     judged: dict[str, list[str]] = {}  # metric -> tasks it judged, for the run's note
+    built = []
+    for task, config, samples_path, docs in read:
+        notes.extend(_coverage_notes(results, task, docs, samples_path))
+        if is_predict_only(config):  # generated with --predict_only: the task's own scoring from its YAML
+            config, restored_note = restore_task_scoring(task, config, include_path=include_path, source=results_path)
+            notes.append(restored_note)
+        scoring = _task_scoring(config, task, samples_path, docs, include_path)
+        notes.extend(scoring.notes)
+        pipelines, duplicate_notes = distinct_pipelines(
+            sample_pipelines(config.get("filter_list"), source=str(results_path), task=task), task=task)
+        reading = _TaskReading.of(results_path=results_path, results=results, task=task, config=config,
+                                  samples_path=samples_path, docs=docs, scoring=scoring, run=run, model=shown_model,
+                                  counting=counting, notes=(*notes, *duplicate_notes))
+        for pipeline in pipelines:
+            metric, table = reading.table(pipeline, run.judge or recorded.get(task, {}).get(pipeline.name))
+            judged.setdefault(metric, []).append(task_key(task, pipeline.name))
+            table.task_groups = dict(groups)
+            built.append(((shown_model, table.categories("task")[0]), table))
+        logger.debug("read %s (%d documents, judged by %s)", samples_path, len(docs), scoring.description)
+    judges = judge_note(results_path, judged, recorded, run.judge)
+    for key, table in built:
+        table.notes = (*table.notes, judges)
+        yield key, table
+
+
+def _read_tasks(results_path: Path, results: Mapping[str, Any], configs: Mapping[str, Any], only_task: str | None,
+                layout: str | None, notes: list[str]) -> list[tuple[str, Mapping[str, Any], Path, list[Any]]]:
+    """``(task, config, samples file, documents)`` of every generation task of a run; a task of
+    another output type is left out with a note (and a warning), a missing samples file is an
+    incomplete run."""
+    date = _run_date(results_path)
     tasks = [only_task] if only_task is not None else list(configs)
-    notes = []  # what this run's tables leave out or how they were scored, for SampleTable.notes
     for task in tasks:
         config = configs.get(task)
         if not isinstance(config, Mapping):
@@ -521,7 +550,7 @@ def _read_run(results_path: Path, only_task: str | None, include_path: Sequence[
             note = (f"{results_path}: skipping lm-eval task {task!r} ({config.get('output_type')}): only "
                     "generate_until tasks have K samples to score")
             notes.append(note)
-            warnings.warn(f"kpass: {note}.", stacklevel=3)
+            warnings.warn(f"kpass: {note}.", stacklevel=4)
     read = []
     for task in tasks:
         config = configs[task]
@@ -544,63 +573,90 @@ def _read_run(results_path: Path, only_task: str | None, include_path: Sequence[
                 raise _IncompleteRun(error) from error
             raise
         read.append((task, config, samples_path, docs))
-    groups = task_groups_of(results) if only_task is None else {}  # one samples file: no group row
-    built = []
-    for task, config, samples_path, docs in read:
-        notes.extend(_coverage_notes(results, task, docs, samples_path))
-        if is_predict_only(config):  # generated with --predict_only: the task's own scoring from its YAML
-            config, restored_note = restore_task_scoring(task, config, include_path=include_path, source=results_path)
-            notes.append(restored_note)
-        scoring = _task_scoring(config, task, samples_path, docs, include_path)
-        notes.extend(scoring.notes)
-        limit = max_gen_toks_of(config, results, task=task, source=results_path)
-        pipelines, duplicate_notes = distinct_pipelines(
-            sample_pipelines(config.get("filter_list"), source=str(results_path), task=task), task=task)
-        task_notes = [*notes, *duplicate_notes]
-        counts = generation_token_counts([d["resps"] for d in docs], counting[0])  # finished: lm_eval_finishing
+    return read
+
+
+@dataclasses.dataclass(frozen=True)
+class _TaskReading:
+    """One task of one run, read: its results and config, samples file and documents, the task's
+    scoring, the run, the model as shown, how generations are counted and the notes so far."""
+
+    results_path: Path
+    results: Mapping[str, Any]
+    task: str
+    config: Mapping[str, Any]
+    samples_path: Path
+    docs: list[Any]
+    scoring: Any
+    run: Any
+    model: str
+    counting: tuple[Any, bool, Any]
+    notes: tuple[str, ...]
+    limit: int = 0  # set by of()
+    token_counts: Any = None
+    finish_reasons: Any = None
+
+    @classmethod
+    def of(cls, **fields: Any) -> "_TaskReading":
+        """The task with its evidence of finishing read once for all its pipelines: the task's
+        max_gen_toks, a tokenizer's counts of the generations and the finish reasons a live
+        kpass-lm-eval run recorded."""
+        from .lm_eval_finishing import generation_token_counts, recorded_finish_reasons
+
+        reading = cls(**fields)
+        docs, task = reading.docs, reading.task
+        limit = max_gen_toks_of(reading.config, reading.results, task=task, source=reading.results_path)
+        counts = generation_token_counts([d["resps"] for d in docs], reading.counting[0])  # lm_eval_finishing
         try:  # the evidence a live kpass-lm-eval run saw (the API's finish reasons), as it used it
-            reasons = recorded_finish_reasons(results, task, [d["doc_id"] for d in docs], [d["resps"] for d in docs])
+            reasons = recorded_finish_reasons(reading.results, task, [d["doc_id"] for d in docs],
+                                              [d["resps"] for d in docs])
         except ValueError as error:
-            raise _data_error(str(error), source=results_path, field="kpass") from None
-        for pipeline in pipelines:
-            answers = pipeline.apply([d["resps"] for d in docs], [d["doc"] for d in docs])
-            requested = run.judge or recorded.get(task, {}).get(pipeline.name)
-            if scoring.logged_metric is not None:
-                metric = logged_judge(scoring.logged_metric, requested, docs[0]["logged"].get(pipeline.name) or {},
-                                      task=task, source=samples_path)
-                verdicts = _logged_verdicts(docs, pipeline, metric, task, samples_path)
-            else:
-                try:
-                    metric, verdicts = score_samples(answers, scoring.score, metric=requested, task=task,
-                                                     doc_ids=[d["doc_id"] for d in docs])
-                except ValueError as error:  # a judge the task does not compute, a non-binary value
-                    raise _data_error(str(error), source=samples_path,
-                                      field="judge" if requested else "metrics") from None
-                _check_against_lm_eval(pipeline, metric, docs, verdicts, task, samples_path)
-            judged.setdefault(metric, []).append(task_key(task, pipeline.name))
-            columns, lines = sample_columns(
-                model=shown_model, task=task, pipeline=pipeline, cluster_by=None,
-                doc_ids=[d["doc_id"] for d in docs], docs=[d["doc"] for d in docs],
-                targets=[d["target"] for d in docs], answers=answers, verdicts=verdicts,
-                doc_lines=[d["line"] for d in docs], responses=[d["resps"] for d in docs],
-                max_gen_toks=limit, extractor=scoring.extractor(pipeline), token_counts=counts,
-                finish_reasons=reasons, reasoning_markers=counting[2],
-            )
-            finishing = finishing_note(str(samples_path), task_key(task, pipeline.name), columns["finished"],
-                                       max_gen_toks=limit, tokenizer=counting[0], approximate=counting[1],
-                                       observed_reasons=reasons is not None)
-            rows = len(columns["model"])
-            columns[RUN_COLUMN] = [run.name] * rows
-            columns[JUDGE_COLUMN] = [metric] * rows
-            table = SampleTable.from_columns(columns, source=str(samples_path), lines=lines,
-                                             notes=[*task_notes, *([finishing] if finishing else [])])
-            table.task_groups = dict(groups)
-            built.append(((shown_model, table.categories("task")[0]), table))
-        logger.debug("read %s (%d documents, judged by %s)", samples_path, len(docs), scoring.description)
-    judges = judge_note(results_path, judged, recorded, run.judge)
-    for key, table in built:
-        table.notes = (*table.notes, judges)
-        yield key, table
+            raise _data_error(str(error), source=reading.results_path, field="kpass") from None
+        return dataclasses.replace(reading, limit=limit, token_counts=counts, finish_reasons=reasons)
+
+    def table(self, pipeline: Any, requested: str | None) -> tuple[str, Any]:
+        """``(metric, SampleTable)`` of one filter pipeline: answers, verdicts (logged or scored
+        again by the task's own metric), finishing evidence and the notes."""
+        from kpass import SampleTable
+
+        from .lm_eval_finishing import finishing_note
+
+        docs, task, samples_path, scoring = self.docs, self.task, self.samples_path, self.scoring
+        limit, reasons = self.limit, self.finish_reasons
+        answers = pipeline.apply([d["resps"] for d in docs], [d["doc"] for d in docs])
+        metric, verdicts = self._verdicts(pipeline, answers, requested)
+        columns, lines = sample_columns(
+            model=self.model, task=task, pipeline=pipeline, extractor=scoring.extractor(pipeline),
+            scored=ScoredDocuments(doc_ids=[d["doc_id"] for d in docs], docs=[d["doc"] for d in docs],
+                                   targets=[d["target"] for d in docs], answers=answers, verdicts=verdicts,
+                                   lines=[d["line"] for d in docs]),
+            generations=Generations([d["resps"] for d in docs], max_gen_toks=limit, token_counts=self.token_counts,
+                                    finish_reasons=reasons, reasoning_markers=self.counting[2]),
+        )
+        finishing = finishing_note(str(samples_path), task_key(task, pipeline.name), columns["finished"],
+                                   max_gen_toks=limit, tokenizer=self.counting[0], approximate=self.counting[1],
+                                   observed_reasons=reasons is not None)
+        rows = len(columns["model"])
+        columns[RUN_COLUMN] = [self.run.name] * rows
+        columns[JUDGE_COLUMN] = [metric] * rows
+        table = SampleTable.from_columns(columns, source=str(samples_path), lines=lines,
+                                         notes=[*self.notes, *([finishing] if finishing else [])])
+        return metric, table
+
+    def _verdicts(self, pipeline: Any, answers: Any, requested: str | None) -> tuple[str, Any]:
+        """``(metric, verdicts)``: the logged judge's verdicts, or the task's metric run again on the answers."""
+        docs, task, samples_path, scoring = self.docs, self.task, self.samples_path, self.scoring
+        if scoring.logged_metric is not None:
+            metric = logged_judge(scoring.logged_metric, requested, docs[0]["logged"].get(pipeline.name) or {},
+                                  task=task, source=samples_path)
+            return metric, _logged_verdicts(docs, pipeline, metric, task, samples_path)
+        try:
+            metric, verdicts = score_samples(answers, scoring.score, metric=requested, task=task,
+                                             doc_ids=[d["doc_id"] for d in docs])
+        except ValueError as error:  # a judge the task does not compute, a non-binary value
+            raise _data_error(str(error), source=samples_path, field="judge" if requested else "metrics") from None
+        _check_against_lm_eval(pipeline, metric, docs, verdicts, task, samples_path)
+        return metric, verdicts
 
 
 def task_groups_of(results: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:

@@ -60,7 +60,9 @@ from .lm_eval_finishing import DEFAULT_REASONING_MARKERS, finished_flag
 __all__ = [
     "DEFAULT_FALLBACK",
     "SELECTION_FILTERS",
+    "Generations",
     "SamplePipeline",
+    "ScoredDocuments",
     "binary_verdict",
     "distinct_pipelines",
     "identical_response_share",
@@ -463,25 +465,79 @@ def _doc_fields(doc: Mapping[str, Any]) -> dict[str, str]:
     return fields
 
 
+@dataclasses.dataclass(frozen=True)
+class ScoredDocuments:
+    """One task's documents as one pipeline scored them; every sequence has one entry per document ``d``.
+
+    Attributes
+    ----------
+    doc_ids, docs, targets : sequences
+        lm-eval's ``doc_id``, the document's fields and its gold target.
+    answers, verdicts : sequences of sequences
+        ``answers[d][i]``: the pipeline's filtered answer of generation ``i``; ``verdicts[d][i]`` whether
+        the task's metric judged it correct.
+    lines : sequence of int, optional
+        The source line of each document (default: its position, 1-based).
+    """
+
+    doc_ids: Sequence[Any]
+    docs: Sequence[Mapping[str, Any]]
+    targets: Sequence[Any]
+    answers: Sequence[Sequence[Any]]
+    verdicts: Sequence[Sequence[bool]]
+    lines: Sequence[int] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Generations:
+    """The raw generations of those documents and the evidence of whether each one finished.
+
+    ``responses[d][i]`` is generation ``i`` of document ``d`` (lm-eval's ``resps``);
+    ``token_counts[d][i]`` a tokenizer's count of it and ``finish_reasons[d][i]`` the API's finish
+    reason where observed (None where not); ``max_gen_toks`` the task's limit;
+    ``reasoning_markers`` the open and close tags of a reasoning block
+    (:func:`kpass.adapters.lm_eval_finishing.finished_flag`).
+    """
+
+    responses: Sequence[Sequence[Any]]
+    max_gen_toks: int | None = None
+    token_counts: Sequence[Sequence[int | None]] | None = None
+    finish_reasons: Sequence[Sequence[str | None]] | None = None
+    reasoning_markers: tuple[str, str] | None = DEFAULT_REASONING_MARKERS
+
+    def __post_init__(self) -> None:
+        limit = self.max_gen_toks
+        if limit is not None and not (isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1):
+            raise ValueError(f"`max_gen_toks` must be an integer >= 1; got {limit!r}.")
+
+    def finishing(self, d: int, doc_id: Any, verdicts: Sequence[bool]) -> tuple[list[Any], list[Any], list[Any]]:
+        """Document ``d``'s ``finished``, ``output_tokens`` and ``metadata`` values, one per generation."""
+        n = len(verdicts)
+        texts = self.responses[d]
+        if len(texts) != n:
+            raise ValueError(f"document {doc_id}: {n} answers but {len(texts)} responses.")
+        counts = self.token_counts[d] if self.token_counts is not None else [None] * n
+        reasons = self.finish_reasons[d] if self.finish_reasons is not None else [None] * n
+        if len(counts) != n or len(reasons) != n:
+            raise ValueError(f"document {doc_id}: {n} responses but {len(counts)} token counts and "
+                             f"{len(reasons)} finish reasons.")
+        finished = [finished_flag(bool(v), t, max_gen_toks=self.max_gen_toks, token_count=c, finish_reason=r,
+                                  reasoning_markers=self.reasoning_markers)
+                    for v, t, c, r in zip(verdicts, texts, counts, reasons)]
+        output_tokens = [self.max_gen_toks if f is False else c if f else None for f, c in zip(finished, counts)]
+        return finished, output_tokens, [{"output": t if isinstance(t, str) else None} for t in texts]
+
+
 def sample_columns(
     *,
     model: str,
     task: str,
     pipeline: SamplePipeline,
-    doc_ids: Sequence[Any],
-    docs: Sequence[Mapping[str, Any]],
-    targets: Sequence[Any],
-    answers: Sequence[Sequence[Any]],
-    verdicts: Sequence[Sequence[bool]],
+    scored: ScoredDocuments,
+    generations: Generations | None = None,
     cluster_by: str | None = None,
-    doc_lines: Sequence[int] | None = None,
     doc_fields: bool = True,
-    responses: Sequence[Sequence[Any]] | None = None,
-    max_gen_toks: int | None = None,
     extractor: tuple[str | None, Callable[[Any, Any], str | None] | None] | None = None,
-    token_counts: Sequence[Sequence[int | None]] | None = None,
-    finish_reasons: Sequence[Sequence[str | None]] | None = None,
-    reasoning_markers: tuple[str, str] | None = DEFAULT_REASONING_MARKERS,
 ) -> tuple[dict[str, list[Any]], list[int]]:
     """Columns of the sample table for one task and pipeline, and each row's source line.
 
@@ -492,12 +548,11 @@ def sample_columns(
     ``kpass report --cluster-by doc.<field>`` and ``--by doc.<field>`` can use them; ``cluster_by``
     (a document field; default: the pipeline's ``kpass_cluster`` field) fills the ``cluster`` column.
 
-    With ``responses`` (``responses[d][i]``: raw generation ``i`` of document ``d``, lm-eval's
-    ``resps``), the columns ``metadata`` (``{"output": generation}``), ``finished`` (from evidence
-    only: :func:`kpass.adapters.lm_eval_finishing.finished_flag` with ``token_counts[d][i]`` (a
-    tokenizer's count), ``finish_reasons[d][i]`` (the API's, where observed) and
-    ``reasoning_markers``; null where nothing says) and ``output_tokens`` (``max_gen_toks`` for
-    unfinished samples, the token count or null otherwise) are added (module docstring).
+    With ``generations`` (:class:`Generations`), the columns ``metadata`` (``{"output": generation}``),
+    ``finished`` (from evidence only: :func:`kpass.adapters.lm_eval_finishing.finished_flag` with a
+    tokenizer's count, the API's finish reason where observed and the reasoning markers; null where
+    nothing says) and ``output_tokens`` (``max_gen_toks`` for unfinished samples, the token count or
+    null otherwise) are added (module docstring).
 
     With ``extractor`` = ``(name, extract)`` (:func:`kpass.adapters.lm_eval_answers.pipeline_answer_extractor`),
     a wrong sample's ``answer`` is ``extract(raw generation, filtered answer)`` (a correct one's is
@@ -511,77 +566,63 @@ def sample_columns(
         A document lacks the ``cluster_by`` field (message lists the fields it has), or its
         responses do not match its answers.
     """
-    key = task_key(task, pipeline.name)
     if cluster_by is None:
         cluster_by = pipeline.cluster_field
     columns: dict[str, list[Any]] = {name: [] for name in (
-        "model", "task", "problem_id", "sample_index", "correct", "answer", "gold", "pipeline_of")}
-    if cluster_by is not None:
-        columns["cluster"] = []
-    if extractor is not None:
-        columns["answer_extractor"] = []
-    if responses is not None:
-        if max_gen_toks is not None and not (isinstance(max_gen_toks, int) and max_gen_toks >= 1):
-            raise ValueError(f"`max_gen_toks` must be an integer >= 1; got {max_gen_toks!r}.")
-        for name in ("finished", "output_tokens", "metadata"):
-            columns[name] = []
+        "model", "task", "problem_id", "sample_index", "correct", "answer", "gold", "pipeline_of",
+        *(("cluster",) if cluster_by is not None else ()), *(("answer_extractor",) if extractor is not None else ()),
+        *(("finished", "output_tokens", "metadata") if generations is not None else ()))}
     extra: dict[str, list[Any]] = {}
     lines: list[int] = []
     rows = 0
-    for d, (doc_id, doc, target) in enumerate(zip(doc_ids, docs, targets, strict=True)):
+    for d, (doc_id, doc, target) in enumerate(zip(scored.doc_ids, scored.docs, scored.targets, strict=True)):
         gold = None if target is None else str(target)
-        doc_answers, doc_verdicts = answers[d], verdicts[d]
-        n = len(doc_answers)
+        doc_verdicts = scored.verdicts[d]
+        n = len(scored.answers[d])
         if len(doc_verdicts) != n:
             raise ValueError(f"document {doc_id}: {n} answers but {len(doc_verdicts)} verdicts.")
-        columns["model"].extend([model] * n)
-        columns["task"].extend([key] * n)
-        columns["pipeline_of"].extend([task] * n)
-        columns["problem_id"].extend([str(doc_id)] * n)
+        for name, value in (("model", model), ("task", task_key(task, pipeline.name)), ("pipeline_of", task),
+                            ("problem_id", str(doc_id)), ("gold", gold)):
+            columns[name].extend([value] * n)
         columns["sample_index"].extend(range(n))
         columns["correct"].extend(bool(v) for v in doc_verdicts)
-        if extractor is None:
-            columns["answer"].extend(recorded_answer(a, bool(v), gold, pipeline.fallbacks)
-                                     for a, v in zip(doc_answers, doc_verdicts))
-        else:
-            extractor_name, extract = extractor
-            raws = responses[d] if responses is not None else doc_answers
-            columns["answer"].extend(
-                gold if v and gold is not None else (None if extract is None else extract(raw, a))
-                for raw, a, v in zip(raws, doc_answers, doc_verdicts, strict=True))
-            columns["answer_extractor"].extend([extractor_name] * n)
-        columns["gold"].extend([gold] * n)
-        if responses is not None:
-            texts = responses[d]
-            if len(texts) != n:
-                raise ValueError(f"document {doc_id}: {n} answers but {len(texts)} responses.")
-            counts = token_counts[d] if token_counts is not None else [None] * n
-            reasons = finish_reasons[d] if finish_reasons is not None else [None] * n
-            if len(counts) != n or len(reasons) != n:
-                raise ValueError(f"document {doc_id}: {n} responses but {len(counts)} token counts and "
-                                 f"{len(reasons)} finish reasons.")
-            finished = [finished_flag(bool(v), t, max_gen_toks=max_gen_toks, token_count=c, finish_reason=r,
-                                      reasoning_markers=reasoning_markers)
-                        for v, t, c, r in zip(doc_verdicts, texts, counts, reasons)]
-            columns["finished"].extend(finished)
-            columns["output_tokens"].extend(max_gen_toks if f is False else c if f else None
-                                            for f, c in zip(finished, counts))
-            columns["metadata"].extend({"output": t if isinstance(t, str) else None} for t in texts)
+        columns["answer"].extend(_answers(scored, d, gold, pipeline, extractor, generations))
+        if extractor is not None:
+            columns["answer_extractor"].extend([extractor[0]] * n)
+        if generations is not None:
+            for name, values in zip(("finished", "output_tokens", "metadata"),
+                                    generations.finishing(d, doc_id, doc_verdicts)):
+                columns[name].extend(values)
         if cluster_by is not None:
-            if cluster_by not in doc:
-                raise ValueError(
-                    f"cluster field {cluster_by!r}: document {doc_id} of task {task!r} has no field "
-                    f"{cluster_by!r}; its fields are {sorted(doc)}."
-                )
-            cluster = doc[cluster_by]
-            columns["cluster"].extend([None if cluster is None else str(cluster)] * n)
+            columns["cluster"].extend([_cluster_of(doc, cluster_by, doc_id, task)] * n)
         fields = _doc_fields(doc) if doc_fields else {}
         for name in fields:
-            if name not in extra:
-                extra[name] = [None] * rows
+            extra.setdefault(name, [None] * rows)
         for name, values in extra.items():
             values.extend([fields.get(name)] * n)
         rows += n
-        lines.extend([doc_lines[d] if doc_lines is not None else d + 1] * n)
+        lines.extend([scored.lines[d] if scored.lines is not None else d + 1] * n)
     columns.update(extra)
     return columns, lines
+
+
+def _answers(scored: ScoredDocuments, d: int, gold: str | None, pipeline: SamplePipeline,
+             extractor: tuple[str | None, Callable[[Any, Any], str | None] | None] | None,
+             generations: Generations | None) -> list[Any]:
+    """Document ``d``'s ``answer`` values: the recorded answers, or the extractor's (the gold one where correct)."""
+    answers, verdicts = scored.answers[d], scored.verdicts[d]
+    if extractor is None:
+        return [recorded_answer(a, bool(v), gold, pipeline.fallbacks) for a, v in zip(answers, verdicts)]
+    extract = extractor[1]
+    raws = generations.responses[d] if generations is not None else answers
+    return [gold if v and gold is not None else (None if extract is None else extract(raw, a))
+            for raw, a, v in zip(raws, answers, verdicts, strict=True)]
+
+
+def _cluster_of(doc: Mapping[str, Any], cluster_by: str, doc_id: Any, task: str) -> str | None:
+    """The cluster of a document: its ``cluster_by`` field as text (None stays null)."""
+    if cluster_by not in doc:
+        raise ValueError(f"cluster field {cluster_by!r}: document {doc_id} of task {task!r} has no field "
+                         f"{cluster_by!r}; its fields are {sorted(doc)}.")
+    cluster = doc[cluster_by]
+    return None if cluster is None else str(cluster)

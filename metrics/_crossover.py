@@ -203,6 +203,25 @@ def _crossover(direction: str, sign: int, difference, replicate_first, k_max: in
     return Crossover(direction, index + 1, _interpolated(difference, index), low_k, high_k, without)
 
 
+def _checked_k_max(k_max: Any, smallest: int) -> int:
+    """The largest k of the curves: ``k_max``, or the smallest number of samples of any problem and model."""
+    if smallest < 1:
+        raise ValueError("every problem needs at least one sample under each model; got n = 0.")
+    if k_max is None and smallest > MAX_CURVE_K:
+        raise ValueError(f"`k_max` defaults to the smallest number of samples ({smallest}), past the {MAX_CURVE_K} "
+                         "points the pass@k curves can hold; give k_max <= " f"{MAX_CURVE_K}.")
+    if k_max is None:
+        return smallest
+    if isinstance(k_max, (int, np.integer)) and not isinstance(k_max, (bool, np.bool_)) and k_max > MAX_CURVE_K:
+        raise ValueError(f"`k_max` must be at most {MAX_CURVE_K} (the curves hold one value per k, per problem "
+                         f"pattern and resample); got {k_max!r}.")
+    if isinstance(k_max, (bool, np.bool_)) or not isinstance(k_max, (int, np.integer)) or k_max < 1:
+        raise ValueError(f"`k_max` must be an integer >= 1; got {k_max!r}.")
+    if k_max > smallest:
+        raise ValueError(f"`k_max` ({k_max}) exceeds the smallest number of samples ({smallest}).")
+    return int(k_max)
+
+
 def pass_at_k_crossover(
     n_base: ArrayLike,
     c_base: ArrayLike,
@@ -278,21 +297,7 @@ def pass_at_k_crossover(
     n_problems = int(nb.size)
     if n_problems < 2:
         raise ValueError(f"a crossover needs at least 2 paired problems; got {n_problems}.")
-    smallest = int(min(nb.min(), nm.min()))
-    if smallest < 1:
-        raise ValueError("every problem needs at least one sample under each model; got n = 0.")
-    if k_max is None and smallest > MAX_CURVE_K:
-        raise ValueError(f"`k_max` defaults to the smallest number of samples ({smallest}), past the {MAX_CURVE_K} "
-                         "points the pass@k curves can hold; give k_max <= " f"{MAX_CURVE_K}.")
-    if k_max is None:
-        k_max = smallest
-    elif isinstance(k_max, (int, np.integer)) and not isinstance(k_max, (bool, np.bool_)) and k_max > MAX_CURVE_K:
-        raise ValueError(f"`k_max` must be at most {MAX_CURVE_K} (the curves hold one value per k, per problem "
-                         f"pattern and resample); got {k_max!r}.")
-    elif isinstance(k_max, (bool, np.bool_)) or not isinstance(k_max, (int, np.integer)) or k_max < 1:
-        raise ValueError(f"`k_max` must be an integer >= 1; got {k_max!r}.")
-    elif k_max > smallest:
-        raise ValueError(f"`k_max` ({k_max}) exceeds the smallest number of samples ({smallest}).")
+    k_max = _checked_k_max(k_max, int(min(nb.min(), nm.min())))
     level = check_confidence_level(confidence_level)
     n_resamples = check_n_resamples(n_resamples)
     robust = _as_fraction(robust_fraction, "robust_fraction")

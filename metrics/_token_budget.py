@@ -344,7 +344,26 @@ def budget_counts(
     if _missing_mask(correct_arr).any():
         raise ValueError(f"`correct` must be known for every sample; missing at {_sample_positions(_missing_mask(correct_arr))}.")
     correct_values, _ = _nullable_bool(correct_arr, "correct", n_rows)
+    ids, problem_index = _problem_labels(problem, n_rows)
+    positions = _AnswerPositions.of(finished, output_tokens, answer_token, n_rows)
 
+    def fail(message: str, samples: NDArray[np.bool_]) -> None:
+        per_problem = np.bincount(problem_index[samples], minlength=len(ids)) > 0
+        raise ValueError(f"{message} {_sample_positions(samples, describe_sample)} of {_describe_problems(ids, per_problem)}.")
+
+    positions.check(budget_list, fail)
+    n_finished, n_correct = _counts_at_budgets(positions, correct_values, problem_index, len(ids), budget_list)
+    return BudgetCounts(
+        budgets=budget_list,
+        problem_ids=ids,
+        n_samples=np.bincount(problem_index, minlength=len(ids)).astype(np.int64),
+        n_finished=n_finished,
+        n_correct=n_correct,
+    )
+
+
+def _problem_labels(problem: ArrayLike, n_rows: int) -> tuple[tuple[Any, ...], NDArray[np.intp]]:
+    """The sorted distinct problem labels (as Python values) and each sample's index into them."""
     problem_arr = _as_1d(problem, "problem")
     if problem_arr.shape[0] != n_rows:
         raise ValueError(f"`problem` has {problem_arr.shape[0]} entries but `correct` has {n_rows} (one per sample).")
@@ -354,102 +373,110 @@ def budget_counts(
         problem_ids, problem_index = np.unique(problem_arr, return_inverse=True)
     except TypeError as exc:
         raise TypeError(f"`problem` labels must be mutually sortable (all strings or all integers): {exc}.") from None
-    problem_index = problem_index.reshape(-1)
-    n_problems = problem_ids.shape[0]
-    ids = tuple(v.item() if isinstance(v, np.generic) else v for v in problem_ids)
+    return tuple(v.item() if isinstance(v, np.generic) else v for v in problem_ids), problem_index.reshape(-1)
 
-    fin_values, fin_known = _nullable_bool(finished, "finished", n_rows)
-    out_values, out_known = _nullable_tokens(output_tokens, "output_tokens", n_rows)
-    ans_values, ans_known = _nullable_tokens(answer_token, "answer_token", n_rows)
 
-    def fail(message: str, samples: NDArray[np.bool_]) -> None:
-        per_problem = np.bincount(problem_index[samples], minlength=n_problems) > 0
-        raise ValueError(f"{message} {_sample_positions(samples, describe_sample)} of {_describe_problems(ids, per_problem)}.")
+@dataclasses.dataclass(frozen=True)
+class _AnswerPositions:
+    """Where each sample's answer was complete, as far as the columns tell (docs/spec.md section 6).
 
-    conflict = ans_known & fin_known & ~fin_values
-    if conflict.any():
-        fail("`answer_token` is given (the answer was complete) but `finished` is false for", conflict)
-    beyond = ans_known & out_known & (ans_values > out_values)
-    if beyond.any():
-        fail("`answer_token` exceeds `output_tokens` for", beyond)
+    ``position`` is the answer's output-token position :math:`a_i` (inf: not finished within what
+    was generated); ``horizon`` the tokens an unfinished sample generated (inf for a finished one,
+    decided at every budget; -inf when unknown); the ``*_known`` masks say which values are known.
+    """
 
-    is_finished = ans_known | (fin_known & fin_values)
-    # answer position a_i (inf: not finished within what was generated)
-    position = np.full(n_rows, np.inf)
-    position[ans_known] = ans_values[ans_known]
-    use_output = ~ans_known & fin_known & fin_values
-    position[use_output] = out_values[use_output]
-    # generated horizon of the unfinished samples (inf for finished ones: decided at every budget)
-    horizon = np.full(n_rows, np.inf)
-    unfinished = ~is_finished & fin_known
-    horizon[unfinished] = np.where(out_known[unfinished], out_values[unfinished], -np.inf)
+    position: NDArray[np.float64]
+    horizon: NDArray[np.float64]
+    finished_as_run: NDArray[np.bool_]
+    answer_known: NDArray[np.bool_]
+    finished_known: NDArray[np.bool_]
+    from_output_tokens: NDArray[np.bool_]
+    output_known: NDArray[np.bool_]
+    #: ``(message, samples)`` of the columns' contradictions, raised first by :meth:`check`.
+    contradictions: tuple[tuple[str, NDArray[np.bool_]], ...]
 
-    finite_budgets = [b for b in budget_list if b is not None]
-    if finite_budgets:
-        unknown_state = ~ans_known & ~fin_known
-        if unknown_state.any():
-            fail("cannot place samples within a token budget: `finished` is unknown and no `answer_token` is given for", unknown_state)
-        unplaced = use_output & ~out_known
-        if unplaced.any():
-            fail("cannot place finished samples within a token budget: neither `answer_token` nor `output_tokens` is known for", unplaced)
-        largest = max(finite_budgets)
-        over = largest > horizon
-        if over.any():
-            smallest_horizon = horizon.min()
-            decidable = (
-                "no budget (they have no `output_tokens`)" if smallest_horizon == -np.inf
-                else f"{int(smallest_horizon)} tokens"
-            )
-            too_large = sorted({b for b in finite_budgets if b > smallest_horizon})
-            fail(
-                f"budget {too_large[-1] if len(too_large) == 1 else too_large} is beyond what was "
-                f"generated (the largest budget this data can decide is {decidable}): some samples "
-                f"stopped unfinished before that many output tokens, so whether they would have "
-                f"finished within it is unknown. Lower the budget or rerun with max_tokens >= "
-                f"{largest}. Unfinished too early:",
-                over,
-            )
-    if None in budget_list:
-        undecided = ~ans_known & ~fin_known
-        if undecided.any():
+    @classmethod
+    def of(cls, finished: Any, output_tokens: Any, answer_token: Any, n_rows: int) -> "_AnswerPositions":
+        """The positions from the three nullable columns (their contradictions are raised by :meth:`check`)."""
+        fin_values, fin_known = _nullable_bool(finished, "finished", n_rows)
+        out_values, out_known = _nullable_tokens(output_tokens, "output_tokens", n_rows)
+        ans_values, ans_known = _nullable_tokens(answer_token, "answer_token", n_rows)
+        position = np.full(n_rows, np.inf)
+        position[ans_known] = ans_values[ans_known]
+        use_output = ~ans_known & fin_known & fin_values
+        position[use_output] = out_values[use_output]
+        horizon = np.full(n_rows, np.inf)
+        unfinished = ~(ans_known | (fin_known & fin_values)) & fin_known
+        horizon[unfinished] = np.where(out_known[unfinished], out_values[unfinished], -np.inf)
+        contradictions = (
+            ("`answer_token` is given (the answer was complete) but `finished` is false for",
+             ans_known & fin_known & ~fin_values),
+            ("`answer_token` exceeds `output_tokens` for", ans_known & out_known & (ans_values > out_values)))
+        return cls(position, horizon, ans_known | (fin_known & fin_values), ans_known, fin_known, use_output,
+                   out_known, contradictions)
+
+    def check(self, budget_list: tuple[int | None, ...], fail: Any) -> None:
+        """Call ``fail(message, samples)`` for the first rule the samples break at these budgets."""
+        for message, samples in self.contradictions:
+            if samples.any():
+                fail(message, samples)
+        finite_budgets = [b for b in budget_list if b is not None]
+        undecided = ~self.answer_known & ~self.finished_known
+        if finite_budgets:
+            if undecided.any():
+                fail("cannot place samples within a token budget: `finished` is unknown and no `answer_token` is "
+                     "given for", undecided)
+            unplaced = self.from_output_tokens & ~self.output_known
+            if unplaced.any():
+                fail("cannot place finished samples within a token budget: neither `answer_token` nor "
+                     "`output_tokens` is known for", unplaced)
+            self._check_horizon(finite_budgets, fail)
+        if None in budget_list and undecided.any():
             fail("budget None ('as run') needs `finished` (or `answer_token`) for every sample; unknown for", undecided)
 
-    n_samples = np.bincount(problem_index, minlength=n_problems).astype(np.int64)
-    n_budgets = len(budget_list)
-    n_finished = np.zeros((n_problems, n_budgets), dtype=np.int64)
-    n_correct = np.zeros((n_problems, n_budgets), dtype=np.int64)
+    def _check_horizon(self, finite_budgets: list[int], fail: Any) -> None:
+        """Refuse a budget beyond what an unfinished sample generated, naming the largest decidable one."""
+        largest = max(finite_budgets)
+        over = largest > self.horizon
+        if not over.any():
+            return
+        smallest_horizon = self.horizon.min()
+        decidable = ("no budget (they have no `output_tokens`)" if smallest_horizon == -np.inf
+                     else f"{int(smallest_horizon)} tokens")
+        too_large = sorted({b for b in finite_budgets if b > smallest_horizon})
+        fail(
+            f"budget {too_large[-1] if len(too_large) == 1 else too_large} is beyond what was "
+            f"generated (the largest budget this data can decide is {decidable}): some samples "
+            f"stopped unfinished before that many output tokens, so whether they would have "
+            f"finished within it is unknown. Lower the budget or rerun with max_tokens >= "
+            f"{largest}. Unfinished too early:",
+            over,
+        )
 
-    if finite_budgets:
-        order = np.argsort(np.asarray(finite_budgets, dtype=np.float64), kind="stable")
-        sorted_budgets = np.asarray(finite_budgets, dtype=np.float64)[order]
-        n_finite = sorted_budgets.shape[0]
-        # first sorted budget with B >= a_i (n_finite: none)
-        slot = np.searchsorted(sorted_budgets, position, side="left")
+
+def _counts_at_budgets(positions: _AnswerPositions, correct_values: NDArray[np.bool_], problem_index: NDArray[np.intp],
+                       n_problems: int, budget_list: tuple[int | None, ...]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """``(n_finished, n_correct)``, shape ``(N, K)``: one ``searchsorted`` places every sample at the
+    first budget that contains its answer, one ``bincount`` counts (problem, slot) pairs and a
+    cumulative sum over the sorted budgets gives every budget; ``None`` is the run as recorded."""
+    n_finished = np.zeros((n_problems, len(budget_list)), dtype=np.int64)
+    n_correct = np.zeros((n_problems, len(budget_list)), dtype=np.int64)
+    finite_columns = np.asarray([i for i, b in enumerate(budget_list) if b is not None], dtype=np.int64)
+    if finite_columns.size:
+        finite_budgets = np.asarray([budget_list[i] for i in finite_columns], dtype=np.float64)
+        order = np.argsort(finite_budgets, kind="stable")
+        n_finite = finite_budgets.shape[0]
+        slot = np.searchsorted(finite_budgets[order], positions.position, side="left")  # n_finite: none
         flat = problem_index * (n_finite + 1) + slot
         size = n_problems * (n_finite + 1)
-        fin_hist = np.bincount(flat, minlength=size).reshape(n_problems, n_finite + 1)
-        cor_hist = np.bincount(flat[correct_values], minlength=size).reshape(n_problems, n_finite + 1)
-        fin_sorted = np.cumsum(fin_hist, axis=1)[:, :n_finite]
-        cor_sorted = np.cumsum(cor_hist, axis=1)[:, :n_finite]
-        finite_columns = [i for i, b in enumerate(budget_list) if b is not None]
-        n_finished[:, np.asarray(finite_columns)[order]] = fin_sorted
-        n_correct[:, np.asarray(finite_columns)[order]] = cor_sorted
-    if None in budget_list:
-        as_run = ans_known | (fin_known & fin_values)
-        f_run = np.bincount(problem_index[as_run], minlength=n_problems)
-        c_run = np.bincount(problem_index[as_run & correct_values], minlength=n_problems)
-        for column, budget in enumerate(budget_list):
-            if budget is None:
-                n_finished[:, column] = f_run
-                n_correct[:, column] = c_run
-
-    return BudgetCounts(
-        budgets=budget_list,
-        problem_ids=ids,
-        n_samples=n_samples,
-        n_finished=n_finished,
-        n_correct=n_correct,
-    )
+        for target, chosen in ((n_finished, flat), (n_correct, flat[correct_values])):
+            histogram = np.bincount(chosen, minlength=size).reshape(n_problems, n_finite + 1)
+            target[:, finite_columns[order]] = np.cumsum(histogram, axis=1)[:, :n_finite]
+    as_run = positions.finished_as_run
+    for column in (i for i, b in enumerate(budget_list) if b is None):
+        n_finished[:, column] = np.bincount(problem_index[as_run], minlength=n_problems)
+        n_correct[:, column] = np.bincount(problem_index[as_run & correct_values], minlength=n_problems)
+    return n_finished, n_correct
 
 
 # ----------------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ import pytest
 
 import kpass
 from kpass.adapters.lm_eval_reader import LM_EVAL_DEFAULT_MAX_GEN_TOKS, max_gen_toks_of
-from kpass.adapters.lm_eval_samples import sample_columns, sample_pipelines
+from kpass.adapters.lm_eval_samples import Generations, ScoredDocuments, sample_columns, sample_pipelines
 from kpass.cli import main
 
 HERE = Path(__file__).resolve().parent
@@ -266,30 +266,36 @@ def test_sample_columns_finished_only_from_evidence():
     texts = ["so the answer is 4", "so the answer is 5", "I wonder", ""]
     answers = strict.apply([texts], [{}])
     # no evidence: only the correct sample is known to have finished (an extracted answer proves nothing)
-    columns, _ = sample_columns(model="m", task="t", pipeline=strict, doc_ids=[0], docs=[{}], targets=["4"],
-                                answers=answers, verdicts=[[True, False, False, False]], responses=[texts],
-                                max_gen_toks=64)
+    columns, _ = sample_columns(model="m", task="t", pipeline=strict,
+                                scored=ScoredDocuments(doc_ids=[0], docs=[{}], targets=["4"],
+                                                       answers=answers, verdicts=[[True, False, False, False]]),
+                                generations=Generations([texts], max_gen_toks=64))
     assert columns["finished"] == [True, None, None, None]
     assert columns["output_tokens"] == [None, None, None, None]
     assert columns["metadata"] == [{"output": t} for t in texts]
     # token counts against max_gen_toks: a generation that reached the limit was cut
-    columns, _ = sample_columns(model="m", task="t", pipeline=strict, doc_ids=[0], docs=[{}], targets=["4"],
-                                answers=answers, verdicts=[[True, False, False, False]], responses=[texts],
-                                max_gen_toks=5, token_counts=[[5, 5, 3, 0]])
+    columns, _ = sample_columns(model="m", task="t", pipeline=strict,
+                                scored=ScoredDocuments(doc_ids=[0], docs=[{}], targets=["4"],
+                                                       answers=answers, verdicts=[[True, False, False, False]]),
+                                generations=Generations([texts], max_gen_toks=5, token_counts=[[5, 5, 3, 0]]))
     assert columns["finished"] == [True, False, True, True]
     assert columns["output_tokens"] == [5, 5, 3, 0]
     # the API's finish reason, and an unclosed reasoning block whatever stopped it
     (none,) = sample_pipelines(None)
     thinking = ["<think> so", "<think> a </think> 5", "x", "y"]
-    columns, _ = sample_columns(model="m", task="t", pipeline=none, doc_ids=[0], docs=[{}], targets=["4"],
-                                answers=[thinking], verdicts=[[False] * 4], responses=[thinking], max_gen_toks=64,
-                                finish_reasons=[["stop", "stop", "length", None]])
+    columns, _ = sample_columns(model="m", task="t", pipeline=none,
+                                scored=ScoredDocuments(doc_ids=[0], docs=[{}], targets=["4"],
+                                                       answers=[thinking], verdicts=[[False] * 4]),
+                                generations=Generations([thinking], max_gen_toks=64, finish_reasons=[["stop", "stop", "length", None]]))
     assert columns["finished"] == [False, True, False, None]
     assert columns["output_tokens"] == [64, None, 64, None]
     # without responses, nothing about budgets is added (the columns the flag wrote before)
-    columns, _ = sample_columns(model="m", task="t", pipeline=strict, doc_ids=[0], docs=[{}], targets=["4"],
-                                answers=answers, verdicts=[[True, False, False, False]])
+    columns, _ = sample_columns(model="m", task="t", pipeline=strict,
+                                scored=ScoredDocuments(doc_ids=[0], docs=[{}], targets=["4"],
+                                                       answers=answers, verdicts=[[True, False, False, False]]))
     assert not {"finished", "output_tokens", "metadata"} & set(columns)
     with pytest.raises(ValueError, match="4 answers but 3 responses"):
-        sample_columns(model="m", task="t", pipeline=strict, doc_ids=[0], docs=[{}], targets=["4"],
-                       answers=answers, verdicts=[[True, False, False, False]], responses=[texts[:3]])
+        sample_columns(model="m", task="t", pipeline=strict,
+                       scored=ScoredDocuments(doc_ids=[0], docs=[{}], targets=["4"],
+                                              answers=answers, verdicts=[[True, False, False, False]]),
+                       generations=Generations([texts[:3]]))

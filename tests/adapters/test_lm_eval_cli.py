@@ -319,15 +319,15 @@ def test_per_task_filters_answer_extractors_and_the_moved_maj_note(server):
 
 
 def test_group_rows_pool_subtasks_with_the_subtask_as_cluster():
-    from kpass.adapters.lm_eval_samples import sample_columns, sample_pipelines
+    from kpass.adapters.lm_eval_samples import ScoredDocuments, sample_columns, sample_pipelines
 
     (pipeline,) = sample_pipelines(None)
     tables = []
     for name, verdicts in (("a", [[True, False], [True, True]]), ("b", [[False, False], [True, False]]),
                            ("c", [[True, True]])):
-        columns, _ = sample_columns(model="m", task=name, pipeline=pipeline, doc_ids=list(range(len(verdicts))),
-                                    docs=[{}] * len(verdicts), targets=["x"] * len(verdicts),
-                                    answers=[["x", "y"]] * len(verdicts), verdicts=verdicts, doc_fields=False)
+        columns, _ = sample_columns(model="m", task=name, pipeline=pipeline, doc_fields=False,
+                                    scored=ScoredDocuments(doc_ids=list(range(len(verdicts))), docs=[{}] * len(verdicts), targets=["x"] * len(verdicts),
+                                                           answers=[["x", "y"]] * len(verdicts), verdicts=verdicts))
         tables.append(kpass.SampleTable.from_columns(columns, source=name))
     table = kpass.SampleTable.concat(tables)
     table.task_groups = cli._group_map({"group_map": {"grp": ["a", "b", "c"], "other": ["zzz"]}})

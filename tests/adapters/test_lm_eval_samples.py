@@ -9,6 +9,7 @@ import pytest
 
 from kpass.adapters.lm_eval_samples import (
     SamplePipeline,
+    ScoredDocuments,
     binary_verdict,
     choose_metric,
     identical_response_share,
@@ -124,10 +125,10 @@ def test_sample_columns_one_row_per_generation_with_the_gold_class_canonical():
     strict = sample_pipelines(FILTER_LIST)[0]
     answers = [["Paris", "paris", "[invalid]", "Rome"]]
     verdicts = [[True, True, False, False]]  # e.g. exact_match with ignore_case
-    columns, lines = sample_columns(model="m", task="capitals", pipeline=strict, doc_ids=[7],
-                                    docs=[{"country": "France", "passage": "p1", "long": "x" * 100}],
-                                    targets=["Paris"], answers=answers, verdicts=verdicts,
-                                    cluster_by="passage", doc_lines=[5])
+    columns, lines = sample_columns(model="m", task="capitals", pipeline=strict, cluster_by="passage",
+                                    scored=ScoredDocuments(doc_ids=[7], docs=[{"country": "France", "passage": "p1", "long": "x" * 100}], targets=["Paris"],
+                                                           answers=answers, verdicts=verdicts,
+                                                           lines=[5]))
     assert columns["task"] == ["capitals/strict-match"] * 4
     assert columns["problem_id"] == ["7"] * 4 and columns["sample_index"] == [0, 1, 2, 3]
     assert columns["answer"] == ["Paris", "Paris", None, "Rome"]
@@ -140,16 +141,18 @@ def test_sample_columns_cluster_field_must_exist():
     strict = sample_pipelines(FILTER_LIST)[0]
     with pytest.raises(ValueError, match=r"cluster field 'topic': document 3 of task 't' has no field 'topic'; "
                                          r"its fields are \['id'\]"):
-        sample_columns(model="m", task="t", pipeline=strict, doc_ids=[3], docs=[{"id": "q"}], targets=["1"],
-                       answers=[["1"]], verdicts=[[True]], cluster_by="topic")
+        sample_columns(model="m", task="t", pipeline=strict, cluster_by="topic",
+                       scored=ScoredDocuments(doc_ids=[3], docs=[{"id": "q"}], targets=["1"],
+                                              answers=[["1"]], verdicts=[[True]]))
 
 
 def test_sample_columns_take_the_cluster_from_a_kpass_cluster_step():
     (pipeline,) = sample_pipelines([{"name": "all", "filter": [REGEX, {"function": "kpass_cluster",
                                                                        "field": "topic"}]}])
     assert pipeline.cluster_field == "topic"
-    columns, _ = sample_columns(model="m", task="t", pipeline=pipeline, doc_ids=[0, 1], docs=DOCS,
-                                targets=["33", "22"], answers=[["33"], ["21"]], verdicts=[[True], [False]])
+    columns, _ = sample_columns(model="m", task="t", pipeline=pipeline,
+                                scored=ScoredDocuments(doc_ids=[0, 1], docs=DOCS, targets=["33", "22"],
+                                                       answers=[["33"], ["21"]], verdicts=[[True], [False]]))
     assert columns["cluster"] == ["addition", "subtraction"]
 
 
@@ -164,8 +167,9 @@ def test_the_flag_the_reader_and_the_yaml_metrics_record_the_same_answers():
     assert samples["correct"] == [True, True, False, False, False, False]
     assert samples["answers"] == ["Paris", "Paris", "Rome", None, None, "rome"]
     (pipeline,) = sample_pipelines([{"name": "all", "filter": [{"function": "regex", "regex_pattern": "(.*)"}]}])
-    columns, _ = sample_columns(model="m", task="t", pipeline=pipeline, doc_ids=[0], docs=[{}], targets=["Paris"],
-                                answers=[answers], verdicts=[samples["correct"]])
+    columns, _ = sample_columns(model="m", task="t", pipeline=pipeline,
+                                scored=ScoredDocuments(doc_ids=[0], docs=[{}], targets=["Paris"],
+                                                       answers=[answers], verdicts=[samples["correct"]]))
     assert columns["answer"] == samples["answers"]
     assert [recorded_answer(a, v, "Paris", frozenset({"[invalid]"})) for a, v in zip(answers, samples["correct"])] \
         == samples["answers"]
