@@ -83,6 +83,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .inspect_records import LoggedGeneration, sample_record
 from .lm_eval_finishing import DEFAULT_REASONING_MARKERS
 
 __all__ = ["DEFAULT_MAX_MEMBER_BYTES", "MAX_MEMBER_VARIABLE", "InspectLogReader", "records_from_log"]
@@ -769,8 +770,6 @@ class _RunOfLog:
 
     def _record(self, sample: dict[str, Any], scorer: str, score: Any) -> tuple[dict[str, Any] | None, bool]:
         """One sample-table record (None: unscored) and whether its score was fractional."""
-        from .inspect_records import LoggedGeneration, sample_record
-
         location, score_threshold = self.location, self.score_threshold
         where = f"sample {sample['id']!r}, epoch {sample['epoch']}, scorer {scorer!r} ({sample['where']})"
         fractional = _is_fractional(score.value)
@@ -805,6 +804,8 @@ class _RunOfLog:
         record["run"] = self.path.name
         record["metadata"]["sample_metadata"] = sample_metadata
         return record, fractional
+
+
 def _check_against_header(spec: Mapping[str, Any], kept: list[dict[str, Any]], location: str, note) -> None:
     """Note the (id, epoch) pairs the header announces and the log does not hold.
 

@@ -597,7 +597,8 @@ def sample_columns(
             columns["cluster"].extend([_cluster_of(doc, cluster_by, doc_id, task)] * n)
         fields = _doc_fields(doc) if doc_fields else {}
         for name in fields:
-            extra.setdefault(name, [None] * rows)
+            if name not in extra:  # a new column: null for the rows before it
+                extra[name] = [None] * rows
         for name, values in extra.items():
             values.extend([fields.get(name)] * n)
         rows += n

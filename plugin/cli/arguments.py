@@ -330,11 +330,10 @@ def metric_specs(args: argparse.Namespace, default: str = "pass@1") -> list[Metr
     every cons@k spec that does not set ``cut``."""
     texts = args.metrics or [default]
     if getattr(args, "cut_answers", None):
-        from kpass.host.manager import builtin_registry
+        from kpass.host.manager import metric_registry
         from kpass.host.specs import with_option_default
 
-        # cons@k is built in (no plugin may claim its prefix): the built-in families tell its specs
-        texts = with_option_default(texts, "cons@k", "cut", args.cut_answers, builtin_registry())
+        texts = with_option_default(texts, "cons@k", "cut", args.cut_answers, metric_registry())
     return lookups.parse_metric_specs(texts)
 
 

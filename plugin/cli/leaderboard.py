@@ -77,6 +77,7 @@ def add_leaderboard_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_leaderboard(args: argparse.Namespace) -> int:
     """Run ``kpass leaderboard`` from parsed arguments; returns the exit code (0)."""
+    check_interval_arguments(args)  # before reading any file
     existing = None
     if args.extend:
         if not os.path.exists(args.extend):
@@ -85,7 +86,6 @@ def run_leaderboard(args: argparse.Namespace) -> int:
         existing.column(args.key)
     targets = args.output_targets  # (path or None for stdout, format): kpass.cli.output.check_outputs
     specs = metric_specs(args)
-    check_interval_arguments(args)  # before reading
     # every column, rank interval, comparison and pass@k curve is a function of per-problem
     # values: any engine reduces to them; the budget curves need the samples (numpy), so
     # without an --engine they keep the numpy path

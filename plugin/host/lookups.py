@@ -20,9 +20,9 @@ from kpass.data.sources import (EngineOptions, InputFile, expand_globs, expand_i
                                 locate_rows)
 from kpass.data.table import SampleTable
 from kpass.data.validation import empty_file_error
-from kpass.errors import DataError, MetricSpecError, PluginHookError, UsageError
+from kpass.errors import DataError, PluginHookError, UsageError
 from kpass.host.extractors import EXTRACTOR_COLUMN, AnswerExtractor
-from kpass.host.manager import builtin_registry, get_registry
+from kpass.host.manager import get_registry, metric_registry
 from kpass.host.specs import MetricSpec
 
 __all__ = [
@@ -61,17 +61,12 @@ def parse_metric_specs(specs: str | Sequence[str], *,
 
     Notes
     -----
-    Without ``plugin_manager``, built-in specs are parsed against the built-in families alone
-    (:func:`kpass.host.manager.builtin_registry`): no plugin is imported for them. A spec they
-    do not parse (a plugin's family, or a mistake, whose message lists every family) is parsed
-    against every plugin's families.
+    Specs are parsed against the metric families alone (:func:`kpass.host.manager.metric_registry`):
+    every plugin is loaded, so a plugin that claims a built-in prefix or fails to import is
+    reported, but no reader, tokenizer or extractor is asked for (kpass's own adapters import
+    their readers only then).
     """
-    if plugin_manager is None:
-        try:
-            return builtin_registry().metric_specs(specs)
-        except MetricSpecError:  # a plugin's family, or an error whose listing names every family
-            pass
-    return get_registry(plugin_manager).metric_specs(specs)
+    return metric_registry(plugin_manager).metric_specs(specs)
 
 
 def choose_reader(path: str | os.PathLike, *, reader: str | None = None,

@@ -44,6 +44,7 @@ _ENV_VAR = "KPASS_LOAD_PLUGINS"
 _lock = threading.Lock()
 _default_manager: pluggy.PluginManager | None = None
 _registry_cache: dict[int, tuple[tuple, "Registry"]] = {}
+_metric_registry_cache: dict[int, tuple[tuple, "Registry"]] = {}
 _builtin_registry: Registry | None = None
 #: What :mod:`kpass.host.builtin` registers, per hook, asked once per process: every registry
 #: takes the same objects (families, readers and factories hold no state).
@@ -162,11 +163,15 @@ def builtin_registry() -> Registry:
 
 
 def reset_plugin_manager() -> None:
-    """Forget the process-wide manager (the next :func:`get_plugin_manager` loads plugins again)."""
-    global _default_manager
+    """Forget the process-wide manager and every registry built from it, the built-in plugin's
+    registrations included (the next :func:`get_plugin_manager` loads plugins again)."""
+    global _default_manager, _builtin_registry
     with _lock:
         _default_manager = None
+        _builtin_registry = None
         _registry_cache.clear()
+        _metric_registry_cache.clear()
+        _builtin_registrations.clear()
 
 
 def _call_each(pm: pluggy.PluginManager, hook_name: str, kind: str,
@@ -263,6 +268,35 @@ def _build_registry(pm: pluggy.PluginManager) -> Registry:
     extractors = _call_each(pm, "register_answer_extractors", "extractor", _factory_checker("answer extractor"),
                             owners)
     return Registry(metrics=metrics, readers=readers, tokenizers=tokenizers, owners=owners, extractors=extractors)
+
+
+def metric_registry(plugin_manager: pluggy.PluginManager | None = None) -> Registry:
+    """The metric families of every loaded plugin, and nothing else asked of the plugins.
+
+    What parsing a metric spec needs: every plugin is loaded (its entry-point module imported, so a
+    plugin that fails to import is reported) and only its ``register_metrics`` hook is called, so
+    two plugins that claim one spec prefix are refused as by :func:`get_registry`, while readers,
+    tokenizers and extractors (and the adapters' reader modules, which kpass's own entry-point
+    modules import only inside their hooks) load when a file is read.
+
+    Raises
+    ------
+    PluginConflictError
+        Two plugins register one metric name or spec prefix.
+    PluginLoadError
+        A plugin fails to import.
+    """
+    pm = get_plugin_manager() if plugin_manager is None else plugin_manager
+    fingerprint = tuple((name, id(plugin)) for name, plugin in pm.list_name_plugin())
+    cached = _metric_registry_cache.get(id(pm))
+    if cached is not None and cached[0] == fingerprint:
+        return cached[1]
+    owners: dict[tuple[str, str], str] = {}
+    metrics = _call_each(pm, "register_metrics", "metric", _metric_checker(owners), owners)
+    registry = Registry(metrics=metrics, readers={}, tokenizers={}, owners=owners, extractors={})
+    if plugin_manager is None:  # only the process-wide manager is cached
+        _metric_registry_cache[id(pm)] = (fingerprint, registry)
+    return registry
 
 
 def get_registry(plugin_manager: pluggy.PluginManager | None = None) -> Registry:

@@ -293,15 +293,14 @@ class Comparison:
 def _resolve_specs(metrics, plugin_manager, cut_answers: str | None = None) -> list[MetricSpec]:
     if cut_answers is not None:  # every cons@k spec that does not say otherwise gets cut=<rule>
         from kpass.data.problems import CUT_ANSWER_RULES
-        from kpass.host.manager import builtin_registry, get_registry
+        from kpass.host.manager import metric_registry
         from kpass.host.specs import with_option_default
 
         if cut_answers not in CUT_ANSWER_RULES:
             raise UsageError(f"`cut_answers` must be one of {', '.join(CUT_ANSWER_RULES)}; got {cut_answers!r}")
         items = [metrics] if isinstance(metrics, (str, MetricSpec)) else list(metrics)
         texts = [item.name if isinstance(item, MetricSpec) else item for item in items]
-        registry = builtin_registry() if plugin_manager is None else get_registry(plugin_manager)
-        metrics = with_option_default(texts, "cons@k", "cut", cut_answers, registry)
+        metrics = with_option_default(texts, "cons@k", "cut", cut_answers, metric_registry(plugin_manager))
     if isinstance(metrics, MetricSpec):
         return [metrics]
     if isinstance(metrics, str):
@@ -602,6 +601,12 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
     by = tuple(by)
     options = interval_options(method=method, confidence_level=confidence_level, rng=rng,
                                n_resamples=n_resamples, clustered=cluster_by is not None)
+    if isinstance(selected_on_this_set, str):  # one model's name, not a sequence of letters
+        selected_on_this_set = (selected_on_this_set,)
+    if selection_bias and selected_on_this_set:  # a name not in the input, before any work
+        from kpass.reports.selection import check_selected
+
+        check_selected(selected_on_this_set, table.category_values("model").tolist())
     _check_requirements(table, specs)
     index = table.problem_index
     largest = int(index.n_samples.max())

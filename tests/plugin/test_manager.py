@@ -227,17 +227,45 @@ def test_cli_lists_plugin_metrics(fake_entry_points, monkeypatch, capsys):
         kpass.reset_plugin_manager()
 
 
-def test_parsing_built_in_specs_imports_no_adapter():
-    """Parsing built-in specs loads no entry point: kpass's own adapters load when a reader is asked for."""
+def test_parsing_built_in_specs_imports_no_adapter_code():
+    """Parsing specs loads the plugins (their entry-point modules, which import nothing else) and
+    asks only for metric families: the adapters' readers load when a reader is asked for."""
     code = ("import sys, kpass\n"
             "kpass.parse_metric_specs(['pass@1,8', 'cons@16', 'pass^4', 'g-pass@16_0.5', 'fin@1'])\n"
-            "print(sorted(m for m in sys.modules if m.startswith('kpass.adapters')))\n"
+            "print(sorted(m for m in sys.modules if m.startswith('kpass.adapters.')))\n"
             "kpass.choose_reader('x.jsonl')\n"
-            "print(sorted(m for m in sys.modules if m.startswith('kpass.adapters.lm_eval_plugin')))\n")
+            "print('kpass.adapters.lm_eval_reader' in sys.modules)\n")
     env = {key: value for key, value in os.environ.items() if key != "KPASS_LOAD_PLUGINS"}
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert completed.returncode == 0, completed.stderr
-    assert completed.stdout.splitlines() == ["[]", "['kpass.adapters.lm_eval_plugin']"], completed.stdout
+    assert completed.stdout.splitlines() == [
+        "['kpass.adapters.inspect_plugin', 'kpass.adapters.lm_eval_plugin']", "True"], completed.stdout
+
+
+def test_a_plugin_claiming_a_built_in_prefix_is_refused_when_specs_parse(fake_entry_points, monkeypatch):
+    """No file read: the Python API (and Inspect's and lm-eval's metrics) parse specs alone."""
+    class Majority:
+        symbol = "mymaj@"
+        aliases = ("maj@",)
+
+    class Conflicting:
+        @kpass.hookimpl
+        def register_metrics(self, register):
+            register("mymaj", Majority())
+
+    monkeypatch.delenv("KPASS_LOAD_PLUGINS", raising=False)
+    kpass.reset_plugin_manager()
+    try:
+        kpass.get_plugin_manager().register(Conflicting(), name="conflicting")
+        with pytest.raises(kpass.PluginConflictError, match="'maj@'.*two plugins"):
+            kpass.parse_metric_specs("pass@1")
+        table = kpass.SampleTable.from_columns({
+            "model": ["m"] * 4, "task": ["t"] * 4, "problem_id": ["a", "a", "b", "b"],
+            "sample_index": [0, 1, 0, 1], "correct": np.array([1, 0, 1, 1], dtype=bool)}, source="memory")
+        with pytest.raises(kpass.PluginConflictError):
+            kpass.compute_report(table, "pass@1", rng=0)
+    finally:
+        kpass.reset_plugin_manager()
 
 
 def test_a_plugin_family_still_parses_with_the_default_manager(fake_entry_points, monkeypatch):
