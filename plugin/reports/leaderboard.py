@@ -131,7 +131,7 @@ class Leaderboard:
     report: Any
     ranks: dict[str, RankIntervals]
 
-    def to_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Any]:
         """A deep copy of the JSON form."""
         return json.loads(render_json(self.data))
 

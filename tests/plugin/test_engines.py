@@ -336,11 +336,11 @@ def test_plugin_family_without_statistics_runs_on_numpy_by_default():
 
 # every command that reads samples: the same JSON on numpy, DuckDB and Spark, the same error
 _COMMANDS = {
-    "crossover": ["--base", "a", "--model", "b", "--n-resamples", "200"],
+    "crossover": ["--baseline", "a", "--model", "b", "--n-resamples", "200"],
     "frontier": ["-m", "pass@1,2", "cons@2", "pass@1(B=11)", "--n-resamples", "200"],
     "leaderboard": ["-m", "pass@1", "cons@2", "--no-budget-curves", "--n-resamples", "200"],
     "budget": ["--budgets", "as-run,10,11", "-k", "1,2", "--cluster-by", "subject", "--n-resamples", "200"],
-    "decompose": ["--base", "a", "--model", "b", "--budgets", "as-run,11", "--n-resamples", "200"],
+    "decompose": ["--baseline", "a", "--model", "b", "--budgets", "as-run,11", "--n-resamples", "200"],
 }
 
 
@@ -369,7 +369,7 @@ def test_budget_rules_and_what_needs_the_samples(run_cli, tmp_path):
     path = _write(tmp_path, records, "jsonl")
     unknown = _write(tmp_path, [dict(r, output_tokens=None) if i == 5 else r for i, r in enumerate(records)],
                      "jsonl", "null-tokens")
-    for command, file, extra in (("budget", path, ["--budgets", "12"]), ("decompose", path, ["--base", "a", "--model",
+    for command, file, extra in (("budget", path, ["--budgets", "12"]), ("decompose", path, ["--baseline", "a", "--model",
                                  "b", "--budgets", "as-run,50"]), ("frontier", unknown, []), ("budget", unknown,
                                  ["--budgets", "10"])):
         got = [run_cli(command, file, *extra, "--engine", engine) for engine in ("numpy", "duckdb")]

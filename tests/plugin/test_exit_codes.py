@@ -124,7 +124,7 @@ def test_one_intersect_flag_for_compare_and_decompose(run_cli, write_jsonl):
         code, out, err = run_cli("compare", path, "-b", "a", "--method", "t", flag, "-f", "json")
         assert code == 0, err
         outputs.append(json.loads(out)["rows"])
-        code, _, err = run_cli("decompose", path, "--base", "a", "--model", "b", "--n-resamples", "20", flag)
+        code, _, err = run_cli("decompose", path, "--baseline", "a", "--model", "b", "--n-resamples", "20", flag)
         assert code == 0, err
     assert outputs[0] == outputs[1]
 

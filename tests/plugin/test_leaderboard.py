@@ -456,7 +456,7 @@ def test_curves_and_budget_curves():
 def test_outputs_agree(four_models):
     board = build_leaderboard(four_models, "pass@1,4", n_resamples=100, curves=False)
     data = json.loads(board.to_json())
-    assert data == board.to_dict()
+    assert data == board.as_dict()
     rows = list(csv.DictReader(io.StringIO(board.to_csv())))
     assert [r["model"] for r in rows] == [e["model"] for e in data["models"]]
     for row, entry in zip(rows, data["models"]):
