@@ -28,6 +28,7 @@ from kpass.host.lookups import parse_metric_specs
 from kpass.host.specs import MetricSpec
 from kpass.data.table import SampleTable
 from kpass.reports.columns import judge_of
+from kpass.reports.seeds import seed_for_call
 
 if TYPE_CHECKING:  # pragma: no cover
     import pluggy
@@ -287,9 +288,8 @@ class Comparison:
 # shared machinery
 
 
-
-#: Seed of every bootstrap of the host (reports, comparisons, budgets, leaderboards): the Python
-#: API gives the numbers the ``kpass`` command prints unless told otherwise.
+#: Seed of every bootstrap of the commands (``--seed``); the Python API's ``rng`` defaults to None
+#: (:mod:`kpass.reports.seeds`), and ``rng=DEFAULT_SEED`` gives the numbers the commands print.
 DEFAULT_SEED = 0
 
 #: Bootstrap resamples of every interval of the host (the core's :func:`kpass.mean_ci` default).
@@ -301,7 +301,7 @@ _HOST_PARAMETERS = {"`clusters`": "`cluster_by`", "clusters=None": "cluster_by=N
 
 
 def interval_options(*, method: str | None = None, confidence_level: float = 0.95,
-                     rng: int | np.random.Generator | None = DEFAULT_SEED,
+                     rng: int | np.random.Generator | None = None,
                      n_resamples: int | None = DEFAULT_N_RESAMPLES, paired: bool = False,
                      clustered: bool = False) -> dict[str, Any]:
     """Checked keyword arguments of :func:`kpass.mean_ci` (or, with ``paired``, of
@@ -575,7 +575,7 @@ def replaying_violations(function: Callable[..., Any]) -> Callable[..., Any]:
 def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[MetricSpec], *,
                    by: Sequence[str] = ("model", "task"), cluster_by: str | None = None,
                    method: str | None = None, confidence_level: float = 0.95,
-                   rng: int | np.random.Generator | None = DEFAULT_SEED,
+                   rng: int | np.random.Generator | None = None,
                    n_resamples: int = DEFAULT_N_RESAMPLES, plugin_manager: "pluggy.PluginManager | None" = None,
                    progress: Callable[[int, int], None] | None = None, cut_answers: str | None = None) -> Report:
     """Estimate every metric per group with an interval, listing every excluded problem.
@@ -596,9 +596,9 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
         Interval method of :func:`kpass.mean_ci`, one of :data:`kpass.metrics.INTERVAL_METHODS`;
         default: ``kpass.metrics.DEFAULT_INTERVAL_METHOD``.
     confidence_level : float, default: 0.95
-    rng : int, numpy.random.Generator or None, default: 0
-        Seed or generator of the bootstrap (SciPy SPEC 7; ``kpass report --seed``); the default
-        gives the numbers ``kpass report`` prints. ``None`` draws fresh entropy.
+    rng : int, numpy.random.Generator or None, default: None
+        Seed or generator of the bootstrap (SciPy SPEC 7; ``kpass report --seed``): ``None`` draws
+        fresh entropy once per call, recorded in each row; ``rng=0`` gives what ``kpass report`` prints.
     n_resamples : int, default: 10_000
         Bootstrap resamples (:data:`DEFAULT_N_RESAMPLES`).
     plugin_manager : pluggy.PluginManager, optional
@@ -630,7 +630,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
         raise TypeError(f"`table` must be a kpass.SampleTable or kpass.ProblemStatistics; got {type(table).__name__}.")
     specs = _resolve_specs(metrics, plugin_manager, cut_answers)
     by = tuple(by)
-    options = interval_options(method=method, confidence_level=confidence_level, rng=rng,
+    options = interval_options(method=method, confidence_level=confidence_level, rng=seed_for_call(rng),
                                n_resamples=n_resamples, clustered=cluster_by is not None)
     _check_requirements(table, specs)
     index = table.problem_index
@@ -717,7 +717,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
                  None if clusters is None else clusters[problems], options)
     if task_groups and cluster_by is None:  # lm-eval groups: the subtasks' problems pooled, each subtask one cluster
         try:
-            group_options = interval_options(method=method, confidence_level=confidence_level, rng=rng,
+            group_options = interval_options(method=method, confidence_level=confidence_level, rng=options["rng"],
                                              n_resamples=n_resamples, clustered=True)
         except UsageError as exc:  # a method that takes no clusters
             group_notes.append(f"no group rows: {exc}")
@@ -734,7 +734,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
 def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequence[MetricSpec], *,
                        baseline: str, models: Sequence[str] | None = None, by: Sequence[str] = ("task",),
                        cluster_by: str | None = None, method: str | None = None, confidence_level: float = 0.95,
-                       rng: int | np.random.Generator | None = DEFAULT_SEED, n_resamples: int = DEFAULT_N_RESAMPLES,
+                       rng: int | np.random.Generator | None = None, n_resamples: int = DEFAULT_N_RESAMPLES,
                        intersect: bool = False,
                        plugin_manager: "pluggy.PluginManager | None" = None,
                        progress: Callable[[int, int], None] | None = None, cut_answers: str | None = None) -> Comparison:
@@ -757,7 +757,7 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
         Interval method of :func:`kpass.paired_difference` (``PAIRED_INTERVAL_METHODS``);
         default: ``DEFAULT_PAIRED_METHOD``.
     cluster_by, confidence_level, rng, n_resamples, plugin_manager, progress, cut_answers
-        As in :func:`compute_report` (``rng`` 0 and 10,000 resamples by default).
+        As in :func:`compute_report` (fresh entropy once per call and 10,000 resamples by default).
     intersect : bool, default: False
         When a problem is present for one model only: ``False`` raises :class:`~kpass.DataError`
         naming such problems; ``True`` compares the common problems and lists the others.
@@ -782,7 +782,7 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
         raise UsageError(f"{', '.join(extrapolated)}: an extrapolated (model-based) metric has no paired "
                          "per-problem values to compare; use `kpass report` for each model")
     by = tuple(field for field in by if field != "model")
-    options = interval_options(method=method, confidence_level=confidence_level, rng=rng,
+    options = interval_options(method=method, confidence_level=confidence_level, rng=seed_for_call(rng),
                                n_resamples=n_resamples, paired=True, clustered=cluster_by is not None)
     all_models = table.categories("model")
     if baseline not in all_models:
