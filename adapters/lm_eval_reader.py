@@ -377,10 +377,10 @@ def _orphan_notes(directory: Path, results_files: Sequence[Path]) -> list[str]:
 
 
 def _strict_json(text: str | bytes, source: Path, line: int | None, what: str = "JSON") -> Any:
-    """``text`` parsed by :func:`kpass.loads_json_strict` (a key twice in one object, nesting too
+    """``text`` parsed by :func:`kpass.data.validation.loads_json_strict` (a key twice in one object, nesting too
     deep and bytes that are not UTF-8 are errors, like bad syntax), or a ``DataError`` naming the
     file, the line (given, or the error's own for a whole file) and for a duplicate key the key."""
-    from kpass import loads_json_strict
+    from kpass.data.validation import loads_json_strict
 
     try:
         return loads_json_strict(text)
