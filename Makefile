@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed-all
 
-.PHONY: venv test test-deps lint demo bench bench-scale coverage dist clean
+.PHONY: venv test check test-deps lint demo bench bench-scale coverage dist clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,13 @@ test: $(STAMP) test-deps
 	if [ -f scripts/lint.sh ]; then bash scripts/lint.sh; fi
 
 lint: $(STAMP)
+	bash scripts/lint.sh
+
+# The everyday loop, in under two minutes: every test not marked slow (`-m "not slow"`; the slow ones
+# are the statistical studies, the fuzz suites, the engine parity test and the real Inspect and lm-eval
+# runs, marked with @pytest.mark.slow), then the linters. `make test` (CI) still runs everything.
+check: $(STAMP) test-deps
+	$(PY) -m pytest -p no:cacheprovider -q -m "not slow" --durations=10  # the ten slowest: mark a test that grows slow
 	bash scripts/lint.sh
 
 demo: $(STAMP)

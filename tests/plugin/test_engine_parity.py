@@ -33,7 +33,7 @@ from kpass.data.engines import EngineOptions, reduce_samples
 from kpass.data.reduction import Needs
 from kpass.errors import DataError
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]  # slow: make test runs it, make check skips it
 
 METRICS = "pass@1 pass@2 cons@2 fin@1 cot-pass@1[rule=majority] pass@1(B=15)"
 BY = ("model",)
