@@ -31,11 +31,13 @@ test: $(STAMP) test-deps
 lint: $(STAMP)
 	bash scripts/lint.sh
 
-# The everyday loop, in under two minutes: every test not marked slow (`-m "not slow"`; the slow ones
-# are the statistical studies, the fuzz suites, the engine parity test and the real Inspect and lm-eval
-# runs, marked with @pytest.mark.slow), then the linters. `make test` (CI) still runs everything.
+# The everyday loop, in about two minutes: the metric core's, the host's and the packaging tests not
+# marked slow (`-m "not slow"`; the slow ones are the statistical studies, the fuzz suites, the engine
+# parity test and the real Inspect and lm-eval runs, marked with @pytest.mark.slow), then the linters.
+# tests/adapters (real framework runs) and everything slow are `make test`'s, which CI runs.
+CHECK_TESTS ?= tests/metrics tests/plugin tests/packaging
 check: $(STAMP) test-deps
-	$(PY) -m pytest -p no:cacheprovider -q -m "not slow" --durations=10  # the ten slowest: mark a test that grows slow
+	$(PY) -m pytest -p no:cacheprovider -q -m "not slow" --durations=10 $(CHECK_TESTS)  # the ten slowest: mark one that grows slow
 	bash scripts/lint.sh
 
 demo: $(STAMP)

@@ -34,3 +34,17 @@ def spark_session():
     session = local_session(2, shuffle_partitions=2)
     yield session
     session.stop()
+
+
+def _runs_spark(item: pytest.Item) -> bool:
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return ("spark_session" in getattr(item, "fixturenames", ()) or "spark" in item.name.lower()
+            or any(isinstance(value, str) and value == "spark" for value in params.values()))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test on the Spark engine is slow (a JVM: tens of seconds; ``make check`` measured them as
+    the slowest of the rest): ``make test`` runs them, ``make check`` leaves them out."""
+    for item in items:
+        if _runs_spark(item):
+            item.add_marker(pytest.mark.slow)
