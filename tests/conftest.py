@@ -1,7 +1,8 @@
 """Shared test configuration.
 
 Hypothesis runs with a deterministic profile in CI (``CI`` set) and by default, so that a
-failure is reproducible from the same checkout; ``HYPOTHESIS_PROFILE=explore`` searches more.
+failure is reproducible from the same checkout; ``HYPOTHESIS_PROFILE=explore`` searches more,
+``HYPOTHESIS_PROFILE=quick`` (``make check``) less.
 """
 
 import os
@@ -18,6 +19,8 @@ settings.register_profile(
     print_blob=True,
 )
 settings.register_profile("explore", max_examples=2000, deadline=None)
+# make check's everyday loop: the same properties on fewer examples (make test keeps 200)
+settings.register_profile("quick", parent=settings.get_profile("deterministic"), max_examples=25)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 
