@@ -24,7 +24,7 @@ Inspect calls metrics with an empty list at start-up and with partial results wh
 both are quiet (a metric no problem can support yet is simply not reported). When most problems got
 K identical epochs (``--seed`` sent with every epoch to a provider that honours it, temperature 0),
 the results get ``warning/identical_epochs`` and the console one line, once every epoch has run
-(:mod:`kpass.adapters.inspect_warnings`: ``kpass report``'s rule, :func:`kpass.identical_sample_groups`).
+(:mod:`kpass.adapters.inspect_warnings`: ``kpass report``'s rule, :func:`kpass.reports.sample_checks.identical_sample_groups`).
 
 k larger than the epochs
 ------------------------

@@ -41,7 +41,7 @@ One row per scored (sample, epoch); the columns are described in
   memory is bounded by one sample plus the records. A ``.json`` log is parsed whole.
 - Hostile logs (each one line naming the file and the member, sample or header field): every
   JSON the reader parses (``.json`` log, header, journal, sample and metadata members) refuses a
-  key twice in one object (:func:`kpass.loads_json_strict`); a member whose decompressed size
+  key twice in one object (:func:`kpass.data.validation.loads_json_strict`); a member whose decompressed size
   passes :data:`DEFAULT_MAX_MEMBER_BYTES` (1 GiB; ``KPASS_MAX_MEMBER_SIZE``, ``--max-member-size``,
   ``max_member_size=``) is refused before it is decompressed, and none is read past it; header
   fields (``eval.model``, ``eval.task``, ``eval.config.epochs``...) and sample fields (``id``,
@@ -255,9 +255,10 @@ class _LogError(ValueError):
 
 def _member_limit(value: Any = None) -> int:
     """The member size limit in bytes: ``value`` (an integer, or text such as ``2GiB``, see
-    :func:`kpass.parse_byte_size`), else ``KPASS_MAX_MEMBER_SIZE``, else
+    :func:`kpass.data.validation.parse_byte_size`), else ``KPASS_MAX_MEMBER_SIZE``, else
     :data:`DEFAULT_MAX_MEMBER_BYTES`; a bad value is a :class:`kpass.UsageError` naming the option."""
-    from kpass import UsageError, parse_byte_size
+    from kpass import UsageError
+    from kpass.data.validation import parse_byte_size
 
     name = "--max-member-size"
     if value is None:
@@ -301,8 +302,8 @@ def _open_archive(path: Path) -> zipfile.ZipFile:
 
 def _member_json(archive: zipfile.ZipFile, info: zipfile.ZipInfo | str, limit: int) -> Any:
     """A member's JSON, decompressed as a stream and never past ``limit`` bytes, parsed by
-    :func:`kpass.loads_json_strict`; any failure a :class:`_LogError` naming the member."""
-    from kpass import loads_json_strict
+    :func:`kpass.data.validation.loads_json_strict`; any failure a :class:`_LogError` naming the member."""
+    from kpass.data.validation import loads_json_strict
 
     if isinstance(info, str):
         info = archive.getinfo(info)
@@ -342,7 +343,7 @@ def _read_header(path: Path, limit: int | None = None) -> tuple[dict[str, Any], 
     """``(header, samples)``: the header dict (``eval``, ``status``, ...) of a log, and for a
     ``.json`` log its samples (an ``.eval`` archive's are streamed by :func:`_iter_samples`);
     header fields of the wrong type are a :class:`_LogError` naming the field."""
-    from kpass import loads_json_strict
+    from kpass.data.validation import loads_json_strict
 
     from .inspect_records import LogFieldError, check_header_fields
 

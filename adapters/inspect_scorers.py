@@ -176,7 +176,7 @@ def output_digest(output: Any) -> str | None:
     answer but different reasoning are different generations) of the first choice; None without a
     generation. Kept in ``Score.metadata["kpass"]["output_digest"]`` by the kpass scorers and taken by the
     kpass metrics' task hook from every sample of a run (:mod:`kpass.adapters.inspect_metrics`), for the
-    seed-trap check (:func:`kpass.identical_sample_groups`).
+    seed-trap check (:func:`kpass.reports.sample_checks.identical_sample_groups`).
 
     Examples
     --------

@@ -10,7 +10,7 @@ The seed trap
 ``inspect eval --seed 42`` sends one seed with every epoch; a provider that honours seeds (vLLM, the
 OpenAI-compatible servers that do) then returns K copies of one generation per sample, and pass@k =
 pass@1 = cons@k without any error. The rule is the one ``kpass report`` applies afterwards,
-:func:`kpass.identical_sample_groups` (more than half of the problems with two or more epochs have
+:func:`kpass.reports.sample_checks.identical_sample_groups` (more than half of the problems with two or more epochs have
 all-identical generations), on what the metrics can see of the generations:
 
 * ``Score.metadata["kpass"]["output_digest"]`` (:func:`kpass.adapters.inspect_scorers.output_digest`),
@@ -157,7 +157,7 @@ def check(table: Any, scores: list[Any], runs: list[str],
 
     Both are empty/None while scores are partial or when most problems' epochs differ.
     """
-    from kpass import identical_sample_groups
+    from kpass.reports.sample_checks import identical_sample_groups
 
     if not _complete(len(scores), runs):  # the cheap test first: the live display calls with partial scores
         return {}, None

@@ -146,9 +146,9 @@ def exact_match_normaliser(options: Mapping[str, Any], *, source: str | None = N
     ``ignore_punctuation`` and ``ignore_numbers`` (characters deleted). Two answers it maps to one
     string are equal for ``exact_match``, so they are one answer class. With ``source`` (the
     results file the options come from) the patterns are untrusted: each runs as a
-    :class:`kpass.BoundedPattern` (timed, charged to the run's regular-expression budget).
+    :class:`kpass.data.patterns.BoundedPattern` (timed, charged to the run's regular-expression budget).
     """
-    from kpass import BoundedPattern
+    from kpass.data.patterns import BoundedPattern
 
     regexes = [BoundedPattern(pattern, source=source, field="exact_match, regexes_to_ignore") if source is not None
                else re.compile(pattern) for pattern in options.get("regexes_to_ignore") or ()]

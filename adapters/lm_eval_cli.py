@@ -349,7 +349,7 @@ def _plan_pipelines(state: _RunState, name: str, task: Any, keep: set[str] | Non
     # --predict_only (lm-eval's override_metric("bypass")) drops the scoring: kpass computes nothing live then
     predict_only = [e.get("metric") for e in task.config.metric_list or () if isinstance(e, Mapping)] == ["bypass"]
     if needs_answers and missing and not predict_only:
-        from kpass import ANSWER_EXTRACTOR_OPTIONS
+        from kpass.host.extractors import ANSWER_EXTRACTOR_OPTIONS
 
         raise KpassUsageError(
             f"{', '.join(needs_answers)} vote over each sample's final answer, and no answer extractor is known for task "
@@ -811,7 +811,7 @@ def _write_files(state: _RunState, tracker: Any) -> list[Path]:
 
     directory = _output_dir(tracker)
     directory.mkdir(parents=True, exist_ok=True)
-    from kpass import write_atomically
+    from kpass.cli.output import write_atomically
 
     report_path = directory / f"kpass_{tracker.date_id}.json"
     written = []

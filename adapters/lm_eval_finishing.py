@@ -229,7 +229,7 @@ def finishing_note(where: str, task: str, flags: Sequence[bool | None], *, max_g
 
 
 def parse_reasoning_markers(text: str) -> tuple[str, str] | tuple[()]:
-    """``OPEN,CLOSE`` or ``none`` (:func:`kpass.parse_reasoning_markers`), the value of
+    """``OPEN,CLOSE`` or ``none`` (:func:`kpass.data.tokenizers.parse_reasoning_markers`), the value of
     ``--kpass-reasoning-markers``.
 
     Raises
@@ -239,7 +239,7 @@ def parse_reasoning_markers(text: str) -> tuple[str, str] | tuple[()]:
     """
     import argparse
 
-    from kpass import parse_reasoning_markers as parse
+    from kpass.data.tokenizers import parse_reasoning_markers as parse
 
     try:
         return parse(text)

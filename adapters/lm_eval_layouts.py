@@ -79,9 +79,9 @@ def _data_error(message: str, *, source: Any = None, line: int | None = None, fi
 
 
 def _read_json(path: Path) -> Any:
-    """The file's JSON, parsed by :func:`kpass.loads_json_strict` (a key twice in one object and
+    """The file's JSON, parsed by :func:`kpass.data.validation.loads_json_strict` (a key twice in one object and
     nesting too deep are errors); any failure a ``DataError`` naming the file."""
-    from kpass import loads_json_strict
+    from kpass.data.validation import loads_json_strict
 
     try:
         return loads_json_strict(path.read_bytes())
@@ -110,7 +110,7 @@ def _results_object(path: Path) -> Mapping[str, Any] | None:
             return None
     except (OSError, UnicodeDecodeError):
         return None
-    from kpass import loads_json_strict
+    from kpass.data.validation import loads_json_strict
 
     try:
         data = loads_json_strict(path.read_bytes())

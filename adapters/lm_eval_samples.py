@@ -183,7 +183,7 @@ class SamplePipeline:
         """
         from lm_eval.filters import build_filter_ensemble
 
-        from kpass import bounded_filter_factory
+        from kpass.data.patterns import bounded_filter_factory
 
         holders = [_Holder(list(r), doc) for r, doc in zip(responses, docs, strict=True)]
         if self.components and holders:
@@ -331,7 +331,8 @@ def _check_untrusted_step(name: str, kwargs: Mapping[str, Any], pipeline: Any, s
                           task: str | None) -> None:
     """Refuse, before anything runs, a step's patterns that can blow up and a ``custom`` step
     whose ``filter_fn`` a results file could only hold as text (issue #15)."""
-    from kpass import DataError, check_pattern
+    from kpass import DataError
+    from kpass.data.patterns import check_pattern
 
     where = f"task {task!r}, filter {pipeline!r}" if task is not None else f"filter {pipeline!r}"
     if name == "custom" and not callable(kwargs.get("filter_fn")):

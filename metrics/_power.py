@@ -79,10 +79,12 @@ def _real_iv(value: Any, name: str, *, low: float | None = None, high: float | N
     return x
 
 
-def _z_sum(significance_level: float, power: float) -> float:
-    alpha = _real_iv(significance_level, "significance_level", low=0.0, high=1.0, low_open=True, high_open=True)
+def _z_sum(confidence_level: float, power: float) -> float:
+    """:math:`z_{1-\\alpha/2} + z_{1-\\beta}` with :math:`1 - \\alpha` the confidence level."""
+    level = _real_iv(confidence_level, "confidence_level", low=0.0, high=1.0, low_open=True, high_open=True)
     beta_power = _real_iv(power, "power", low=0.0, high=1.0, low_open=True, high_open=True)
-    return float(special.ndtri(1.0 - alpha / 2.0) + special.ndtri(beta_power))
+    # (1 + level) / 2 is the double 1 - alpha / 2 was for the usual levels (0.9, 0.95, 0.99, ...)
+    return float(special.ndtri((1.0 + level) / 2.0) + special.ndtri(beta_power))
 
 
 def _variance_of_difference(between_variance, within_variance_a, within_variance_b,
@@ -113,7 +115,7 @@ def required_problems(
     within_variance_b: float = 0.0,
     samples_per_problem_a: float = 1.0,
     samples_per_problem_b: float = 1.0,
-    significance_level: float = 0.05,
+    confidence_level: float = 0.95,
     power: float = 0.8,
 ) -> int:
     r"""Problems needed to detect a paired difference ``minimum_effect`` (Miller 2024).
@@ -135,8 +137,9 @@ def required_problems(
         :math:`\sigma_A^2, \sigma_B^2`, mean within-problem variance of one sample's score.
     samples_per_problem_a, samples_per_problem_b : float, default: 1.0
         :math:`K_A, K_B`, samples drawn per problem for each model (> 0).
-    significance_level : float, default: 0.05
-        Two-sided :math:`\alpha`.
+    confidence_level : float, default: 0.95
+        :math:`1 - \alpha`, with :math:`\alpha` the two-sided significance level (0.95 tests at
+        :math:`\alpha = 0.05`), as ``confidence_level`` everywhere in kpass.
     power : float, default: 0.8
         :math:`1 - \beta`.
 
@@ -148,7 +151,7 @@ def required_problems(
     Raises
     ------
     ValueError
-        ``minimum_effect`` of 0, negative variances, non-positive K, ``significance_level`` or
+        ``minimum_effect`` of 0, negative variances, non-positive K, ``confidence_level`` or
         ``power`` outside (0, 1), or a total variance of 0.
 
     See Also
@@ -173,7 +176,7 @@ def required_problems(
         raise ValueError("`minimum_effect` must be non-zero; got 0.")
     variance = _variance_of_difference(between_variance, within_variance_a, within_variance_b,
                                        samples_per_problem_a, samples_per_problem_b)
-    z = _z_sum(significance_level, power)
+    z = _z_sum(confidence_level, power)
     n = z * z * variance / (delta * delta) if abs(delta) > 1e-150 else math.inf  # delta**2 underflows below
     if not n <= _MAX_PROBLEMS:
         raise ValueError(f"`minimum_effect` {minimum_effect!r} is too small to plan for: it needs more than "
@@ -189,7 +192,7 @@ def minimum_detectable_effect(
     within_variance_b: float = 0.0,
     samples_per_problem_a: float = 1.0,
     samples_per_problem_b: float = 1.0,
-    significance_level: float = 0.05,
+    confidence_level: float = 0.95,
     power: float = 0.8,
 ) -> float:
     r"""Smallest paired difference a benchmark of ``n_problems`` detects (Miller 2024).
@@ -204,7 +207,7 @@ def minimum_detectable_effect(
     n_problems : float
         Number of problems n (> 0).
     between_variance, within_variance_a, within_variance_b, samples_per_problem_a, \
-samples_per_problem_b, significance_level, power
+samples_per_problem_b, confidence_level, power
         As in :func:`required_problems`.
 
     Returns
@@ -223,7 +226,7 @@ samples_per_problem_b, significance_level, power
     n = _real_iv(n_problems, "n_problems", low=0.0, low_open=True)
     variance = _variance_of_difference(between_variance, within_variance_a, within_variance_b,
                                        samples_per_problem_a, samples_per_problem_b)
-    return float(_z_sum(significance_level, power) * math.sqrt(variance / n))
+    return float(_z_sum(confidence_level, power) * math.sqrt(variance / n))
 
 
 def design_effect(samples_per_problem: ArrayLike, intraclass_correlation: ArrayLike) -> NDArray[np.float64] | float:
@@ -273,8 +276,8 @@ def icc(
     values: ArrayLike | None = None,
     *,
     groups: ArrayLike | None = None,
-    n_correct: ArrayLike | None = None,
     n_samples: ArrayLike | None = None,
+    n_correct: ArrayLike | None = None,
 ) -> float:
     r"""ICC(1): intraclass correlation of the samples of one problem, by one-way ANOVA.
 
@@ -289,7 +292,7 @@ def icc(
 
     Give exactly one of: ``values`` as an ``(N, m)`` matrix (one row per problem, balanced),
     ``values`` with ``groups`` (long format, one label per sample), or the counts
-    ``n_correct`` and ``n_samples`` of 0/1 outcomes per problem (ragged allowed).
+    ``n_samples`` and ``n_correct`` of 0/1 outcomes per problem (ragged allowed).
 
     Parameters
     ----------
@@ -297,8 +300,8 @@ def icc(
         Per-sample scores.
     groups : array_like, shape (M,), optional
         Problem label of each sample, with 1-D ``values``.
-    n_correct, n_samples : array_like of int, shape (N,), optional
-        Counts of 0/1 outcomes per problem.
+    n_samples, n_correct : array_like of int, shape (N,), optional
+        Counts of 0/1 outcomes per problem (keyword-only).
 
     Returns
     -------
@@ -325,16 +328,16 @@ def icc(
     >>> from kpass.metrics import icc
     >>> round(icc([[1, 1, 1, 1], [0, 0, 0, 1], [1, 0, 1, 1], [0, 0, 0, 0]]), 4)
     0.5862
-    >>> round(icc(n_correct=[4, 1, 3, 0], n_samples=[4, 4, 4, 4]), 4)
+    >>> round(icc(n_samples=[4, 4, 4, 4], n_correct=[4, 1, 3, 0]), 4)
     0.5862
     """
     given_values = values is not None
-    given_counts = n_correct is not None or n_samples is not None
+    given_counts = n_samples is not None or n_correct is not None
     if given_values == given_counts:
-        raise ValueError("give either `values` (with `groups` for 1-D values) or both `n_correct` and `n_samples`.")
+        raise ValueError("give either `values` (with `groups` for 1-D values) or both `n_samples` and `n_correct`.")
     if given_counts:
-        if n_correct is None or n_samples is None:
-            raise ValueError("give both `n_correct` and `n_samples`.")
+        if n_samples is None or n_correct is None:
+            raise ValueError("give both `n_samples` and `n_correct`.")
         if groups is not None:
             raise ValueError("`groups` goes with 1-D `values`, not with counts.")
         n, c, _ = check_counts(n_samples, n_correct)
@@ -401,10 +404,10 @@ def power_inputs_from_pilot(
     outcomes_a: ArrayLike | None = None,
     outcomes_b: ArrayLike | None = None,
     *,
-    n_correct_a: ArrayLike | None = None,
     n_samples_a: ArrayLike | None = None,
-    n_correct_b: ArrayLike | None = None,
+    n_correct_a: ArrayLike | None = None,
     n_samples_b: ArrayLike | None = None,
+    n_correct_b: ArrayLike | None = None,
 ) -> PowerInputs:
     r"""Estimate the inputs of :func:`required_problems` from a pilot comparison of two models.
 
@@ -441,8 +444,9 @@ def power_inputs_from_pilot(
     ----------
     outcomes_a, outcomes_b : array_like of 0/1, shape (N, K_A) and (N, K_B), optional
         Per-sample outcomes of the two models, rows = the same problems.
-    n_correct_a, n_samples_a, n_correct_b, n_samples_b : array_like of int, shape (N,), optional
-        The same as counts (ragged ``n`` allowed); every ``n >= 2``.
+    n_samples_a, n_correct_a, n_samples_b, n_correct_b : array_like of int, shape (N,), optional
+        The same as counts, samples first as everywhere in kpass (ragged ``n`` allowed); every
+        ``n >= 2``. Keyword-only, so a call never depends on their order.
 
     Returns
     -------
@@ -478,17 +482,17 @@ def power_inputs_from_pilot(
     True
     """
     matrices = outcomes_a is not None or outcomes_b is not None
-    counts = any(x is not None for x in (n_correct_a, n_samples_a, n_correct_b, n_samples_b))
+    counts = any(x is not None for x in (n_samples_a, n_correct_a, n_samples_b, n_correct_b))
     if matrices == counts:
-        raise ValueError("give either `outcomes_a` and `outcomes_b`, or the four count arrays (n_correct_a, n_samples_a, n_correct_b, n_samples_b).")
+        raise ValueError("give either `outcomes_a` and `outcomes_b`, or the four count arrays (n_samples_a, n_correct_a, n_samples_b, n_correct_b).")
     if matrices:
         if outcomes_a is None or outcomes_b is None:
             raise ValueError("give both `outcomes_a` and `outcomes_b`.")
         c_a, n_a = _outcomes_to_counts(outcomes_a, "outcomes_a")
         c_b, n_b = _outcomes_to_counts(outcomes_b, "outcomes_b")
     else:
-        if any(x is None for x in (n_correct_a, n_samples_a, n_correct_b, n_samples_b)):
-            raise ValueError("give all four of n_correct_a, n_samples_a, n_correct_b, n_samples_b.")
+        if any(x is None for x in (n_samples_a, n_correct_a, n_samples_b, n_correct_b)):
+            raise ValueError("give all four of n_samples_a, n_correct_a, n_samples_b, n_correct_b.")
         na, ca, _ = check_counts(n_samples_a, n_correct_a, correct_name="n_correct_a")
         nb, cb, _ = check_counts(n_samples_b, n_correct_b, correct_name="n_correct_b")
         c_a, n_a, c_b, n_b = ca.astype(float), na.astype(float), cb.astype(float), nb.astype(float)

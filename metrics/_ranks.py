@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._bootstrap import DEFAULT_N_RESAMPLES
 from ._resampling import bootstrap_weights
+from ._validation import resolve_seed
 
 __all__ = [
     "TIE_TOLERANCE",
@@ -131,6 +132,9 @@ class RankIntervals:
         Clusters resampled (None: problems were resampled individually).
     higher_is_better : bool
         Direction of the metric.
+    seed : int, str or None
+        The seed of the resampling (with ``rng=None``, the entropy drawn, so that the result can
+        be reproduced; ``"generator"`` for a Generator; None when not recorded).
     """
 
     models: tuple[str, ...]
@@ -143,6 +147,7 @@ class RankIntervals:
     n_problems: int
     n_clusters: int | None
     higher_is_better: bool
+    seed: int | str | None = None
 
     @property
     def probability_first(self) -> NDArray[np.float64]:
@@ -202,7 +207,7 @@ def canonical_problem_keys(values: np.ndarray) -> np.ndarray:
 
 def rank_intervals(values: ArrayLike, *, models: Sequence[str] | None = None,
                    clusters: ArrayLike | None = None, confidence_level: float = 0.95,
-                   n_resamples: int = DEFAULT_N_RESAMPLES, rng: int | np.random.Generator | None = 0,
+                   n_resamples: int = DEFAULT_N_RESAMPLES, rng: int | np.random.Generator | None = None,
                    higher_is_better: bool = True,
                    max_chunk_elements: int | None = None) -> RankIntervals:
     r"""Rank intervals of M models from the paired (cluster) bootstrap over problems.
@@ -231,9 +236,9 @@ def rank_intervals(values: ArrayLike, *, models: Sequence[str] | None = None,
         Share of resamples the rank interval must hold.
     n_resamples : int, default: 10_000
         Bootstrap resamples.
-    rng : int, numpy.random.Generator or None, default: 0
-        Seed or generator of the resampling (the seed of every kpass bootstrap; ``None``: fresh
-        entropy).
+    rng : int, numpy.random.Generator or None, default: None
+        Seed or generator of the resampling (SciPy SPEC 7; ``None``: fresh entropy, recorded as
+        ``seed``).
     higher_is_better : bool, default: True
         Direction of the metric (lower-is-better metrics rank the smallest value first).
     max_chunk_elements : int, optional
@@ -303,6 +308,7 @@ def rank_intervals(values: ArrayLike, *, models: Sequence[str] | None = None,
     rows = np.arange(distinct.shape[0])
     drawn = 0
     chunking = {} if max_chunk_elements is None else {"max_chunk_elements": max_chunk_elements}
+    rng, seed = resolve_seed(rng)
     for weights in bootstrap_weights(n_problems, clusters=cluster_labels, n_resamples=int(n_resamples),
                                      rng=rng, order_by=canonical_problem_keys(matrix), **chunking):
         weights = np.asarray(weights, dtype=np.float64)
@@ -319,7 +325,7 @@ def rank_intervals(values: ArrayLike, *, models: Sequence[str] | None = None,
     return RankIntervals(models=names, rank=observed[inverse].astype(np.int64), low=low, high=high,
                          rank_counts=rank_counts, confidence_level=confidence_level,
                          n_resamples=int(n_resamples), n_problems=n_problems,
-                         n_clusters=n_clusters, higher_is_better=bool(higher_is_better))
+                         n_clusters=n_clusters, higher_is_better=bool(higher_is_better), seed=seed)
 
 
 def reconcile_rank_intervals(result: RankIntervals, not_distinguished: Iterable[tuple[str, str]]

@@ -78,7 +78,7 @@ def main() -> int:
     rl = str(TABLES / "rl_and_base.jsonl")
     with contextlib.redirect_stdout(io.StringIO()):  # only the plots are wanted here
         codes = [
-            kpass(["crossover", rl, "--base", "base", "--model", "rl", "--plot", str(DOCS / "crossover.png")]),
+            kpass(["crossover", rl, "--baseline", "base", "--model", "rl", "--plot", str(DOCS / "crossover.png")]),
             kpass(["frontier", rl, "--plot", str(DOCS / "frontier.png")]),
         ]
     selection_figure(DOCS / "selection_bias.png")

@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     _run([str(BIN / "kpass"), "budget", *log_files, "--budgets", BUDGETS, "--plot", str(OUT / "budget.png")])
 
     _step("5. kpass decompose (the pass@1 gain at 1024 tokens: finishing + reliability + reach)")
-    _run([str(BIN / "kpass"), "decompose", *log_files, "--base", BASELINE, "--model", RL_MODEL,
+    _run([str(BIN / "kpass"), "decompose", *log_files, "--baseline", BASELINE, "--model", RL_MODEL,
           "--budgets", "1024", "--plot", str(OUT / "decompose.png")])
 
     print(f"\nWrote {OUT.relative_to(ROOT)}/: logs/ (Inspect logs), report.csv and report.png, compare.png, "

@@ -1,7 +1,7 @@
 """``kpass budget`` and ``kpass decompose``: token-budget curves and what a pass@1 change is made of.
 
 ``kpass budget FILES... --budgets 2048,4096,8192`` prints fin@k, pass@k and pass@k | fin per model,
-task and budget with intervals. ``kpass decompose FILES... --base A --model B --budgets ...``
+task and budget with intervals. ``kpass decompose FILES... --baseline A --model B --budgets ...``
 prints, per task and budget, the two models' pass@1 and fin@1, the change split into finishing F,
 reliability P and reach (docs/spec.md section 6), robust reach, lone wins, matched reliability and
 the attribution spread, each with a paired cluster-bootstrap interval. ``--plot PATH`` draws
@@ -42,6 +42,7 @@ from kpass.cli.argtypes import budget_list, fraction, k_list, regular_expression
 from kpass.cli.arguments import (add_bootstrap_arguments, add_engine_arguments, add_intersect_argument, add_run_arguments,
                                  add_tokenizer_arguments, tokenizer_of,
                                  check_interval_arguments, read_tables, use_recorded_cluster)
+from kpass.cli.deprecated import add_deprecated_alias
 from kpass.cli.output import add_output_argument, emit, save_figure
 from kpass.errors import DataError, UsageError
 from kpass.metrics import (
@@ -122,7 +123,9 @@ def add_budget_arguments(budget: argparse.ArgumentParser) -> None:
 def add_decompose_arguments(decompose: argparse.ArgumentParser) -> None:
     """The arguments of ``kpass decompose``."""
     _add_common(decompose)
-    decompose.add_argument("--base", required=True, metavar="MODEL", help="the base model")
+    baseline = decompose.add_mutually_exclusive_group(required=True)  # --baseline, or its old spelling
+    baseline.add_argument("--baseline", "-b", metavar="MODEL", help="the base model")
+    add_deprecated_alias(baseline, "--base", dest="baseline", replacement="--baseline", metavar="MODEL")
     decompose.add_argument("--model", required=True, metavar="MODEL", help="the model compared with it")
     decompose.add_argument("--budgets", type=budget_list, default=[None],
                            help="comma-separated output-token budgets or 'as-run' (default as-run)")
@@ -402,15 +405,15 @@ def run_decompose(args: argparse.Namespace) -> int:
 
 
 def _decompose(args: argparse.Namespace) -> None:
-    if args.base == args.model:
-        raise UsageError("--base and --model name the same model")
+    if args.baseline == args.model:
+        raise UsageError("--baseline and --model name the same model")
     check_interval_arguments(args, paired=True)  # before reading
     samples = _samples(args)
-    for name, option in ((args.base, "--base"), (args.model, "--model")):
+    for name, option in ((args.baseline, "--baseline"), (args.model, "--model")):
         if name not in samples.models:
             raise UsageError(f"{option} {name!r}: no such model in the files; models: {', '.join(samples.models)}")
     index = samples.index
-    base_code, model_code = samples.models.index(args.base), samples.models.index(args.model)
+    base_code, model_code = samples.models.index(args.baseline), samples.models.index(args.model)
     base_tasks = {samples.tasks[t] for t in index.task_codes[index.model_codes == base_code].tolist()}
     model_tasks = {samples.tasks[t] for t in index.task_codes[index.model_codes == model_code].tolist()}
     if args.task:
@@ -422,14 +425,14 @@ def _decompose(args: argparse.Namespace) -> None:
     else:
         tasks = sorted(base_tasks & model_tasks)
         if not tasks:
-            raise DataError(f"models {args.base!r} and {args.model!r} have no task in common "
+            raise DataError(f"models {args.baseline!r} and {args.model!r} have no task in common "
                             f"(base: {sorted(base_tasks)}, model: {sorted(model_tasks)})", source=samples.source)
     results: list[tuple[str, Any]] = []
     notes = list(samples.table.notes)
     for task in tasks:
-        base_counts = samples.counts(samples.problems(args.base, task), args.budgets)
+        base_counts = samples.counts(samples.problems(args.baseline, task), args.budgets)
         model_counts = samples.counts(samples.problems(args.model, task), args.budgets)
-        clusters = samples.cluster_map(samples.problems(args.base, task))
+        clusters = samples.cluster_map(samples.problems(args.baseline, task))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
@@ -449,14 +452,14 @@ def _decompose(args: argparse.Namespace) -> None:
     notes = list(dict.fromkeys(notes))
 
     if args.format in ("csv", "json"):
-        records = [{"task": task, "base": args.base, "model": args.model, **d.as_dict()} for task, d in results]
+        records = [{"task": task, "base": args.baseline, "model": args.model, **d.as_dict()} for task, d in results]
         text = _records_text(records, args.format, notes=notes)
     else:
         blocks = [_decompose_block(task, d, args) for task, d in results]
         text = "\n\n".join(blocks) + _tail((), notes, args.format)
     _write(text, args.output)
     if args.plot:
-        save_figure(plot_decomposition(results, model=args.model, base=args.base), args.plot)
+        save_figure(plot_decomposition(results, model=args.model, base=args.baseline), args.plot)
 
 
 def _decompose_block(task: str, d: Any, args: argparse.Namespace) -> str:
@@ -464,7 +467,7 @@ def _decompose_block(task: str, d: Any, args: argparse.Namespace) -> str:
     method = "percentile" if d.method == "bootstrap" else "BCa"
     unit = "clusters" if d.n_clusters else "problems"
     reach_method = d.reach.method if d.reach.method == "score" else f"{method} bootstrap"
-    title = (f"task {task}, budget {_budget_label(d.budget)}: {args.model} vs {args.base}, {d.n_problems} "
+    title = (f"task {task}, budget {_budget_label(d.budget)}: {args.model} vs {args.baseline}, {d.n_problems} "
              f"problems (|R|={d.n_reached} base-unreached, |M|={d.n_mirror} mirror, |S|={d.n_rest} rest)\n"
              f"{level} intervals, paired over {unit}, {d.n_resamples} resamples, seed {args.seed}: "
              f"pass, fin, delta {d.delta.method}; F, P, spread, matched {method} bootstrap; reach, robust "

@@ -13,6 +13,7 @@ from kpass import metrics as core
 from kpass.cli.argtypes import (difference_of_proportions, positive_int, probability, samples_per_problem,
                                 variance_of_difference, variance_of_outcome)
 from kpass.cli.arguments import add_engine_arguments, add_run_arguments, read_tables
+from kpass.cli.deprecated import add_deprecated_alias
 from kpass.cli.output import add_output_argument, emit
 from kpass.errors import DataError, UsageError
 from kpass.host import lookups
@@ -45,7 +46,10 @@ def add_power_arguments(parser: argparse.ArgumentParser) -> None:
                         help="effect to detect (difference of pass@1); prints the problems needed")
     target.add_argument("--problems", type=positive_int, metavar="N",
                         help="number of problems; prints the minimum detectable effect")
-    parser.add_argument("--alpha", type=probability, default=0.05, help="two-sided significance level (default 0.05)")
+    parser.add_argument("--confidence", type=probability, default=0.95, metavar="LEVEL",
+                        help="confidence level of the two-sided test, 1 - alpha (default: 0.95)")
+    add_deprecated_alias(parser, "--alpha", dest="confidence", type=probability, metavar="ALPHA",
+                         replacement="--confidence LEVEL (LEVEL = 1 - alpha)", convert=lambda alpha: 1.0 - alpha)
     parser.add_argument("--power", type=probability, default=0.8, help="power (default 0.8)")
     add_output_argument(parser, ("table", "markdown", "csv", "json"), default="table")
     parser.add_argument("--no-progress", action="store_true", help=argparse.SUPPRESS)
@@ -95,16 +99,16 @@ def compute_power(args: argparse.Namespace) -> dict[str, Any]:
     if args.samples_b is not None:
         kwargs["samples_per_problem_b"] = args.samples_b
     result.update(kwargs)
-    result.update({"significance_level": args.alpha, "power": args.power})
+    result.update({"confidence_level": args.confidence, "power": args.power})
     try:
         if args.effect is not None:
             result["effect"] = args.effect
             result["required_problems"] = core.required_problems(
-                args.effect, significance_level=args.alpha, power=args.power, **kwargs)
+                args.effect, confidence_level=args.confidence, power=args.power, **kwargs)
         else:
             result["n_problems"] = args.problems
             result["minimum_detectable_effect"] = core.minimum_detectable_effect(
-                args.problems, significance_level=args.alpha, power=args.power, **kwargs)
+                args.problems, confidence_level=args.confidence, power=args.power, **kwargs)
     except ValueError as exc:
         # inputs measured on the pilot are the data's fault (exit 1); inputs typed in, the user's (exit 2)
         measured = bool(args.files) and any(getattr(args, name) is None for name in (

@@ -1,6 +1,6 @@
 """One self-contained HTML page for a kpass leaderboard (inline CSS, JS and SVG; works offline).
 
-:func:`render_html` reads the JSON form of a leaderboard (:meth:`kpass.reports.leaderboard.Leaderboard.to_dict`)
+:func:`render_html` reads the JSON form of a leaderboard (:meth:`kpass.reports.leaderboard.Leaderboard.as_dict`)
 and writes a page with no external resource at all (no CDN, no font, no image file):
 
 * a sortable table (click or press Enter on a header): the rank interval by the sort metric,
@@ -415,7 +415,7 @@ def render_html(data: Mapping[str, Any], *, title: str = "kpass leaderboard") ->
     Parameters
     ----------
     data : mapping
-        The JSON form of a leaderboard (:meth:`kpass.reports.leaderboard.Leaderboard.to_dict`).
+        The JSON form of a leaderboard (:meth:`kpass.reports.leaderboard.Leaderboard.as_dict`).
     title : str, default: "kpass leaderboard"
         Page title and heading.
 

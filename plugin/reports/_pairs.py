@@ -46,7 +46,7 @@ def paired_counts(table: SampleTable, base: str, model: str) -> list[PairedCount
     be named in the notes); a task without a common problem is a :class:`DataError`.
     """
     if base == model:
-        raise UsageError(f"--base and --model are the same model ({base!r}); compare two models")
+        raise UsageError(f"--baseline and --model are the same model ({base!r}); compare two models")
     check_models(table, base, model)
     index = table.problem_index
     models = table.categories("model")

@@ -19,7 +19,8 @@ from kpass.errors import DataError
 from kpass.render.formatting import json_if_asked
 from kpass.render.numbers import format_interval, format_level, format_number
 from kpass.render.tables import render_table
-from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, _table_notes, problem_attribute, replaying_violations
+from kpass.reports.report import DEFAULT_N_RESAMPLES, _table_notes, problem_attribute, replaying_violations
+from kpass.reports.seeds import seed_for_call
 from kpass.data.table import SampleTable
 from kpass.reports._pairs import paired_counts, unmatched_notes
 
@@ -76,7 +77,7 @@ def _f(value: Any) -> float | None:
 
 @replaying_violations
 def compute_crossover(table: SampleTable, *, base: str, model: str, cluster_by: str | None = None,
-                      confidence_level: float = 0.95, rng: int | np.random.Generator | None = DEFAULT_SEED,
+                      confidence_level: float = 0.95, rng: int | np.random.Generator | None = None,
                       n_resamples: int = DEFAULT_N_RESAMPLES, robust_fraction: Any = "1/2") -> CrossoverReport:
     """The crossover of ``model`` against ``base`` per task, over the problems both answered.
 
@@ -90,7 +91,7 @@ def compute_crossover(table: SampleTable, *, base: str, model: str, cluster_by: 
     cluster_by : str, optional
         Field holding each problem's cluster; the bootstrap then resamples whole clusters.
     confidence_level, rng, n_resamples
-        Of the bootstrap (defaults as ``kpass report``).
+        Of the bootstrap, as in :func:`kpass.compute_report` (``rng=None``: one fresh seed for every task).
     robust_fraction : number or str, default: "1/2"
         The robust-reach rule for lone wins.
 
@@ -106,6 +107,7 @@ def compute_crossover(table: SampleTable, *, base: str, model: str, cluster_by: 
         A task without a common problem, a task with fewer than 2 paired problems, or a null cluster.
     """
     notes = _table_notes(table)
+    rng = seed_for_call(rng)
     clusters = None if cluster_by is None else problem_attribute(table, cluster_by, "--cluster-by")
     results = {}
     for pairs in paired_counts(table, base, model):

@@ -31,7 +31,8 @@ from kpass.errors import DataError, UsageError
 from kpass.render.formatting import json_if_asked
 from kpass.render.numbers import MISSING, format_interval, format_level, format_number
 from kpass.render.tables import render_table
-from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, compute_report, interval_options, replaying_violations
+from kpass.reports.report import DEFAULT_N_RESAMPLES, compute_report, interval_options, replaying_violations
+from kpass.reports.seeds import seed_for_call
 from kpass.host.lookups import parse_metric_specs
 from kpass.data.reduction import ProblemStatistics
 from kpass.data.table import SampleTable
@@ -130,7 +131,7 @@ def compute_frontier(table: SampleTable, metrics: str | Sequence[str] | None = N
                      active_parameters: Mapping[str, float] | None = None,
                      prices: Mapping[str, float] | None = None, cluster_by: str | None = None,
                      method: str | None = None, confidence_level: float = 0.95,
-                     rng: int | np.random.Generator | None = DEFAULT_SEED,
+                     rng: int | np.random.Generator | None = None,
                      n_resamples: int = DEFAULT_N_RESAMPLES) -> FrontierReport:
     """Scores against compute per problem, the leader at each compute level, the Pareto frontier.
 
@@ -169,6 +170,7 @@ def compute_frontier(table: SampleTable, metrics: str | Sequence[str] | None = N
     if extrapolated:
         raise UsageError(f"{', '.join(extrapolated)}: extrapolated metrics have no per-problem values to compare "
                          "at equal compute; use measured k")
+    rng = seed_for_call(rng)
     paired = interval_options(method=None, confidence_level=confidence_level, rng=rng, n_resamples=n_resamples,
                               paired=True, clustered=cluster_by is not None)
     report = compute_report(table, specs, by=("model", "task"), cluster_by=cluster_by, method=method,

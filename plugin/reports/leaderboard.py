@@ -86,7 +86,8 @@ from kpass.render.escape import csv_cell, markdown_text
 from kpass.render.leaderboard_html import render_html
 from kpass.render.leaderboard_text import csv_columns, markdown_columns, render_csv, render_json, render_markdown
 from kpass.reports.columns import _clusters_for, _column_matrix, _problem_clusters
-from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED, compute_report, interval_options, replaying_violations
+from kpass.reports.report import DEFAULT_N_RESAMPLES, compute_report, interval_options, replaying_violations
+from kpass.reports.seeds import seed_for_call
 
 __all__ = ["Leaderboard", "PAIRS", "RankIntervals", "TIE_TOLERANCE", "build_leaderboard", "holm_adjust", "rank_intervals"]
 
@@ -131,7 +132,7 @@ class Leaderboard:
     report: Any
     ranks: dict[str, RankIntervals]
 
-    def to_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Any]:
         """A deep copy of the JSON form."""
         return json.loads(render_json(self.data))
 
@@ -387,7 +388,7 @@ def _budget_curves(table: Any, models: Sequence[str], tasks: Sequence[str], clus
 def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] = "pass@1", *,
                       sort: str | None = None, baseline: str | None = None, pairs: str = "all",
                       cluster_by: str | None = None, method: str | None = None,
-                      confidence_level: float = 0.95, rng: int | np.random.Generator | None = DEFAULT_SEED,
+                      confidence_level: float = 0.95, rng: int | np.random.Generator | None = None,
                       n_resamples: int = DEFAULT_N_RESAMPLES, curves: bool = True,
                       budgets: Sequence[int] | None = None, plugin_manager: Any = None,
                       selected_on_this_set: Sequence[str] = (), budget_curves: bool = True) -> Leaderboard:
@@ -427,9 +428,10 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
         Interval method of :func:`kpass.mean_ci` (default: the core's).
     confidence_level : float, default: 0.95
         Of the intervals, the rank intervals and the comparison intervals.
-    rng : int, numpy.random.Generator or None, default: 0
-        Seed or generator of every bootstrap (SciPy SPEC 7; ``kpass leaderboard --seed``;
-        reproducible leaderboards). The output records it as ``"seed"``.
+    rng : int, numpy.random.Generator or None, default: None
+        Seed or generator of every bootstrap (SciPy SPEC 7; ``kpass leaderboard --seed``, 0 by
+        default). ``None`` draws fresh entropy once for the whole board. The output records the
+        seed as ``"seed"``.
     n_resamples : int, default: 10_000
         Bootstrap resamples of the intervals, ranks, comparisons and curves
         (:data:`kpass.reports.report.DEFAULT_N_RESAMPLES`, as ``kpass report``).
@@ -474,6 +476,7 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
     tasks = table.categories("task")
     if baseline is not None and baseline not in models:
         raise ValueError(f"baseline model {baseline!r} is not in the table; models: {', '.join(models)}.")
+    rng = seed_for_call(rng)
     options = {"cluster_by": cluster_by, "method": method, "confidence_level": confidence_level,
                "rng": rng, "n_resamples": n_resamples}
     report = compute_report(table, metrics, by=("model", "task"), plugin_manager=plugin_manager,

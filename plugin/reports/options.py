@@ -22,8 +22,8 @@ from kpass.errors import UsageError
 __all__ = ["DEFAULT_N_RESAMPLES", "DEFAULT_SEED", "PARAMETERS", "Parameter", "api_names", "flag_names",
            "interval_options"]
 
-#: Seed of every bootstrap of the host (reports, comparisons, budgets, leaderboards): the Python
-#: API gives the numbers the ``kpass`` command prints unless told otherwise.
+#: Seed of every bootstrap of the commands (``--seed``); the Python API's ``rng`` defaults to None
+#: (:mod:`kpass.reports.seeds`), and ``rng=DEFAULT_SEED`` gives the numbers the commands print.
 DEFAULT_SEED = 0
 
 #: Bootstrap resamples of every interval of the host (the core's :func:`kpass.mean_ci` default).
@@ -108,7 +108,7 @@ def flag_names(message: str) -> str:
 
 
 def interval_options(*, method: str | None = None, confidence_level: float = 0.95,
-                     rng: int | np.random.Generator | None = DEFAULT_SEED,
+                     rng: int | np.random.Generator | None = None,
                      n_resamples: int | None = DEFAULT_N_RESAMPLES, paired: bool = False,
                      clustered: bool = False) -> dict[str, Any]:
     """Checked keyword arguments of :func:`kpass.mean_ci` (or, with ``paired``, of

@@ -85,8 +85,8 @@ def power_inputs_from_table(table: SampleTable, *, model: str, baseline: str, ta
         warnings.simplefilter("always")
         try:
             inputs = core.power_inputs_from_pilot(
-                n_correct_a=index.n_correct[a], n_samples_a=index.n_samples[a],
-                n_correct_b=index.n_correct[b], n_samples_b=index.n_samples[b])
+                n_samples_a=index.n_samples[a], n_correct_a=index.n_correct[a],
+                n_samples_b=index.n_samples[b], n_correct_b=index.n_correct[b])
         except ValueError as exc:  # the pilot's counts cannot give the inputs
             raise DataError(f"pilot {model!r} vs {baseline!r}: {exc}", **table.error_location()) from exc
     notes.extend(str(w.message) for w in caught)

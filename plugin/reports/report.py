@@ -29,6 +29,7 @@ from kpass.host.specs import MetricSpec
 from kpass.data.table import SampleTable
 from kpass.reports.columns import judge_of
 from kpass.reports.options import DEFAULT_N_RESAMPLES, DEFAULT_SEED, interval_options
+from kpass.reports.seeds import seed_for_call
 from kpass.reports.selection import SelectionBiasColumn, selection_bias_of_report
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -534,7 +535,7 @@ def replaying_violations(function: Callable[..., Any]) -> Callable[..., Any]:
 def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[MetricSpec], *,
                    by: Sequence[str] = ("model", "task"), cluster_by: str | None = None,
                    method: str | None = None, confidence_level: float = 0.95,
-                   rng: int | np.random.Generator | None = DEFAULT_SEED,
+                   rng: int | np.random.Generator | None = None,
                    n_resamples: int = DEFAULT_N_RESAMPLES, plugin_manager: "pluggy.PluginManager | None" = None,
                    progress: Callable[[int, int], None] | None = None, cut_answers: str | None = None,
                    selected_on_this_set: Sequence[str] = (), selection_bias: bool = True) -> Report:
@@ -556,9 +557,9 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
         Interval method of :func:`kpass.mean_ci`, one of :data:`kpass.metrics.INTERVAL_METHODS`;
         default: ``kpass.metrics.DEFAULT_INTERVAL_METHOD``.
     confidence_level : float, default: 0.95
-    rng : int, numpy.random.Generator or None, default: 0
-        Seed or generator of the bootstrap (SciPy SPEC 7; ``kpass report --seed``); the default
-        gives the numbers ``kpass report`` prints. ``None`` draws fresh entropy.
+    rng : int, numpy.random.Generator or None, default: None
+        Seed or generator of the bootstrap (SciPy SPEC 7; ``kpass report --seed``): ``None`` draws
+        fresh entropy once per call, recorded in each row; ``rng=0`` gives what ``kpass report`` prints.
     n_resamples : int, default: 10_000
         Bootstrap resamples (:data:`DEFAULT_N_RESAMPLES`).
     plugin_manager : pluggy.PluginManager, optional
@@ -599,7 +600,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
         raise TypeError(f"`table` must be a kpass.SampleTable or kpass.ProblemStatistics; got {type(table).__name__}.")
     specs = _resolve_specs(metrics, plugin_manager, cut_answers)
     by = tuple(by)
-    options = interval_options(method=method, confidence_level=confidence_level, rng=rng,
+    options = interval_options(method=method, confidence_level=confidence_level, rng=seed_for_call(rng),
                                n_resamples=n_resamples, clustered=cluster_by is not None)
     if isinstance(selected_on_this_set, str):  # one model's name, not a sequence of letters
         selected_on_this_set = (selected_on_this_set,)
@@ -692,7 +693,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
                  None if clusters is None else clusters[problems], options)
     if task_groups and cluster_by is None:  # lm-eval groups: the subtasks' problems pooled, each subtask one cluster
         try:
-            group_options = interval_options(method=method, confidence_level=confidence_level, rng=rng,
+            group_options = interval_options(method=method, confidence_level=confidence_level, rng=options["rng"],
                                              n_resamples=n_resamples, clustered=True)
         except UsageError as exc:  # a method that takes no clusters
             group_notes.append(f"no group rows: {exc}")
@@ -705,7 +706,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
     report = Report(rows, exclusions, notes, specs, by, cluster_by, options["confidence_level"], per_problem)
     if selection_bias:  # the winner's curse of several models on the same problems
         report.selection_bias, bias_notes = selection_bias_of_report(table, report, selected=selected_on_this_set,
-                                                                     rng=rng)
+                                                                     rng=options["rng"])
         report.notes.extend(bias_notes)
     return report
 
@@ -714,7 +715,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
 def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequence[MetricSpec], *,
                        baseline: str, models: Sequence[str] | None = None, by: Sequence[str] = ("task",),
                        cluster_by: str | None = None, method: str | None = None, confidence_level: float = 0.95,
-                       rng: int | np.random.Generator | None = DEFAULT_SEED, n_resamples: int = DEFAULT_N_RESAMPLES,
+                       rng: int | np.random.Generator | None = None, n_resamples: int = DEFAULT_N_RESAMPLES,
                        intersect: bool = False,
                        plugin_manager: "pluggy.PluginManager | None" = None,
                        progress: Callable[[int, int], None] | None = None, cut_answers: str | None = None) -> Comparison:
@@ -737,7 +738,7 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
         Interval method of :func:`kpass.paired_difference` (``PAIRED_INTERVAL_METHODS``);
         default: ``DEFAULT_PAIRED_METHOD``.
     cluster_by, confidence_level, rng, n_resamples, plugin_manager, progress, cut_answers
-        As in :func:`compute_report` (``rng`` 0 and 10,000 resamples by default).
+        As in :func:`compute_report` (fresh entropy once per call and 10,000 resamples by default).
     intersect : bool, default: False
         When a problem is present for one model only: ``False`` raises :class:`~kpass.DataError`
         naming such problems; ``True`` compares the common problems and lists the others.
@@ -762,7 +763,7 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
         raise UsageError(f"{', '.join(extrapolated)}: an extrapolated (model-based) metric has no paired "
                          "per-problem values to compare; use `kpass report` for each model")
     by = tuple(field for field in by if field != "model")
-    options = interval_options(method=method, confidence_level=confidence_level, rng=rng,
+    options = interval_options(method=method, confidence_level=confidence_level, rng=seed_for_call(rng),
                                n_resamples=n_resamples, paired=True, clustered=cluster_by is not None)
     all_models = table.categories("model")
     if baseline not in all_models:

@@ -21,6 +21,7 @@ from kpass import metrics as core
 
 from kpass.errors import UsageError
 from kpass.reports.columns import _clusters_for, _column_matrix, _problem_clusters
+from kpass.reports.seeds import seed_for_call
 
 __all__ = ["AUTOMATIC_FROM", "SelectedModel", "SelectionBiasColumn", "check_selected", "selection_bias",
            "selection_bias_of_report"]
@@ -98,12 +99,13 @@ def check_selected(selected: Sequence[str], models: Sequence[str]) -> list[str]:
 
 def selection_bias(columns: Sequence[tuple[str, str, str, Sequence[str], Any, Any]], *,
                    selected: Sequence[str] = (), estimates: dict[tuple[str, str, str], float] | None = None,
-                   rng: int | np.random.Generator | None = 0) -> tuple[list[SelectionBiasColumn], list[str]]:
+                   rng: int | np.random.Generator | None = None) -> tuple[list[SelectionBiasColumn], list[str]]:
     """Entries and notes for each column ``(key, task, metric, models, values (M, N), clusters)``.
 
     ``estimates[(model, task, metric)]`` is the score shown for a model (default: the mean of
     its values on the common problems).
     """
+    rng = seed_for_call(rng)  # one seed for every column
     entries, notes = [], []
     for key, task, metric, models, matrix, clusters in columns:
         if len(models) < (2 if selected else AUTOMATIC_FROM) or matrix.shape[1] < 2:
@@ -143,7 +145,7 @@ def _finite(value: float) -> float | None:
 
 
 def selection_bias_of_report(table: Any, report: Any, *, selected: Sequence[str] = (),
-                             rng: int | np.random.Generator | None = 0) -> tuple[list[SelectionBiasColumn], list[str]]:
+                             rng: int | np.random.Generator | None = None) -> tuple[list[SelectionBiasColumn], list[str]]:
     """:func:`selection_bias` of every (task, metric) of a report grouped by model and task, on
     the problems every model has (clustered when the report is)."""
     if "model" not in report.by or "task" not in report.by or len(report.by) != 2:

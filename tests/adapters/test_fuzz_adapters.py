@@ -45,7 +45,7 @@ HERE = Path(__file__).resolve().parent
 INSPECT_SEED = HERE / "inspect_fixtures" / "fuzz_seed" / "budget_plain.eval"
 LM_EVAL_FIXTURES = HERE / "lm_eval_fixtures"
 DATE = "2026-12-01T10-00-00.000000"
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # slow: make test runs it, make check skips it
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -44,6 +44,8 @@ ANSWER = re.compile(r"The answer is (\-?[0-9]+)")
 if str(HERE) not in sys.path:  # the shared helpers of the end-to-end modules (tests/ is not a package)
     sys.path.insert(0, str(HERE))
 import lm_eval_runs as runs_module  # noqa: E402
+
+pytestmark = pytest.mark.slow  # real framework runs: make test runs them, make check skips them
 fake_server = runs_module.load_fake_server()
 Run = runs_module.Run
 _console_script = runs_module.console_script

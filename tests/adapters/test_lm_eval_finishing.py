@@ -214,7 +214,7 @@ def test_post_hoc_fin_at_k_without_evidence_is_refused_in_one_line(runs, capsys)
     for argv in (["report", str(capped.output), "-m", "fin@1"],
                  ["compare", str(capped.output), str(runs["roomy"].output), "--baseline", "roomy", "-m", "fin@1"],
                  ["budget", str(capped.output)],
-                 ["decompose", str(capped.output), str(runs["roomy"].output), "--base", "roomy", "--model", "capped"]):
+                 ["decompose", str(capped.output), str(runs["roomy"].output), "--baseline", "roomy", "--model", "capped"]):
         code, out, err = _cli(capsys, *argv)
         assert code == 1, argv
         lines = err.strip().splitlines()
@@ -242,7 +242,7 @@ def test_compare_budget_and_decompose_use_the_same_rule(runs, capsys):
     assert code == 0, err
     fins = {row["model"]: row["fin"] for row in json.loads(out)["rows"]}
     assert fins == pytest.approx({"capped": fin_capped, "roomy": 1.0}, abs=1e-12)
-    code, out, err = _cli(capsys, "decompose", str(capped.output), str(roomy.output), "--base", "roomy", "--model",
+    code, out, err = _cli(capsys, "decompose", str(capped.output), str(roomy.output), "--baseline", "roomy", "--model",
                           "capped", "--tokenizer", TOKENIZER, "--format", "json", "--n-resamples", "200")
     assert code == 0, err
     (row,) = json.loads(out)["rows"]

@@ -32,6 +32,8 @@ if str(HERE) not in sys.path:  # the shared helpers of the end-to-end modules (t
 import lm_eval_runs as runs_module  # noqa: E402
 import lm_eval_shipped_tasks as shipped  # noqa: E402
 
+pytestmark = pytest.mark.slow  # real framework runs: make test runs them, make check skips them
+
 fake_server = runs_module.load_fake_server()
 BIN = Path(sys.executable).parent
 EPOCHS = 4

@@ -153,6 +153,7 @@ def test_all_k_drawn_invalid_abstain_scores_zero():
 # ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(small_problems())
 def test_equals_brute_force_over_all_k_subsets(problems):

@@ -113,6 +113,7 @@ def test_paired_hard_cell_mover_covers_where_studentized_differences_do_not():
     assert cell.coverage["studentized"] < 0.93, cell.coverage
 
 
+@pytest.mark.slow
 def test_u_shaped_cells_single_and_paired():
     config = _config(priors=("Beta(0.4,0.3)",), n_problems=(30,), n_samples=(1, 16), metrics=("pass@1", "pass@8"),
                      comparisons=("single", "paired"), methods=(DEFAULT_INTERVAL_METHOD,))
@@ -156,6 +157,7 @@ def test_full_run_configuration_matches_the_issue():
     assert DEFAULT_INTERVAL_METHOD in full.methods
 
 
+@pytest.mark.slow
 def test_study_script_runs_end_to_end(tmp_path, capsys):
     out = tmp_path / "table.md"
     assert study.main(["--sims", "20", "--resamples", "199", "--no-clustered", "--output", str(out)]) == 0

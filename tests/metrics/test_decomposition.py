@@ -126,6 +126,7 @@ _FIELDS = {name: name for name in ("base_pass", "model_pass", "delta", "base_fin
                                    "matched_reliability_delta")}
 
 
+@pytest.mark.slow
 @given(_pairs())
 def test_identity_and_exact_reference_on_generated_pairs(pair):
     (nb, fb, cb), (nm, fm, cm) = pair
@@ -164,6 +165,7 @@ def test_identity_holds_in_every_bootstrap_replicate(pair, seed):
         np.testing.assert_allclose(total, stats[:, _S["delta"]], rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 @given(_pairs())
 def test_swapping_the_models_negates_and_mirrors(pair):
     (nb, fb, cb), (nm, fm, cm) = pair
@@ -180,6 +182,7 @@ def test_swapping_the_models_negates_and_mirrors(pair):
     assert backward.lone_wins_model.estimate == pytest.approx(forward.lone_wins_base.estimate, abs=1e-12)
 
 
+@pytest.mark.slow
 @given(_pairs(), st.randoms(use_true_random=False))
 def test_permuting_problems_changes_no_estimate(pair, random):
     (nb, fb, cb), (nm, fm, cm) = pair
@@ -355,6 +358,7 @@ def test_fresh_entropy_is_recorded_and_reproduces_the_result():
     assert again == d
 
 
+@pytest.mark.slow
 @given(_pairs(), st.randoms(use_true_random=False), st.sampled_from(["bootstrap", "bca"]), st.booleans())
 def test_permuting_problems_and_clusters_changes_no_interval(pair, random, method, clustered):
     # C4c: at a fixed seed, every interval (own bootstrap, score, linear terms) is the same for the
@@ -441,6 +445,7 @@ def _coverage_module():
     return module
 
 
+@pytest.mark.slow
 def test_seeded_coverage_of_f_p_and_reach_at_100_problems():
     """Reduced run of scripts/budget_coverage.py (full: ``python scripts/budget_coverage.py --full``)."""
     study = _coverage_module()

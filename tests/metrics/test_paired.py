@@ -144,6 +144,7 @@ def test_p_values_of_bootstrap_methods():
         assert same.contains(0.0)
 
 
+@pytest.mark.slow
 @given(st.integers(0, 10_000), st.sampled_from(["studentized", "bootstrap", "bca", "mover"]))
 def test_p_value_agrees_with_interval(seed, method):
     rng = np.random.default_rng(seed)
@@ -381,6 +382,7 @@ def test_a_model_constant_inside_the_range_has_limits_of_width_zero():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @given(st.integers(0, 10_000), st.sampled_from(METHODS + ["clustered-t"]), st.booleans())
 def test_p_value_inverts_the_shown_interval_at_every_level(seed, method, clustered):
     # p < 1 - level exactly when the interval at that level excludes 0, for every paired method,

@@ -86,6 +86,7 @@ def test_exact_coverage_over_trinomials_at_30_pairs():
     assert worst_t < 0.93
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=5, max_size=60))
 def test_properties_on_zero_one_values(pairs):

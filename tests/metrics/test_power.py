@@ -45,7 +45,7 @@ def test_required_problems_formula_with_st13():
 )
 def test_mde_and_required_problems_are_inverse(delta, omega2, sigma2, k, alpha, power):
     kwargs = dict(between_variance=omega2 + 1e-4, within_variance_a=sigma2, within_variance_b=sigma2,
-                  samples_per_problem_a=k, samples_per_problem_b=k, significance_level=alpha, power=power)
+                  samples_per_problem_a=k, samples_per_problem_b=k, confidence_level=1 - alpha, power=power)
     n = required_problems(delta, **kwargs)
     assert minimum_detectable_effect(n, **kwargs) <= delta * (1 + 1e-9)
     if n > 1:
@@ -85,8 +85,8 @@ def test_power_iv():
         required_problems(0.1, between_variance=0.1, samples_per_problem_a=0)
     with pytest.raises(ValueError, match="`power` must be < 1"):
         required_problems(0.1, between_variance=0.1, power=1)
-    with pytest.raises(ValueError, match="`significance_level` must be > 0"):
-        minimum_detectable_effect(100, between_variance=0.1, significance_level=0)
+    with pytest.raises(ValueError, match="`confidence_level` must be < 1"):
+        minimum_detectable_effect(100, between_variance=0.1, confidence_level=1)
     with pytest.raises(ValueError, match="variance of the per-problem difference is 0"):
         minimum_detectable_effect(100, between_variance=0.0)
     with pytest.raises(ValueError, match="`n_problems` must be > 0"):
@@ -119,7 +119,7 @@ def test_icc_forms_agree_with_literal_anova():
     matrix = (rng.random((30, 6)) < rng.beta(1, 1, size=30)[:, None]).astype(int)
     expected = _literal_icc(matrix.tolist())
     assert icc(matrix) == pytest.approx(expected, rel=1e-10)
-    assert icc(n_correct=matrix.sum(axis=1), n_samples=np.full(30, 6)) == pytest.approx(expected, rel=1e-10)
+    assert icc(n_samples=np.full(30, 6), n_correct=matrix.sum(axis=1)) == pytest.approx(expected, rel=1e-10)
     # unbalanced, long format, non-binary scores
     sizes = rng.integers(1, 7, size=25)
     groups = np.repeat([f"q{i}" for i in range(25)], sizes)
@@ -130,7 +130,7 @@ def test_icc_forms_agree_with_literal_anova():
     n = rng.integers(2, 9, size=40)
     c = rng.binomial(n, rng.beta(2, 2, size=40))
     expected = _literal_icc([[1] * ci + [0] * (ni - ci) for ni, ci in zip(n, c)])
-    assert icc(n_correct=c, n_samples=n) == pytest.approx(expected, rel=1e-10)
+    assert icc(n_samples=n, n_correct=c) == pytest.approx(expected, rel=1e-10)
 
 
 def test_icc_estimates_var_p_over_pbar_qbar():
@@ -138,7 +138,7 @@ def test_icc_estimates_var_p_over_pbar_qbar():
     rng = np.random.default_rng(2)
     p = rng.beta(2, 2, size=20_000)
     c = rng.binomial(10, p)
-    assert icc(n_correct=c, n_samples=np.full(p.size, 10)) == pytest.approx(0.2, abs=0.01)
+    assert icc(n_samples=np.full(p.size, 10), n_correct=c) == pytest.approx(0.2, abs=0.01)
 
 
 def test_design_effect_matches_variance_inflation():
@@ -158,11 +158,11 @@ def test_icc_and_design_effect_iv():
     with pytest.raises(ValueError, match="either `values`"):
         icc()
     with pytest.raises(ValueError, match="either `values`"):
-        icc([[1, 0]], n_correct=[1], n_samples=[2])
+        icc([[1, 0]], n_samples=[2], n_correct=[1])
     with pytest.raises(ValueError, match="at least 2 problems"):
         icc([[1, 0, 1]])
     with pytest.raises(ValueError, match="2 or more samples"):
-        icc(n_correct=[1, 0], n_samples=[1, 1])
+        icc(n_samples=[1, 1], n_correct=[1, 0])
     with pytest.raises(ValueError, match="must be finite"):
         icc([[1, float("nan")], [0, 1]])
     with pytest.warns(DegenerateIntervalWarning, match="identical"):
@@ -192,8 +192,8 @@ def test_power_inputs_from_pilot_recover_the_truth():
     assert inputs.within_variance_b == pytest.approx((p_b * (1 - p_b)).mean(), rel=0.03)
     assert (inputs.samples_per_problem_a, inputs.samples_per_problem_b, inputs.n_problems) == (8.0, 4.0, n_problems)
     assert inputs.mean_difference == pytest.approx((p_a - p_b).mean(), abs=0.01)
-    from_counts = power_inputs_from_pilot(n_correct_a=a.sum(1), n_samples_a=np.full(n_problems, k),
-                                          n_correct_b=b.sum(1), n_samples_b=np.full(n_problems, 4))
+    from_counts = power_inputs_from_pilot(n_samples_a=np.full(n_problems, k), n_correct_a=a.sum(1),
+                                          n_samples_b=np.full(n_problems, 4), n_correct_b=b.sum(1))
     assert from_counts.power_kwargs() == pytest.approx(inputs.power_kwargs())
     # the pilot's own paired SE agrees with the formula's variance at the pilot's K
     observed = paired_difference(a.mean(1), b.mean(1), method="t")
@@ -226,9 +226,9 @@ def test_power_inputs_iv():
     with pytest.raises(ValueError, match="same problems"):
         power_inputs_from_pilot([[1, 0], [0, 1]], [[1, 0], [0, 1], [1, 1]])
     with pytest.raises(ValueError, match="fewer than 2 samples"):
-        power_inputs_from_pilot(n_correct_a=[1, 0], n_samples_a=[1, 2], n_correct_b=[1, 1], n_samples_b=[2, 2])
+        power_inputs_from_pilot(n_samples_a=[1, 2], n_correct_a=[1, 0], n_samples_b=[2, 2], n_correct_b=[1, 1])
     with pytest.raises(ValueError, match="give all four"):
-        power_inputs_from_pilot(n_correct_a=[1, 0], n_samples_a=[2, 2])
+        power_inputs_from_pilot(n_samples_a=[2, 2], n_correct_a=[1, 0])
 
 
 def test_ragged_pilot_uses_the_harmonic_mean_of_samples_per_problem():
@@ -242,7 +242,7 @@ def test_ragged_pilot_uses_the_harmonic_mean_of_samples_per_problem():
     n_a = rng.choice([2, 32], size=n_problems)
     n_b = np.full(n_problems, 4)
     c_a, c_b = rng.binomial(n_a, p_a), rng.binomial(n_b, p_b)
-    inputs = power_inputs_from_pilot(n_correct_a=c_a, n_samples_a=n_a, n_correct_b=c_b, n_samples_b=n_b)
+    inputs = power_inputs_from_pilot(n_samples_a=n_a, n_correct_a=c_a, n_samples_b=n_b, n_correct_b=c_b)
     harmonic = n_problems / (1.0 / n_a).sum()
     assert inputs.samples_per_problem_a == pytest.approx(harmonic, rel=1e-12) and 3.6 < harmonic < 3.9
     assert inputs.samples_per_problem_b == 4.0

@@ -42,7 +42,7 @@ def test_crossover_issue_example_json_and_plot(run_cli, write_jsonl, tmp_path):
     # issue #18: base (0.5, 0.02) against tuned (0.95, 0) cross between k = 3 and 4 (n = 100)
     path = write_jsonl(records_from_counts("base", 100, [50, 2]) + records_from_counts("tuned", 100, [95, 0]))
     plot = tmp_path / "crossover.png"
-    code, out, err = run_cli("crossover", path, "--base", "base", "--model", "tuned", "--format", "json",
+    code, out, err = run_cli("crossover", path, "--baseline", "base", "--model", "tuned", "--format", "json",
                              "--n-resamples", "200", "--plot", plot)
     assert code == 0, err
     data = json.loads(out)
@@ -65,7 +65,7 @@ def test_crossover_simulation_with_known_truth_and_unpaired_problems(run_cli, wr
                              < np.mean(1 - (1 - p_base[:, None]) ** ks, axis=0))])
     records = records_from_probabilities({"base": p_base, "rl": p_model}, 32)
     records += [dict(r, problem_id="extra") for r in records_from_counts("base", 32, [5])]
-    code, out, err = run_cli("crossover", write_jsonl(records), "--base", "base", "--model", "rl",
+    code, out, err = run_cli("crossover", write_jsonl(records), "--baseline", "base", "--model", "rl",
                              "--n-resamples", "500")
     assert code == 0, err
     assert "1 problem only under 'base' left out (not paired): extra" in out
@@ -77,13 +77,13 @@ def test_crossover_simulation_with_known_truth_and_unpaired_problems(run_cli, wr
 def test_crossover_share_of_a_gap_indistinguishable_from_zero_is_undefined(run_cli, write_jsonl):
     # the issue example near its crossing: base - model = +0.01 at k = 4 with lost = +0.039 ("394%" before)
     path = write_jsonl(records_from_counts("base", 100, [50, 2]) + records_from_counts("tuned", 100, [95, 0]))
-    code, out, err = run_cli("crossover", path, "--base", "base", "--model", "tuned", "--n-resamples", "200")
+    code, out, err = run_cli("crossover", path, "--baseline", "base", "--model", "tuned", "--n-resamples", "200")
     assert code == 0, err
     row = next(line.split() for line in out.splitlines() if line.split()[:1] == ["4"])
     assert row[-2:] == ["undefined", "undefined"] and "%" not in out.split("gained share")[1].split("lost /")[0]
     assert "lost / gained share undefined at k = 1, 2, 3, 4, 8, 16, 32, 64, 100: gap indistinguishable from 0 " \
            "(its 95% interval holds 0)" in out
-    code, out, err = run_cli("crossover", path, "--base", "base", "--model", "tuned", "--n-resamples", "200",
+    code, out, err = run_cli("crossover", path, "--baseline", "base", "--model", "tuned", "--n-resamples", "200",
                              "--format", "json")
     curve = {entry["k"]: entry for entry in json.loads(out)["curves"]}
     assert curve[4]["share_lost"] is None and curve[4]["share_undefined"] == "gap indistinguishable from 0"
@@ -92,9 +92,9 @@ def test_crossover_share_of_a_gap_indistinguishable_from_zero_is_undefined(run_c
 
 def test_crossover_usage_errors(run_cli, write_jsonl):
     path = write_jsonl(records_from_counts("base", 4, [1, 2]) + records_from_counts("rl", 4, [3, 0]))
-    code, _, err = run_cli("crossover", path, "--base", "base", "--model", "nope")
+    code, _, err = run_cli("crossover", path, "--baseline", "base", "--model", "nope")
     assert code == 2 and "'nope' is not in the input" in err
-    code, _, err = run_cli("crossover", path, "--base", "base", "--model", "base")
+    code, _, err = run_cli("crossover", path, "--baseline", "base", "--model", "base")
     assert code == 2 and "the same model" in err
 
 
@@ -243,3 +243,21 @@ def test_two_models_get_the_estimate_only_when_one_was_selected(run_cli, write_j
     assert "selection_bias" not in json.loads(out)
     code, out, _ = run_cli("report", path, "--format", "json", "--selected-on-this-set", "a")
     assert json.loads(out)["selection_bias"][0]["n_models"] == 2
+
+
+@pytest.mark.parametrize("command, extra", [("crossover", []), ("decompose", ["--budgets", "as-run"])])
+def test_the_old_base_flag_still_names_the_baseline(run_cli, write_jsonl, command, extra):
+    # --baseline on every command that compares two models; --base, hidden, keeps its meaning and says so
+    records = records_from_counts("base", 4, [1, 2, 3]) + records_from_counts("rl", 4, [3, 0, 4])
+    path = write_jsonl([dict(record, finished=True) for record in records])
+    common = [command, path, "--model", "rl", "--n-resamples", "50", "--format", "json", *extra]
+    code, new, err = run_cli(*common, "--baseline", "base")
+    assert code == 0 and "deprecated" not in err, err
+    code, old, err = run_cli(*common, "--base", "base")
+    assert code == 0 and old == new
+    assert "kpass: --base is deprecated and will be removed; use --baseline\n" in err
+    assert "--base " not in run_cli(command, "--help")[1]
+    code, _, err = run_cli(*common, "--base", "rl")
+    assert code == 2 and "--baseline" in err and "same model" in err
+    code, _, err = run_cli(command, path, "--model", "rl")
+    assert code == 2 and "--baseline" in err and "--base " not in err

@@ -47,6 +47,7 @@ def _big_jsonl(path: pathlib.Path, n_problems: int) -> pathlib.Path:
     return path
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_the_duckdb_reduction_is_one_line_exit_130_and_leaves_no_temporaries(tmp_path):
     data = _big_jsonl(tmp_path / "big.jsonl", 150_000)  # 2.4M lines: the reduction runs for seconds
     spill = tmp_path / "spill"
@@ -139,6 +140,7 @@ def test_hostile_option_values_are_one_line_exit_2(run_cli, args, message):
     assert "Traceback" not in err and message in err.splitlines()[-1], err
 
 
+@pytest.mark.slow
 def test_every_option_of_every_subcommand_survives_hostile_values(run_cli):
     """The audit of #34: each option of each subcommand given each hostile value is a result or
     one error line (exit 1 or 2), never an exception out of ``main``."""

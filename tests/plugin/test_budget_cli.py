@@ -62,7 +62,7 @@ def _run(capsys, *argv):
 
 
 def test_decompose_reproduces_the_published_prorl_figures(prorl_file, capsys, tmp_path):
-    code, out, err = _run(capsys, "decompose", prorl_file, "--base", "base", "--model", "rl",
+    code, out, err = _run(capsys, "decompose", prorl_file, "--baseline", "base", "--model", "rl",
                           "--budgets", "4096,8k,16384", "--format", "json", "--n-resamples", "400")
     assert code == 0, err
     rows = {row["budget"]: row for row in json.loads(out)["rows"]}
@@ -77,7 +77,7 @@ def test_decompose_reproduces_the_published_prorl_figures(prorl_file, capsys, tm
             total = row[f"finishing_{attribution}"] + row[f"reliability_{attribution}"] + row["reach"]
             assert total == pytest.approx(row["delta"], abs=1e-12)
     # the human-readable table shows the same figures
-    code, out, _ = _run(capsys, "decompose", prorl_file, "--base", "base", "--model", "rl", "--budgets", "8192",
+    code, out, _ = _run(capsys, "decompose", prorl_file, "--baseline", "base", "--model", "rl", "--budgets", "8192",
                         "--n-resamples", "200", "--plot", tmp_path / "decompose.png")
     assert code == 0
     assert "fin@1 base                 0.4500" in out and "fin@1 model                0.9900" in out
@@ -183,23 +183,23 @@ def test_tokenizer_gives_answer_positions_from_text(tmp_path, capsys):
 
 
 def test_decompose_errors(prorl_file, tmp_path, capsys):
-    code, _, err = _run(capsys, "decompose", prorl_file, "--base", "base", "--model", "gpt")
+    code, _, err = _run(capsys, "decompose", prorl_file, "--baseline", "base", "--model", "gpt")
     assert code == 2 and "no such model" in err and "base, rl" in err
-    code, _, err = _run(capsys, "decompose", prorl_file, "--base", "base", "--model", "rl", "--budgets", "32768")
+    code, _, err = _run(capsys, "decompose", prorl_file, "--baseline", "base", "--model", "rl", "--budgets", "32768")
     assert code == 1 and "budget 32768 is beyond what was generated" in err and "16384 tokens" in err
     assert "prorl.jsonl line" in err and "'p0002'" in err
-    code, _, err = _run(capsys, "decompose", prorl_file, "--base", "base", "--model", "rl", "--budgets", "4k,x")
+    code, _, err = _run(capsys, "decompose", prorl_file, "--baseline", "base", "--model", "rl", "--budgets", "4k,x")
     assert code == 2
-    code, _, err = _run(capsys, "decompose", prorl_file, "--base", "base", "--model", "rl", "--plot", tmp_path / "a.pdf")
+    code, _, err = _run(capsys, "decompose", prorl_file, "--baseline", "base", "--model", "rl", "--plot", tmp_path / "a.pdf")
     assert code == 2 and ".png or .svg" in err
     # unmatched problems need --intersect
     lines = prorl_file.read_text().splitlines()
     partial = tmp_path / "partial.jsonl"
     partial.write_text("\n".join(line for line in lines if '"p0999"' not in line or '"rl"' not in line) + "\n")
-    code, _, err = _run(capsys, "decompose", partial, "--base", "base", "--model", "rl", "--budgets", "8192",
+    code, _, err = _run(capsys, "decompose", partial, "--baseline", "base", "--model", "rl", "--budgets", "8192",
                         "--n-resamples", "50")
     assert code == 1 and "only in base (first: ['p0999'])" in err
-    code, out, err = _run(capsys, "decompose", partial, "--base", "base", "--model", "rl", "--budgets", "8192",
+    code, out, err = _run(capsys, "decompose", partial, "--baseline", "base", "--model", "rl", "--budgets", "8192",
                           "--n-resamples", "50", "--intersect", "--format", "csv")
     assert code == 0, err
     assert next(csv.DictReader(out.splitlines()))["n_problems"] == "999"
@@ -209,7 +209,7 @@ def test_cluster_bootstrap_through_the_cli(prorl_file, tmp_path, capsys):
     records = [dict(r, subject=f"s{int(r['problem_id'][1:]) % 20}") for r in prorl_like_records(200)]
     path = tmp_path / "clustered.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    code, out, err = _run(capsys, "decompose", path, "--base", "base", "--model", "rl", "--budgets", "8192",
+    code, out, err = _run(capsys, "decompose", path, "--baseline", "base", "--model", "rl", "--budgets", "8192",
                           "--cluster-by", "subject", "--format", "json", "--n-resamples", "200")
     assert code == 0, err
     row = json.loads(out)["rows"][0]

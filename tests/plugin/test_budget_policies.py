@@ -60,7 +60,7 @@ def test_every_warning_becomes_a_note(run_cli, write_jsonl):
     code, out, err = run_cli("budget", path, "--cluster-by", "subject", "--n-resamples", "200", "--format", "csv")
     assert code == 0 and "kpass: note: model 'm', task 't': only 4 clusters" in err  # a CSV has no room for notes
     two = write_jsonl(ragged_records(models=("a", "b"), subject=lambda j: f"s{j % 4}"), name="two.jsonl")
-    data, _ = run_json(run_cli, "decompose", two, "--base", "a", "--model", "b", "--cluster-by", "subject",
+    data, _ = run_json(run_cli, "decompose", two, "--baseline", "a", "--model", "b", "--cluster-by", "subject",
                        "--n-resamples", "50")
     assert any(note.startswith("task 't': ") and "clusters" in note for note in data["notes"]), data["notes"]
 
@@ -77,7 +77,7 @@ def test_the_readers_notes_reach_budget_and_decompose(run_cli, write_jsonl, monk
     monkeypatch.setattr(readers, "read_samples", read_with_notes)
     data, _ = run_json(run_cli, "budget", path, "--n-resamples", "50")
     assert data["notes"][0] == "run.eval: 2 epochs left out"
-    data, _ = run_json(run_cli, "decompose", path, "--base", "a", "--model", "b", "--n-resamples", "50")
+    data, _ = run_json(run_cli, "decompose", path, "--baseline", "a", "--model", "b", "--n-resamples", "50")
     assert data["notes"][0] == "run.eval: 2 epochs left out"
 
 
@@ -104,7 +104,7 @@ def test_k_above_some_n_excludes_and_lists_those_problems(run_cli, write_jsonl):
 
 def test_decompose_uses_the_seed_and_resamples_of_report(run_cli, write_jsonl):
     path = write_jsonl(ragged_records(models=("a", "b"), n_problems=12))
-    data, _ = run_json(run_cli, "decompose", path, "--base", "a", "--model", "b")
+    data, _ = run_json(run_cli, "decompose", path, "--baseline", "a", "--model", "b")
     (row,) = data["rows"]
     assert row["n_resamples"] == 10_000
 
@@ -116,5 +116,5 @@ def test_budget_json_has_rows_exclusions_and_notes(run_cli, write_jsonl):
     data, _ = run_json(run_cli, "decompose", write_jsonl(make_records(model="a", finished=True, output_tokens=10)
                                                          + make_records(model="b", finished=True, output_tokens=10),
                                                          name="two.jsonl"),
-                       "--base", "a", "--model", "b", "--n-resamples", "50")
+                       "--baseline", "a", "--model", "b", "--n-resamples", "50")
     assert sorted(data) == ["notes", "rows"]

@@ -33,7 +33,7 @@ from kpass.data.engines import EngineOptions, reduce_samples
 from kpass.data.reduction import Needs
 from kpass.errors import DataError
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]  # slow: make test runs it, make check skips it
 
 METRICS = "pass@1 pass@2 cons@2 fin@1 cot-pass@1[rule=majority] pass@1(B=15)"
 BY = ("model",)
@@ -221,7 +221,7 @@ def outcome(path: str, engine: str, options: EngineOptions = NO_OPTIONS) -> tupl
         else:
             source = reduce_samples([path], Needs.for_specs(specs, by=BY, cluster_by=CLUSTER), engine=engine,
                                     options=options)
-        report = kpass.compute_report(source, specs, by=BY, cluster_by=CLUSTER, n_resamples=200)
+        report = kpass.compute_report(source, specs, by=BY, cluster_by=CLUSTER, n_resamples=200, rng=0)
     except DataError as error:
         return "error", str(error)
     return "report", _summary(report)
@@ -317,9 +317,9 @@ def test_a_glob_of_many_small_files_on_the_default_engine(tmp_path):
     pattern = str(tmp_path / "part-*.jsonl")
     specs = kpass.parse_metric_specs(METRICS)
     expected = kpass.compute_report(kpass.read_samples(sorted(tmp_path.glob("part-*.jsonl"))), specs, by=BY,
-                                    cluster_by=CLUSTER, n_resamples=200)
+                                    cluster_by=CLUSTER, n_resamples=200, rng=0)
     statistics = reduce_samples([pattern], Needs.for_specs(specs, by=BY, cluster_by=CLUSTER), engine="duckdb")
-    got = kpass.compute_report(statistics, specs, by=BY, cluster_by=CLUSTER, n_resamples=200)
+    got = kpass.compute_report(statistics, specs, by=BY, cluster_by=CLUSTER, n_resamples=200, rng=0)
     assert got.rows[0].n_problems == DUCKDB_MAX_FILES + 4
     assert _same_numbers(_summary(got), _summary(expected))
 

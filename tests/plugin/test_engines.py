@@ -94,11 +94,11 @@ def test_three_engines_give_the_same_statistics_and_reports(tmp_path, fmt, spark
     needs = Needs.for_specs(kpass.parse_metric_specs(METRICS), by=by, cluster_by="task")
     assert needs.finished and needs.answer_classes and needs.cot and needs.budgets == (10, 11)
     reference = statistics_from_table(numpy_table, needs)
-    expected = kpass.compute_report(numpy_table, METRICS, by=by, cluster_by="task")
+    expected = kpass.compute_report(numpy_table, METRICS, by=by, cluster_by="task", rng=0)
     for engine in ("duckdb", "spark"):
         statistics = reduce_samples(paths, needs, engine=engine, options=EngineOptions(spark=spark_session))
         assert statistics.differences(reference) == [], engine
-        _reports_equal(kpass.compute_report(statistics, METRICS, by=by, cluster_by="task"), expected)
+        _reports_equal(kpass.compute_report(statistics, METRICS, by=by, cluster_by="task", rng=0), expected)
     assert reference.class_counts.shape[1] >= 2 and reference.cot_correct["all"].sum() > 0
     # answers of unfinished generations abstain by default and vote with cut=vote: the two differ
     assert reference.n_cut_answers.sum() > 0
@@ -175,12 +175,12 @@ def test_every_validation_error_is_the_same_on_every_engine(tmp_path, case, engi
     else:
         path = _write(tmp_path, records, fmt)
     specs = kpass.parse_metric_specs(metrics)
-    expected = _error(lambda: kpass.compute_report(kpass.read_samples(path), specs, by=by, cluster_by=cluster_by))
+    expected = _error(lambda: kpass.compute_report(kpass.read_samples(path), specs, by=by, cluster_by=cluster_by, rng=0))
     assert str(path) in expected, expected  # every error names the file
     needs = Needs.for_specs(specs, by=by, cluster_by=cluster_by)
     got = _error(lambda: kpass.compute_report(
         reduce_samples([path], needs, engine=engine, options=EngineOptions(spark=spark_session)), specs, by=by,
-        cluster_by=cluster_by))
+        cluster_by=cluster_by, rng=0))
     assert got == expected, (engine, name)
 
 
@@ -336,11 +336,11 @@ def test_plugin_family_without_statistics_runs_on_numpy_by_default():
 
 # every command that reads samples: the same JSON on numpy, DuckDB and Spark, the same error
 _COMMANDS = {
-    "crossover": ["--base", "a", "--model", "b", "--n-resamples", "200"],
+    "crossover": ["--baseline", "a", "--model", "b", "--n-resamples", "200"],
     "frontier": ["-m", "pass@1,2", "cons@2", "pass@1(B=11)", "--n-resamples", "200"],
     "leaderboard": ["-m", "pass@1", "cons@2", "--no-budget-curves", "--n-resamples", "200"],
     "budget": ["--budgets", "as-run,10,11", "-k", "1,2", "--cluster-by", "subject", "--n-resamples", "200"],
-    "decompose": ["--base", "a", "--model", "b", "--budgets", "as-run,11", "--n-resamples", "200"],
+    "decompose": ["--baseline", "a", "--model", "b", "--budgets", "as-run,11", "--n-resamples", "200"],
 }
 
 
@@ -369,7 +369,7 @@ def test_budget_rules_and_what_needs_the_samples(run_cli, tmp_path):
     path = _write(tmp_path, records, "jsonl")
     unknown = _write(tmp_path, [dict(r, output_tokens=None) if i == 5 else r for i, r in enumerate(records)],
                      "jsonl", "null-tokens")
-    for command, file, extra in (("budget", path, ["--budgets", "12"]), ("decompose", path, ["--base", "a", "--model",
+    for command, file, extra in (("budget", path, ["--budgets", "12"]), ("decompose", path, ["--baseline", "a", "--model",
                                  "b", "--budgets", "as-run,50"]), ("frontier", unknown, []), ("budget", unknown,
                                  ["--budgets", "10"])):
         got = [run_cli(command, file, *extra, "--engine", engine) for engine in ("numpy", "duckdb")]
@@ -399,9 +399,9 @@ def test_sample_indices_past_the_bitmask_words_are_counted_exactly(tmp_path, fmt
                          ("gap", [r for r in good if not (r["problem_id"] == "p1" and r["sample_index"] == 270)]),
                          ("negative", [r if r["sample_index"] != 0 else dict(r, sample_index=-5) for r in good])]:
         path = _write(tmp_path, broken, fmt, name=name)
-        message = _error(lambda path=path: kpass.compute_report(kpass.read_samples(path), specs, by=("model",)))
+        message = _error(lambda path=path: kpass.compute_report(kpass.read_samples(path), specs, by=("model",), rng=0))
         assert _error(lambda path=path: kpass.compute_report(reduce_samples([path], needs, engine="duckdb"), specs,
-                                                   by=("model",))) == message, name
+                                                   by=("model",), rng=0)) == message, name
 
 
 def test_spark_temporary_parent_is_created_or_named(tmp_path):
@@ -443,7 +443,7 @@ def test_cons_at_k_counts_the_answers_whose_finished_is_unknown_on_every_engine(
     path = _write(tmp_path, records, "jsonl")
     metrics = "cons@3 cons@3[cut=vote]"
     needs = Needs.for_specs(kpass.parse_metric_specs(metrics))
-    expected = kpass.compute_report(load_samples([path], None, engine="numpy"), metrics)
+    expected = kpass.compute_report(load_samples([path], None, engine="numpy"), metrics, rng=0)
     import re
 
     def counted(pattern):  # summed over the report's rows (one per model and task)
@@ -455,7 +455,7 @@ def test_cons_at_k_counts_the_answers_whose_finished_is_unknown_on_every_engine(
     for engine in ("duckdb", "spark"):
         statistics = reduce_samples([path], needs, engine=engine, options=EngineOptions(spark=spark_session))
         assert statistics.n_unknown_answers.sum() == unknown, engine
-        _reports_equal(kpass.compute_report(statistics, metrics), expected)
+        _reports_equal(kpass.compute_report(statistics, metrics, rng=0), expected)
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
@@ -476,12 +476,12 @@ def test_three_engines_carry_the_judge(tmp_path, fmt, spark_session):
     needs = Needs.for_specs(kpass.parse_metric_specs(metrics), by=by)
     numpy_table = load_samples([path], needs, engine="numpy")
     reference = statistics_from_table(numpy_table, needs)
-    expected = kpass.compute_report(numpy_table, metrics, by=by)
+    expected = kpass.compute_report(numpy_table, metrics, by=by, rng=0)
     judges = {row.group: row.judge for row in expected.rows}
     assert judges == {(("model", "a"), ("task", "code")): "math_verify", (("model", "a"), ("task", "math")): "exact_match",
                       (("model", "b"), ("task", "code")): "math_verify",
                       (("model", "b"), ("task", "math")): "exact_match, zz_judge"}, judges  # not llm_judge
-    pooled = {row.group: row.judge for row in kpass.compute_report(numpy_table, "pass@1", by=("model",)).rows}
+    pooled = {row.group: row.judge for row in kpass.compute_report(numpy_table, "pass@1", by=("model",), rng=0).rows}
     assert pooled == {(("model", "a"),): "exact_match, math_verify",
                       (("model", "b"),): "exact_match, math_verify, zz_judge"}, pooled
     compared = [(row.judge, row.judge_baseline) for row in kpass.compute_comparison(numpy_table, "pass@1", by=("task",),
@@ -490,11 +490,11 @@ def test_three_engines_carry_the_judge(tmp_path, fmt, spark_session):
     for engine in ("duckdb", "spark"):
         statistics = reduce_samples([path], needs, engine=engine, options=EngineOptions(spark=spark_session))
         assert statistics.differences(reference) == [], engine
-        assert {row.group: row.judge for row in kpass.compute_report(statistics, metrics, by=by).rows} == judges, engine
-        assert {row.group: row.judge for row in kpass.compute_report(statistics, "pass@1", by=("model",)).rows} == pooled
+        assert {row.group: row.judge for row in kpass.compute_report(statistics, metrics, by=by, rng=0).rows} == judges, engine
+        assert {row.group: row.judge for row in kpass.compute_report(statistics, "pass@1", by=("model",), rng=0).rows} == pooled
         assert [(row.judge, row.judge_baseline) for row in kpass.compute_comparison(
             statistics, "pass@1", by=("task",), baseline="a", rng=0).rows] == compared, engine
     plain = _write(tmp_path, _records(), fmt, "plain")
     for engine in ("numpy", "duckdb", "spark"):
         table = load_samples([plain], needs, engine=engine, options=EngineOptions(spark=spark_session))
-        assert {row.judge for row in kpass.compute_report(table, metrics, by=by).rows} == {None}, engine
+        assert {row.judge for row in kpass.compute_report(table, metrics, by=by, rng=0).rows} == {None}, engine

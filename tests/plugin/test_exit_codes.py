@@ -42,9 +42,9 @@ def test_method_is_checked_before_any_file_is_read(run_cli, tmp_path):
 def test_python_api_raises_usage_errors_that_are_value_errors():
     pm = kpass.make_plugin_manager(load_entry_points=False)
     table = kpass.SampleTable.from_records(make_records(model="a") + make_records(model="b"), source="mem")
-    for call in (lambda: kpass.compute_report(table, "pass@1", method="magic", plugin_manager=pm),
-                 lambda: kpass.compute_comparison(table, "pass@1", baseline="zzz", plugin_manager=pm),
-                 lambda: kpass.compute_comparison(table, "pass@1", baseline="a", models=["q"], plugin_manager=pm)):
+    for call in (lambda: kpass.compute_report(table, "pass@1", method="magic", plugin_manager=pm, rng=0),
+                 lambda: kpass.compute_comparison(table, "pass@1", baseline="zzz", plugin_manager=pm, rng=0),
+                 lambda: kpass.compute_comparison(table, "pass@1", baseline="a", models=["q"], plugin_manager=pm, rng=0)):
         with pytest.raises(kpass.UsageError) as error:
             call()
         assert isinstance(error.value, ValueError)
@@ -130,7 +130,7 @@ def test_one_intersect_flag_for_compare_and_decompose(run_cli, write_jsonl):
         code, out, err = run_cli("compare", path, "-b", "a", "--method", "t", flag, "-f", "json")
         assert code == 0, err
         outputs.append(json.loads(out)["rows"])
-        code, _, err = run_cli("decompose", path, "--base", "a", "--model", "b", "--n-resamples", "20", flag)
+        code, _, err = run_cli("decompose", path, "--baseline", "a", "--model", "b", "--n-resamples", "20", flag)
         assert code == 0, err
     assert outputs[0] == outputs[1]
 

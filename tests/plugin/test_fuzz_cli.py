@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fuzzing import (FUZZ_CLI, VALID_CSV, VALID_JSONL, assert_one_line_contract, json_mutated, mutated, parquet_bytes,
                      run_kpass, write_temporary)
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]  # slow: make test runs it, make check skips it
 
 #: every per-problem statistic: answer classes, finish, chain-of-thought verdicts, a token budget,
 #: clusters; few resamples (the interval is not what is tested).

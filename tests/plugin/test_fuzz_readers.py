@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fuzzing import (FUZZ, VALID_CSV, VALID_JSONL, assert_table_or_kpass_error, mutated, parquet_bytes,
                      write_temporary)
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # slow: make test runs it, make check skips it
 
 
 def read_bytes(data: bytes, suffix: str):

@@ -210,19 +210,19 @@ def test_rank_intervals_reproducible_and_all_equal_models():
 
 def test_rank_intervals_iv():
     with pytest.raises(ValueError, match="shape"):
-        rank_intervals([1.0, 2.0])
+        rank_intervals([1.0, 2.0], rng=0)
     with pytest.raises(ValueError, match="finite.*\\(1, 2\\)"):
-        rank_intervals([[0.0, 0.0, 0.0], [0.0, 0.0, math.nan]])
+        rank_intervals([[0.0, 0.0, 0.0], [0.0, 0.0, math.nan]], rng=0)
     with pytest.raises(ValueError, match="two problems"):
-        rank_intervals([[0.0], [1.0]])
+        rank_intervals([[0.0], [1.0]], rng=0)
     with pytest.raises(ValueError, match="`models` has 1 names for 2 rows"):
-        rank_intervals([[0.0, 1.0], [1.0, 0.0]], models=["a"])
+        rank_intervals([[0.0, 1.0], [1.0, 0.0]], models=["a"], rng=0)
     with pytest.raises(ValueError, match="`clusters` must have shape \\(2,\\)"):
-        rank_intervals([[0.0, 1.0]], clusters=["a"])
+        rank_intervals([[0.0, 1.0]], clusters=["a"], rng=0)
     with pytest.raises(ValueError, match="`n_resamples`"):
-        rank_intervals([[0.0, 1.0]], n_resamples=0)
+        rank_intervals([[0.0, 1.0]], n_resamples=0, rng=0)
     with pytest.raises(ValueError, match="`confidence_level`"):
-        rank_intervals([[0.0, 1.0]], confidence_level=1.0)
+        rank_intervals([[0.0, 1.0]], confidence_level=1.0, rng=0)
 
 
 @settings(max_examples=40)
@@ -294,7 +294,7 @@ def four_models():
 def test_cells_equal_compute_report(four_models):
     from kpass import compute_report
 
-    board = build_leaderboard(four_models, "pass@1,4", n_resamples=400, curves=False)
+    board = build_leaderboard(four_models, "pass@1,4", n_resamples=400, curves=False, rng=0)
     report = compute_report(four_models, "pass@1,4", rng=0, n_resamples=400)
     for entry in board.data["models"]:
         for metric in ("pass@1", "pass@4"):
@@ -344,7 +344,7 @@ def test_leaderboard_rank_intervals_equal_literal_loop(four_models, cluster_by):
 def test_leaderboard_identical_models_share_every_rank():
     records = make_records(ABILITIES, seed=1)
     records += copy_model(records, "beta", "beta-copy")
-    board = build_leaderboard(sample_table(records), "pass@1,4", n_resamples=300, curves=False)
+    board = build_leaderboard(sample_table(records), "pass@1,4", n_resamples=300, curves=False, rng=0)
     for column in ("pass@1", "pass@4"):
         result = board.ranks[column]
         a, b = result.models.index("beta"), result.models.index("beta-copy")
@@ -363,7 +363,7 @@ def test_leaderboard_model_better_everywhere_ranks_strictly_first():
         r["correct"] = r["correct"] and r["sample_index"] < 3
     records += [dict(r, model="champion", correct=True)     # ... and one always right
                 for r in records if r["model"] == "alpha"]
-    board = build_leaderboard(sample_table(records), "pass@1", n_resamples=500, curves=False)
+    board = build_leaderboard(sample_table(records), "pass@1", n_resamples=500, curves=False, rng=0)
     first = board.data["models"][0]
     assert first["model"] == "champion"
     assert first["ranks"]["pass@1"] == {"rank": 1, "low": 1, "high": 1, "of": 5,
@@ -405,7 +405,7 @@ def test_problems_missing_for_a_model_are_reported_and_left_out_of_ranks():
     records = [r for r in records if not (r["model"] == "delta" and r["problem_id"] in ("q000", "q001"))]
     records = [r for r in records if not (r["model"] == "alpha" and r["problem_id"] == "q005"
                                           and r["sample_index"] >= 2)]  # 2 samples: no pass@4
-    board = build_leaderboard(sample_table(records), "pass@1,4", n_resamples=100, curves=False)
+    board = build_leaderboard(sample_table(records), "pass@1,4", n_resamples=100, curves=False, rng=0)
     data = board.data
     columns = {c["key"]: c for c in data["columns"]}
     assert columns["pass@1"]["rank_problems"] == 22 and columns["pass@1"]["rank_dropped_problems"] == 2
@@ -421,19 +421,19 @@ def test_problems_missing_for_a_model_are_reported_and_left_out_of_ranks():
 def test_several_tasks_give_one_column_per_task_and_metric():
     records = make_records(ABILITIES, seed=5) + make_records(ABILITIES, seed=6, task="code", n_problems=10)
     board = build_leaderboard(sample_table(records), "pass@1", sort="code/pass@1", n_resamples=100,
-                              curves=False)
+                              curves=False, rng=0)
     assert [c["key"] for c in board.data["columns"]] == ["math/pass@1", "code/pass@1"]
     assert board.data["sort"] == "code/pass@1"
     assert board.ranks["code/pass@1"].n_problems == 10
     with pytest.raises(ValueError, match="names several leaderboard column"):
-        build_leaderboard(sample_table(records), "pass@1", sort="pass@1", curves=False)
+        build_leaderboard(sample_table(records), "pass@1", sort="pass@1", curves=False, rng=0)
     with pytest.raises(ValueError, match="names no leaderboard column.*columns: math/pass@1"):
-        build_leaderboard(sample_table(records), "pass@1", sort="pass@8", curves=False)
+        build_leaderboard(sample_table(records), "pass@1", sort="pass@8", curves=False, rng=0)
 
 
 def test_curves_and_budget_curves():
     records = make_records({"alpha": 0.5, "beta": -0.5}, tokens=True, n_problems=12, seed=8)
-    board = build_leaderboard(sample_table(records), "pass@1", n_resamples=200)
+    board = build_leaderboard(sample_table(records), "pass@1", n_resamples=200, rng=0)
     curves = board.data["curves"]["pass@k"]
     assert [p["k"] for p in curves["alpha"]] == [1, 2, 4, 8]
     from kpass import compute_report
@@ -454,9 +454,9 @@ def test_curves_and_budget_curves():
 
 
 def test_outputs_agree(four_models):
-    board = build_leaderboard(four_models, "pass@1,4", n_resamples=100, curves=False)
+    board = build_leaderboard(four_models, "pass@1,4", n_resamples=100, curves=False, rng=0)
     data = json.loads(board.to_json())
-    assert data == board.to_dict()
+    assert data == board.as_dict()
     rows = list(csv.DictReader(io.StringIO(board.to_csv())))
     assert [r["model"] for r in rows] == [e["model"] for e in data["models"]]
     for row, entry in zip(rows, data["models"]):
@@ -476,7 +476,7 @@ def test_outputs_agree(four_models):
 def test_many_comparisons_show_neighbours_in_tables_and_all_in_json():
     abilities = {f"m{i:02d}": 1.5 - 0.2 * i for i in range(17)}
     board = build_leaderboard(sample_table(make_records(abilities, n_problems=10, n_samples=4)),
-                              "pass@1", n_resamples=50, curves=False)
+                              "pass@1", n_resamples=50, curves=False, rng=0)
     data = board.data
     assert len(data["comparisons"]) == data["comparison_family"]["size"] == 136
     markdown = board.to_markdown()
@@ -490,11 +490,11 @@ def test_many_comparisons_show_neighbours_in_tables_and_all_in_json():
 
 def test_build_leaderboard_iv(four_models):
     with pytest.raises(TypeError, match="SampleTable"):
-        build_leaderboard([], "pass@1")
+        build_leaderboard([], "pass@1", rng=0)
     with pytest.raises(ValueError, match="`pairs`"):
-        build_leaderboard(four_models, "pass@1", pairs="some")
+        build_leaderboard(four_models, "pass@1", pairs="some", rng=0)
     with pytest.raises(ValueError, match="baseline model 'omega' is not in the table"):
-        build_leaderboard(four_models, "pass@1", baseline="omega")
+        build_leaderboard(four_models, "pass@1", baseline="omega", rng=0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -547,7 +547,7 @@ def assert_lines_kept(original, extended, table_lines):
 
 @pytest.fixture(scope="module")
 def small_board(four_models):
-    return build_leaderboard(four_models, "pass@1,4", n_resamples=100, curves=False)
+    return build_leaderboard(four_models, "pass@1,4", n_resamples=100, curves=False, rng=0)
 
 
 def test_extend_csv_keeps_rows_and_columns(tmp_path, small_board):
@@ -734,7 +734,7 @@ def test_several_tasks_curves_and_page():
     records = (make_records({"alpha": 0.5, "beta": -0.5}, tokens=True, n_problems=8, n_samples=4)
                + make_records({"alpha": 0.5, "beta": -0.5}, tokens=True, n_problems=6, n_samples=2,
                               task="code", seed=3))
-    board = build_leaderboard(sample_table(records), "pass@1", n_resamples=100)
+    board = build_leaderboard(sample_table(records), "pass@1", n_resamples=100, rng=0)
     data = board.data
     assert set(data["curves"]) == {"math: pass@k", "code: pass@k"}
     assert [p["k"] for p in data["curves"]["code: pass@k"]["beta"]] == [1, 2]
@@ -813,7 +813,7 @@ def test_leaderboard_notes_a_pair_resting_on_tiny_differences_on_that_pair():
     for r in near:
         if r["sample_index"] == 0 and int(r["problem_id"][1:]) < 10:
             r["correct"] = not r["correct"]
-    board = build_leaderboard(sample_table(records + near), "pass@1", n_resamples=300, curves=False)
+    board = build_leaderboard(sample_table(records + near), "pass@1", n_resamples=300, curves=False, rng=0)
     pair = next(c for c in board.data["comparisons"] if {c["model_a"], c["model_b"]} == {"beta", "beta-near"})
     assert "100.0% of the difference comes from per-problem differences below 0.05" in pair["note"]
     others = [c for c in board.data["comparisons"] if "beta-near" not in (c["model_a"], c["model_b"])]
@@ -828,7 +828,7 @@ def test_leaderboard_notes_a_pair_that_differs_on_one_problem_on_that_pair():
     one = copy_model(records, "beta", "beta-one")
     flipped = next(r for r in one if r["problem_id"] == "q000")
     flipped["correct"] = not flipped["correct"]
-    board = build_leaderboard(sample_table(records + one), "pass@1", n_resamples=300, curves=False)
+    board = build_leaderboard(sample_table(records + one), "pass@1", n_resamples=300, curves=False, rng=0)
     pair = next(c for c in board.data["comparisons"] if {c["model_a"], c["model_b"]} == {"beta", "beta-one"})
     assert f"the interval rests on the one problem of {pair['n_problems']} where the two models differ" in pair["note"]
     others = [c for c in board.data["comparisons"] if "beta-one" not in (c["model_a"], c["model_b"])]

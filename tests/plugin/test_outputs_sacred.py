@@ -280,8 +280,8 @@ def test_hf_tokenizer_file(tmp_path, capsys):
 
 COMMANDS = {
     "report": [], "compare": ["--baseline", "base"], "budget": ["--budgets", "20"],
-    "decompose": ["--base", "base", "--model", "tuned", "--budgets", "20"], "leaderboard": ["--no-curves"],
-    "crossover": ["--base", "base", "--model", "tuned"], "frontier": [], "power": ["--effect", "0.1"],
+    "decompose": ["--baseline", "base", "--model", "tuned", "--budgets", "20"], "leaderboard": ["--no-curves"],
+    "crossover": ["--baseline", "base", "--model", "tuned"], "frontier": [], "power": ["--effect", "0.1"],
 }
 
 

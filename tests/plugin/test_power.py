@@ -7,6 +7,7 @@ import pathlib
 
 import numpy as np
 import pytest
+from scipy import stats
 
 import kpass
 from kpass import metrics as core
@@ -26,10 +27,27 @@ def test_explicit_inputs_equal_the_core(run_cli):
     assert data["required_problems"] == core.required_problems(
         0.03, between_variance=0.02, within_variance_a=0.2, within_variance_b=0.2, samples_per_problem_a=4,
         samples_per_problem_b=4) == 1047  # the core's documented example (Miller 2024 formula)
-    code, out, _ = run_cli("power", "--between-variance", "0.02", "--problems", "500", "--alpha", "0.01",
+    code, out, _ = run_cli("power", "--between-variance", "0.02", "--problems", "500", "--confidence", "0.99",
                            "--power", "0.9", "-f", "json")
     assert json.loads(out)["minimum_detectable_effect"] == pytest.approx(core.minimum_detectable_effect(
-        500, between_variance=0.02, significance_level=0.01, power=0.9), rel=1e-15)
+        500, between_variance=0.02, confidence_level=0.99, power=0.9), rel=1e-15)
+    # Miller's formula with alpha = 0.01: z_{1 - alpha/2} + z_{power}
+    assert json.loads(out)["minimum_detectable_effect"] == pytest.approx(
+        (stats.norm.ppf(0.995) + stats.norm.ppf(0.9)) * np.sqrt(0.02 / 500), rel=1e-12)
+    assert json.loads(out)["confidence_level"] == 0.99 and "significance_level" not in json.loads(out)
+
+
+@pytest.mark.parametrize("effect", [["--effect", "0.03"], ["--problems", "500"]])
+def test_the_old_alpha_flag_still_means_the_significance_level(run_cli, effect):
+    inputs = ["power", "--between-variance", "0.02", "--within-variance-a", "0.2", *effect, "-f", "json"]
+    code, new, err = run_cli(*inputs, "--confidence", "0.99")
+    assert code == 0 and err == "", err
+    code, old, err = run_cli(*inputs, "--alpha", "0.01")
+    assert code == 0 and old == new  # the same numbers, never a silently different level
+    assert err == "kpass: --alpha is deprecated and will be removed; use --confidence LEVEL (LEVEL = 1 - alpha)\n"
+    assert "--alpha" not in run_cli("power", "--help")[1]
+    code, _, err = run_cli(*inputs, "--alpha", "1.5")
+    assert code == 2 and "--alpha" in err
 
 
 def test_pilot_table_equals_power_inputs_from_pilot(run_cli):
@@ -52,8 +70,8 @@ def test_pilot_table_equals_power_inputs_from_pilot(run_cli):
     a, b = counts("tuned"), counts("base")
     keys = sorted(a)
     expected = core.power_inputs_from_pilot(
-        n_correct_a=[a[k][1] for k in keys], n_samples_a=[a[k][0] for k in keys],
-        n_correct_b=[b[k][1] for k in keys], n_samples_b=[b[k][0] for k in keys])
+        n_samples_a=[a[k][0] for k in keys], n_correct_a=[a[k][1] for k in keys],
+        n_samples_b=[b[k][0] for k in keys], n_correct_b=[b[k][1] for k in keys])
     assert inputs.between_variance == pytest.approx(expected.between_variance, rel=1e-12)
     assert inputs.within_variance_a == pytest.approx(expected.within_variance_a, rel=1e-12)
     assert inputs.samples_per_problem_b == pytest.approx(expected.samples_per_problem_b)

@@ -144,11 +144,11 @@ def test_methods_clusters_and_confidence_pass_through(pm):
     c = np.array([p["c"] for p in problems.values()])
     clusters = [f"c{int(pid[1:]) % 4}" for pid in problems]
     values = core.pass_at_k(n, c, 1)
-    row = kpass.compute_report(table, "pass@1", method="t", confidence_level=0.9, plugin_manager=pm).rows[0]
+    row = kpass.compute_report(table, "pass@1", method="t", confidence_level=0.9, plugin_manager=pm, rng=0).rows[0]
     expected = core.mean_ci(values, method="t", confidence_level=0.9)
     assert (row.estimate, row.low, row.high, row.method) == pytest.approx(
         (expected.estimate, expected.low, expected.high, "t"))
-    row = kpass.compute_report(table, "pass@1", method="clustered-t", cluster_by="cluster", plugin_manager=pm).rows[0]
+    row = kpass.compute_report(table, "pass@1", method="clustered-t", cluster_by="cluster", plugin_manager=pm, rng=0).rows[0]
     expected = core.mean_ci(values, clusters=clusters, method="clustered-t")
     assert row.standard_error == pytest.approx(expected.standard_error, abs=1e-15)
     assert row.n_clusters == 4 and row.method == "clustered-t"
@@ -166,33 +166,33 @@ def test_pass_at_k_matches_core_for_any_table(seed, k):
     keep = n >= k
     if keep.sum() == 0:  # k above every n: an error naming the largest n, not an empty row
         with pytest.raises(kpass.DataError, match=f"the largest n.*Lower k to at most {n.max()}"):
-            kpass.compute_report(table, f"pass@{k}", plugin_manager=pm, method="t")
+            kpass.compute_report(table, f"pass@{k}", plugin_manager=pm, method="t", rng=0)
     else:
-        (row,) = kpass.compute_report(table, f"pass@{k}", plugin_manager=pm, method="t").rows
+        (row,) = kpass.compute_report(table, f"pass@{k}", plugin_manager=pm, method="t", rng=0).rows
         assert row.estimate == pytest.approx(core.pass_at_k(n[keep], c[keep], k).mean(), abs=1e-12)
         assert row.n_problems + row.n_excluded == len(n)
 
 
 def test_single_problem_gives_an_estimate_without_interval(pm):
     table = kpass.SampleTable.from_records(make_records(n_problems=1, n=4), source="mem")
-    (row,) = kpass.compute_report(table, "pass@1", plugin_manager=pm).rows
+    (row,) = kpass.compute_report(table, "pass@1", plugin_manager=pm, rng=0).rows
     assert row.estimate == 0.5 and row.low is None and row.note.startswith("no interval")
 
 
 def test_by_other_fields_and_no_grouping(pm):
     records = random_records(2, answers=False)
     table = kpass.SampleTable.from_records(records, source="mem")
-    report = kpass.compute_report(table, "pass@1", by=("model",), plugin_manager=pm, method="t")
+    report = kpass.compute_report(table, "pass@1", by=("model",), plugin_manager=pm, method="t", rng=0)
     assert [row.group for row in report.rows] == [(("model", "a"),), (("model", "b"),)]
     assert report.rows[0].n_problems == 24  # both tasks' problems, told apart by task
     # by=() would pool the two models' problems (48 "problems", two models averaged): refused
     with pytest.raises(kpass.UsageError, match="Include model in --by"):
-        kpass.compute_report(table, "pass@1", by=(), plugin_manager=pm, method="t")
+        kpass.compute_report(table, "pass@1", by=(), plugin_manager=pm, method="t", rng=0)
     one_model = kpass.SampleTable.from_records([r for r in records if r["model"] == "a"], source="mem")
-    report = kpass.compute_report(one_model, "pass@1", by=(), plugin_manager=pm, method="t")
+    report = kpass.compute_report(one_model, "pass@1", by=(), plugin_manager=pm, method="t", rng=0)
     assert report.rows[0].n_problems == 24 and report.rows[0].group == ()
     with pytest.raises(kpass.DataError, match="--by names the field 'nope'"):
-        kpass.compute_report(table, "pass@1", by=("nope",), plugin_manager=pm)
+        kpass.compute_report(table, "pass@1", by=("nope",), plugin_manager=pm, rng=0)
 
 
 def test_budget_specs_use_the_core_budget_counts(pm):
@@ -201,7 +201,7 @@ def test_budget_specs_use_the_core_budget_counts(pm):
                            finished=lambda j, s: s != 3, output_tokens=lambda j, s: 100 * (s + 1),
                            answer_token=lambda j, s: None if s == 3 else 100 * (s + 1))
     table = kpass.SampleTable.from_records(records, source="mem")
-    report = kpass.compute_report(table, "fin@1(B=250) pass@1(B=250)", plugin_manager=pm, method="t")
+    report = kpass.compute_report(table, "fin@1(B=250) pass@1(B=250)", plugin_manager=pm, method="t", rng=0)
     fin = report.row("fin@1(B=250)")
     assert fin.estimate == pytest.approx(0.5)  # samples 0 and 1 answer within 250 tokens
     passed = report.row("pass@1(B=250)")
@@ -238,21 +238,21 @@ def test_comparison_needs_the_same_problems_unless_intersection(pm):
                if not (r["model"] == "b" and r["problem_id"] == "p4")]
     table = kpass.SampleTable.from_records(records, source="mem")
     with pytest.raises(kpass.DataError, match=r"1 only under 'a'.*e.g. t/p4.*--intersect "):
-        kpass.compute_comparison(table, "pass@1", baseline="b", plugin_manager=pm)
-    comparison = kpass.compute_comparison(table, "pass@1", baseline="b", intersect=True, plugin_manager=pm, method="t")
+        kpass.compute_comparison(table, "pass@1", baseline="b", plugin_manager=pm, rng=0)
+    comparison = kpass.compute_comparison(table, "pass@1", baseline="b", intersect=True, plugin_manager=pm, method="t", rng=0)
     (row,) = comparison.rows
     assert row.n_problems == 4 and row.n_excluded == 1
     (exclusion,) = comparison.exclusions
     assert exclusion.problem_ids == ("p4",) and exclusion.reason == "only under 'a', not under 'b'"
     with pytest.raises(ValueError, match="baseline model 'zzz' is not in the table; models: a, b"):
-        kpass.compute_comparison(table, "pass@1", baseline="zzz", plugin_manager=pm)
+        kpass.compute_comparison(table, "pass@1", baseline="zzz", plugin_manager=pm, rng=0)
 
 
 def test_comparison_excludes_problems_short_in_either_model(pm):
     records = [r for r in make_records(model="a", n_problems=5, n=8) + make_records(model="b", n_problems=5, n=8)
                if not (r["model"] == "a" and r["problem_id"] == "p2" and r["sample_index"] >= 3)]
     table = kpass.SampleTable.from_records(records, source="mem")
-    comparison = kpass.compute_comparison(table, "pass@4", baseline="a", plugin_manager=pm, method="t")
+    comparison = kpass.compute_comparison(table, "pass@4", baseline="a", plugin_manager=pm, method="t", rng=0)
     (row,) = comparison.rows
     assert row.n_problems == 4 and row.n_excluded == 1
     (exclusion,) = comparison.exclusions
@@ -261,7 +261,7 @@ def test_comparison_excludes_problems_short_in_either_model(pm):
 
 def test_report_serialises_to_json(pm):
     table = kpass.SampleTable.from_records(random_records(5, answers=False), source="mem")
-    report = kpass.compute_report(table, "pass@1,16", plugin_manager=pm, method="t")
+    report = kpass.compute_report(table, "pass@1,16", plugin_manager=pm, method="t", rng=0)
     data = json.loads(json.dumps(report.as_dict(), allow_nan=False))
     assert data["metrics"] == ["pass@1", "pass@16"] and data["by"] == ["model", "task"]
     assert sum(row["n_excluded"] for row in data["rows"]) == sum(e["n_problems"] for e in data["exclusions"])

@@ -10,6 +10,7 @@ import pytest
 
 import kpass
 from kpass.render.formatting import format_report
+from kpass.reports.options import DEFAULT_SEED
 from kpass.reports.selection import SelectedModel, SelectionBiasColumn
 
 CHECKPOINTS = pathlib.Path(__file__).resolve().parents[2] / "examples" / "sample_tables" / "checkpoints.jsonl"
@@ -25,7 +26,7 @@ def test_the_python_api_gives_what_kpass_report_prints(run_cli, table, selected)
     flags = [flag for model in selected for flag in ("--selected-on-this-set", model)]
     code, out, err = run_cli("report", CHECKPOINTS, "-m", "pass@1,4", "--format", "json", "--no-progress", *flags)
     assert code == 0, err
-    report = kpass.compute_report(table, "pass@1,4", selected_on_this_set=selected)
+    report = kpass.compute_report(table, "pass@1,4", selected_on_this_set=selected, rng=DEFAULT_SEED)
     assert json.loads(out) == json.loads(format_report(report, "json"))
     assert report.selection_bias and all(isinstance(entry, SelectionBiasColumn) for entry in report.selection_bias)
     assert any("selection bias" in note for note in report.notes)

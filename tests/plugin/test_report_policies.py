@@ -41,10 +41,10 @@ def two_models(n_problems=6, n=4, **extra):
 def test_grouping_that_pools_models_is_refused(example, pm, by):
     with pytest.raises(kpass.UsageError, match=r"problems of 2 models \('base', 'tuned'\) into one group.*"
                                                r"Include model in --by \(e\.g\. --by model"):
-        kpass.compute_report(example, "pass@1", by=by, plugin_manager=pm)
+        kpass.compute_report(example, "pass@1", by=by, plugin_manager=pm, rng=0)
     # one model: the same grouping is fine and pools nothing
     base = kpass.SampleTable.from_records([r for r in example.to_records() if r["model"] == "base"], source="base")
-    report = kpass.compute_report(base, "pass@1", by=by, plugin_manager=pm, method="t")
+    report = kpass.compute_report(base, "pass@1", by=by, plugin_manager=pm, method="t", rng=0)
     assert sum(row.n_problems for row in report.rows) == base.problem_index.n_problems
 
 
@@ -68,28 +68,38 @@ def test_null_cluster_is_an_error_in_compare(run_cli, write_jsonl, pm):
         assert "field 'cluster': --cluster-by 'cluster' is null for problem ('a', 't', 'p2')" in err
     table = kpass.SampleTable.from_records(records, source="mem")
     with pytest.raises(kpass.DataError, match="is null for problem"):
-        kpass.compute_comparison(table, "pass@1", baseline="a", cluster_by="cluster", plugin_manager=pm)
+        kpass.compute_comparison(table, "pass@1", baseline="a", cluster_by="cluster", plugin_manager=pm, rng=0)
 
 
 # ------------------------------------------------------------------------------------------
 # C4d: the Python API reproduces the CLI; one set of defaults
 
 
-def test_python_api_defaults_reproduce_the_cli(run_cli, example, pm):
+def test_the_cli_seeds_and_the_python_api_draws_one_seed_per_call(run_cli, example, pm):
     from kpass.reports.report import DEFAULT_N_RESAMPLES, DEFAULT_SEED
 
     assert (DEFAULT_SEED, DEFAULT_N_RESAMPLES) == (0, 10_000)
     code, out, err = run_cli("report", EXAMPLE, "-m", "pass@1", "-f", "json")
     assert code == 0, err
-    report = kpass.compute_report(example, "pass@1", plugin_manager=pm)  # no seed given
+    report = kpass.compute_report(example, "pass@1", plugin_manager=pm, rng=DEFAULT_SEED)  # as --seed 0
     assert json.loads(out)["rows"] == [row.as_dict() for row in report.rows]
     assert report.rows[0].interval.details["n_resamples"] == 10_000
     assert report.rows[0].interval.details["seed"] == 0
     code, out, err = run_cli("compare", EXAMPLE, "-b", "base", "-m", "pass@1", "-f", "json")
     assert code == 0, err
-    comparison = kpass.compute_comparison(example, "pass@1", baseline="base", plugin_manager=pm)
+    comparison = kpass.compute_comparison(example, "pass@1", baseline="base", plugin_manager=pm, rng=DEFAULT_SEED)
     assert json.loads(out)["rows"] == [row.as_dict() for row in comparison.rows]
     assert {row.method for row in comparison.rows} == {kpass.metrics.DEFAULT_PAIRED_METHOD}
+    # no rng: as the core (SciPy SPEC 7), fresh entropy, drawn once for the whole call and recorded in
+    # every row, so the call can be repeated
+    for compute, options, result in ((kpass.compute_report, {}, "interval"),
+                                     (kpass.compute_comparison, {"baseline": "base"}, "result")):
+        fresh = compute(example, "pass@1,8", plugin_manager=pm, method="bootstrap", n_resamples=200, **options)
+        (seed,) = {getattr(row, result).details["seed"] for row in fresh.rows}
+        assert isinstance(seed, int) and seed != DEFAULT_SEED
+        again = compute(example, "pass@1,8", plugin_manager=pm, method="bootstrap", n_resamples=200, rng=seed,
+                        **options)
+        assert [row.as_dict() for row in again.rows] == [row.as_dict() for row in fresh.rows]
 
 
 def test_every_interval_option_is_built_and_checked_in_one_place():
@@ -97,7 +107,7 @@ def test_every_interval_option_is_built_and_checked_in_one_place():
 
     options = interval_options()
     assert options == {"method": core.DEFAULT_INTERVAL_METHOD, "confidence_level": 0.95, "n_resamples": 10_000,
-                       "rng": 0}
+                       "rng": None}
     assert interval_options(paired=True)["method"] == kpass.metrics.DEFAULT_PAIRED_METHOD
     # the Python API names its parameters (the CLI says the flags: test_exit_codes.py)
     for bad, message in [({"method": "magic"}, "`method` must be one of .*'magic'"),
@@ -113,16 +123,18 @@ def test_every_interval_option_is_built_and_checked_in_one_place():
 def test_leaderboard_pairs_use_the_options_of_compare(example, pm):
     from kpass.reports.leaderboard import build_leaderboard, rank_intervals
 
-    board = build_leaderboard(example, "pass@1", sort="arith/pass@1", curves=False, plugin_manager=pm)
+    board = build_leaderboard(example, "pass@1", sort="arith/pass@1", curves=False, plugin_manager=pm, rng=0)
     (pair,) = board.data["comparisons"]
-    comparison = kpass.compute_comparison(example, "pass@1", baseline="base", plugin_manager=pm)
+    comparison = kpass.compute_comparison(example, "pass@1", baseline="base", plugin_manager=pm, rng=0)
     row = next(r for r in comparison.rows if r.task == "arith")
     sign = 1 if pair["model_a"] == "tuned" else -1
     assert sign * pair["difference"] == pytest.approx(row.estimate, abs=1e-12)
     assert pair["method"] == row.method and board.data["n_resamples"] == 10_000 and board.data["seed"] == 0
     values = np.random.default_rng(5).random((3, 12))
-    first, again = rank_intervals(values), rank_intervals(values)  # seed 0 unless told otherwise
-    assert np.array_equal(first.rank_counts, again.rank_counts)
+    first = rank_intervals(values, n_resamples=300)  # fresh entropy, recorded
+    again = rank_intervals(values, n_resamples=300, rng=first.seed)
+    assert isinstance(first.seed, int) and np.array_equal(first.rank_counts, again.rank_counts)
+    assert rank_intervals(values, n_resamples=300, rng=5).seed == 5
 
 
 # ------------------------------------------------------------------------------------------
@@ -137,11 +149,11 @@ def test_table_notes_are_kept_by_concat_and_copied_into_reports(pm):
     assert a.notes == ("a.eval: 2 unscored epochs left out",)
     both = kpass.SampleTable.concat([a, b])
     assert both.notes == ("a.eval: 2 unscored epochs left out", "b.eval: task x skipped")
-    report = kpass.compute_report(both, "pass@1", plugin_manager=pm, method="t")
+    report = kpass.compute_report(both, "pass@1", plugin_manager=pm, method="t", rng=0)
     assert report.notes[:2] == list(both.notes)
     assert json.loads(kpass.render.formatting.format_report(report, "json"))["notes"][:2] == list(both.notes)
     assert "b.eval: task x skipped" in kpass.render.formatting.format_report(report, "table")
-    comparison = kpass.compute_comparison(both, "pass@1", baseline="a", plugin_manager=pm, method="t")
+    comparison = kpass.compute_comparison(both, "pass@1", baseline="a", plugin_manager=pm, method="t", rng=0)
     assert comparison.notes[:2] == list(both.notes)
     with pytest.raises(TypeError, match="`notes` must be an iterable of strings"):
         kpass.SampleTable.from_records(make_records(), source="x", notes="one string")
@@ -163,9 +175,9 @@ def test_k_above_every_n_is_a_data_error_naming_the_largest_n(run_cli, write_jso
     records = make_records(model="a", n=4) + make_records(model="b", n=8)
     table = kpass.SampleTable.from_records(records, source="mem")
     with pytest.raises(kpass.DataError, match=r"no problem of the baseline 'a' has more than 4 \(the largest n there"):
-        kpass.compute_comparison(table, "pass@8", baseline="a", plugin_manager=pm)
+        kpass.compute_comparison(table, "pass@8", baseline="a", plugin_manager=pm, rng=0)
     # above some n only: those problems are excluded and listed, as before
-    report = kpass.compute_report(table, "pass@8", plugin_manager=pm, method="t")
+    report = kpass.compute_report(table, "pass@8", plugin_manager=pm, method="t", rng=0)
     assert [row.estimate is None for row in report.rows] == [True, False]
     assert report.exclusions[0].reason == "4 samples, pass@8 needs 8"
 
@@ -180,6 +192,6 @@ def test_problem_labels_are_built_once_per_group(monkeypatch, example, pm):
     calls = []
     original = report_module._problem_labels
     monkeypatch.setattr(report_module, "_problem_labels", lambda *a: calls.append(a) or original(*a))
-    report = kpass.compute_report(example, "pass@1,2,4,8 pass^2", plugin_manager=pm, method="t")
+    report = kpass.compute_report(example, "pass@1,2,4,8 pass^2", plugin_manager=pm, method="t", rng=0)
     assert len(report.rows) == 4 * 5 and len(calls) == 4  # 4 groups, 5 metrics
     assert report.exclusions[0].problem_ids == ("logic-03", "logic-11", "logic-19")

@@ -66,11 +66,11 @@ def test_problem_ids_name_problems_in_budget_errors_across_tasks():
                               correct=lambda j, s: s == 0))
     table = kpass.SampleTable.from_records(records, source="mem")
     pm = kpass.make_plugin_manager(load_entry_points=False)
-    report = kpass.compute_report(table, "fin@1(B=15) fin@1(B=5)", by=("model",), plugin_manager=pm, method="t")
+    report = kpass.compute_report(table, "fin@1(B=15) fin@1(B=5)", by=("model",), plugin_manager=pm, method="t", rng=0)
     assert report.row("fin@1(B=15)").estimate == pytest.approx((4 * 1.0 + 4 * 0.75) / 8)
     assert report.row("fin@1(B=5)").estimate == 0.0
     with pytest.raises(kpass.DataError, match=r"'t2/p0', 't2/p1'"):
-        kpass.compute_report(table, "fin@1(B=25)", by=("model",), plugin_manager=pm)
+        kpass.compute_report(table, "fin@1(B=25)", by=("model",), plugin_manager=pm, rng=0)
 
 
 def test_whole_table_errors_name_no_line(run_cli, write_jsonl):
