@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from ._interval_policy import THRESHOLDS, PairedFacts, paired_default
 from ._bootstrap import (
     ROUNDING_TOLERANCE,
     analytic_se,
@@ -29,8 +30,6 @@ from ._bootstrap import (
 )
 from ._resampling import Streams, Units, resampled_sums
 from ._score_intervals import (
-    PAIRED_NEAR_END_DIFFERING_SHARE,
-    PAIRED_T_MIN_CLUSTERS,
     Fallback,
     at_range_ends,
     clustered_model_limits,
@@ -49,17 +48,8 @@ from ._score_intervals import (
     within_share_of_same_end,
 )
 
-__all__ = ["SINGLE_DEGENERATE_FRACTION", "Studentized", "interval_core", "mover_interval"]
+__all__ = ["Studentized", "interval_core", "mover_interval"]
 
-#: The single-model default treats a bootstrap-t tail as degenerate when more than this fraction of
-#: alpha/2 of the resamples are degenerate on its side (MOVER's per-model limits keep 1). Between the
-#: two the quantile falls among near-degenerate resamples, whose t* is huge but finite: the lower
-#: bound of clustered pass@1 at the ceiling (N = 200, 66 clusters) reached 0.67 for a mean of 0.96.
-#: Chosen by measured coverage (docs/intervals-edges.md): with 0.5 no single-model regime cell's coverage
-#: moved by more than 0.7 points (same simulated benchmarks and resamples, 1,000 per cell), the widest
-#: narrowed (clustered pass@1 at the ceiling, N = 200: mean width 0.114 -> 0.098; ceiling cons@5 N = 200
-#: n = 64 back inside the width rule) and the main grid's single cells at N >= 30 kept their coverage.
-SINGLE_DEGENERATE_FRACTION = 0.5
 
 class Studentized:
     r"""The bootstrap-t distribution of every column and its interval at any level.
@@ -74,7 +64,7 @@ class Studentized:
     ``interval(level)`` inverts
     the distribution of the pivot and replaces a degenerate tail (more than
     ``degenerate_fraction`` :math:`\times\,\alpha/2` of the resamples with less than one unit's
-    worth of the observed variance on that side; :data:`SINGLE_DEGENERATE_FRACTION` for a single
+    worth of the observed variance on that side; :attr:`~._interval_policy.IntervalThresholds.single_degenerate_fraction` for a single
     mean, 1 for MOVER's per-model limits) by ``fallback``; the other bound is then the wider of the two.
     """
 
@@ -202,7 +192,7 @@ def interval_core(
     :data:`FEW_CLUSTERS` clusters) applies the few-cluster rule of the default methods: both
     bounds from the score interval (:func:`few_clusters_note`). ``degenerate_fraction``
     (studentized only): a tail is degenerate when more than this fraction of alpha/2 of the resamples
-    are degenerate on its side (:data:`SINGLE_DEGENERATE_FRACTION` for a single mean, 1 otherwise).
+    are degenerate on its side (:attr:`~._interval_policy.IntervalThresholds.single_degenerate_fraction` for a single mean, 1 otherwise).
     """
     n, k = values.shape
     alpha = 1.0 - level
@@ -211,7 +201,7 @@ def interval_core(
     centered = values - estimate
     centered[:, constant] = 0.0
     estimate = np.where(constant, values[0], estimate)
-    units = Units(centered, codes, need_se=method == "studentized")
+    units = Units(centered, codes, need_se=method == "auto")
     se = analytic_se(units, n, constant)
     common: dict[str, Any] = {"resampling": "clusters" if codes is not None else "problems"}
     two_point = None
@@ -236,7 +226,7 @@ def interval_core(
                 t_obs = estimate / se
             p_values = np.where(se > 0, 2.0 * stats.t.sf(np.abs(t_obs), df), np.where(estimate == 0, 1.0, 0.0))
     elif method == "mover":
-        low, high, standard_error, p_values = mover_interval(
+        low, high, standard_error, p_values, rules = mover_interval(
             paired, estimate, se, codes, n_clusters, level, n_resamples, rng, max_chunk_elements, details, test_zero,
             few_clusters,
         )
@@ -246,7 +236,7 @@ def interval_core(
         boot_mean, boot_se = replicate_statistics(units, parts, n)
         for d, info in zip(details, draw_info):
             d.update(n_resamples=n_resamples, seed=streams.seed, **info)
-        if method == "studentized":
+        if method == "auto":
             if fallback is None:
                 fallback = Fallback(t_bounds(estimate, se, units.n_units - 1), "clustered-t" if codes is not None else "t")
             tol = ROUNDING_TOLERANCE * np.maximum(np.abs(centered).max(axis=0), 1e-300)
@@ -326,6 +316,10 @@ def interval_core(
     if test_zero:
         p_values = np.where(pinned, np.where(estimate == 0, 1.0, 0.0), p_values)
         p_values = np.where(no_difference, 1.0, p_values)
+    if method != "mover":
+        rules = np.full(k, method, dtype=object)
+    else:  # the paired default names what the engine did with a constant difference
+        rules = np.where(pinned, "constant", np.where(no_difference, "no-difference-bound", rules))
     results = []
     for j in range(k):
         lo, hi = float(low[j]), float(high[j])
@@ -355,9 +349,39 @@ def interval_core(
                 "constant": bool(pinned[j]),
                 "constant_at_end": bool(end_constant[j] and not no_difference[j]),
                 "no_difference": bool(no_difference[j]),
+                "rule": str(rules[j]),
             }
         )
     return results
+
+
+def paired_rules(stacked, differences, saturated, codes, n_clusters, model_range, few_clusters):
+    """The paired default's rule of every column (:func:`~._interval_policy.paired_default`); with 30 or
+    more clusters and values in a known range the clustered score limits of the models
+    (:func:`clustered_model_limits`: ``(bounds, uncapped bounds, near an end)``), else ``None``; and with
+    10 to 29 clusters whether both models are near the same end (:func:`near_same_end`)."""
+    n, k = differences.shape
+    zeros = np.zeros(k, dtype=bool)
+    within = zeros if model_range is None else within_share_of_same_end(stacked, model_range)
+    both_at_ends, near_same, model_near_end = zeros, zeros, zeros
+    clustered_limits = None
+    if model_range is not None:
+        at_ends = at_range_ends(stacked, model_range)
+        both_at_ends = at_ends[:k] & at_ends[k:]
+        if codes is not None and not few_clusters:
+            if (n_clusters or 0) >= THRESHOLDS.paired_t_min_clusters:
+                clustered_limits = clustered_model_limits(stacked, codes, n_clusters, model_range)
+                constant_model = np.ptp(stacked, axis=0) == 0
+                clustered = ~constant_model & ~at_ends & np.tile(clustered_limits[2][:k] | clustered_limits[2][k:], 2)
+                model_near_end = clustered[:k] | clustered[k:]
+            else:
+                near_same = near_same_end(stacked, codes, n_clusters, model_range)
+    constant = np.ptp(differences, axis=0) == 0
+    facts = [PairedFacts(n_problems=n, n_clusters=n_clusters, known_range=model_range is not None,
+                         both_at_range_ends=bool(both_at_ends[j]), constant_difference=bool(constant[j]),
+                         saturated=bool(saturated[j]), within_share_of_same_end=bool(within[j]),
+                         near_same_end=bool(near_same[j]), model_near_end=bool(model_near_end[j])) for j in range(k)]
+    return np.array([paired_default(f) for f in facts], dtype=object), clustered_limits, near_same
 
 
 def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, rng, max_chunk_elements, details, test_zero,
@@ -393,12 +417,11 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     stacked = np.concatenate([arr_a, arr_b], axis=1)
     differences = arr_a - arr_b
     saturated = saturated_differences(differences)
+    rules, clustered_limits, near_same = paired_rules(stacked, differences, saturated, codes, n_clusters, model_range, few_clusters)
     # values in [0, 1] without clusters whose differences are saturated and whose two models are near
     # the same end also resample the differences with the same draws: their own studentized bootstrap
     # is then the interval (#16; see "shown" below)
-    own_candidates = np.zeros(k, dtype=bool)
-    if model_range is not None and codes is None and not few_clusters:
-        own_candidates = saturated & within_share_of_same_end(stacked, model_range)
+    own_candidates = rules == "bootstrap-t-differences"
     own_columns = np.flatnonzero(own_candidates)
     resampled = np.concatenate([stacked, differences[:, own_columns]], axis=1)
     resampled_constant = np.ptp(resampled, axis=0) == 0
@@ -446,8 +469,8 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     # keep theirs (the score interval of n_B trials), mid-range pairs the bootstrap's
     clustered_models = np.zeros(2 * k, dtype=bool)
     model_score = None
-    if model_range is not None and codes is not None and not few_clusters and (n_clusters or 0) >= PAIRED_T_MIN_CLUSTERS:
-        model_score, model_uncapped, model_near_end = clustered_model_limits(stacked, codes, n_clusters, model_range)
+    if clustered_limits is not None:
+        model_score, model_uncapped, model_near_end = clustered_limits
         near_end_pair = np.tile(model_near_end[:k] | model_near_end[k:], 2)
         clustered_models = ~model_constant & ~two_point & near_end_pair
         scales = np.where(clustered_models, "score (clustered)", scales).astype(object)
@@ -486,24 +509,21 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     # that is wider. Under the few-cluster rule both bounds stay the score interval of every path (the
     # studentized fallback is the same).
     with_split = model_range is not None and not per_model.few_clusters
-    shared_end_t = np.zeros(k, dtype=bool)
-    if with_split and codes is not None and (n_clusters or 0) < PAIRED_T_MIN_CLUSTERS:
-        # 10 to 29 clusters: MOVER of the models stays, except for unsaturated differences of two models
-        # near the same end, whose per-model limits are lopsided on the same side (PAIRED_SHARED_END_T);
-        # their clustered t interval has the t quantile of C - 1 df already, so the split score interval
-        # that widens it is not reduced for the df a second time (it adds the skew of the rarer sign)
-        shared_end_t = ~saturated & near_same_end(stacked, codes, n_clusters, model_range)
+    # 10 to 29 clusters: MOVER of the models stays, except for unsaturated differences of two models
+    # near the same end, whose per-model limits are lopsided on the same side; their clustered t interval
+    # has the t quantile of C - 1 df already, so the split score interval that widens it is not reduced
+    # for the df a second time (it adds the skew of the rarer sign)
+    of_differences = rules == "t-split-score"
+    shared_end_t = ~saturated & near_same  # (near_same: 10 to 29 clusters only)
     split = split_score_bounds(differences, codes, n_clusters, reduce_for_df=~shared_end_t) if with_split else None
-    of_differences = ~saturated & with_split & (codes is None or (n_clusters or 0) >= PAIRED_T_MIN_CLUSTERS)
-    of_differences = of_differences | shared_end_t
     t_of_differences = t_bounds(estimate, se, units.n_units - 1)
     near_end = near_end_split_bounds(differences, None, None) if split is not None and codes is None else None
-    near_end_columns = saturated & ((differences != 0.0).mean(axis=0) < PAIRED_NEAR_END_DIFFERING_SHARE)
+    near_end_columns = saturated & ((differences != 0.0).mean(axis=0) < THRESHOLDS.paired_near_end_differing_share)
     # saturated differences without clusters of two models near the same end: the differences' own
     # studentized bootstrap widened to their t interval, not MOVER of the models, whose per-model limits
     # there are lopsided on the same side and do not cancel (then the near-end split bound and the
     # split score interval)
-    of_studentized = own_candidates & (split is not None)
+    of_studentized = own_candidates
     # 0/1 values of both models (pass@1 from one sample, pass^4 from four): the differences are a
     # trinomial and take Bonett & Price's matched-pairs interval alone (any number of clusters but few)
     binary = np.zeros(k, dtype=bool)
@@ -511,7 +531,7 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
     if split is not None and model_range is not None:
         # (a constant difference keeps its own rule in interval_core: 0 everywhere the "no difference
         # seen" bound, +-1 everywhere the MOVER of the two score intervals)
-        binary = two_point[:k] & two_point[k:] & (np.ptp(differences, axis=0) > 0)
+        binary = rules == "matched-pairs"
         if binary.any():
             width = model_range[1] - model_range[0]
             scaled = matched_pairs_bounds(differences / width, codes, n_clusters)
@@ -632,4 +652,4 @@ def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, 
         effective = score_standard_error(model_estimate, model_se, n, model_range)
         ea, eb = effective[:k], effective[k:]
         se = np.sqrt(np.maximum(ea**2 + eb**2 - 2.0 * correlation * ea * eb, 0.0))
-    return low, high, se, p_values
+    return low, high, se, p_values, rules

@@ -25,7 +25,7 @@ def test_method_is_checked_before_any_file_is_read(run_cli, tmp_path):
     missing = tmp_path / "missing.jsonl"  # never opened: the option is wrong whatever the data
     code, out, err = run_cli("report", missing, "--method", "magic")
     assert code == 2 and out == ""
-    assert "--method magic: not an interval method for estimates; choose one of studentized, t, clustered-t" in err
+    assert "--method magic: not an interval method for estimates; choose one of auto, t, clustered-t" in err
     code, _, err = run_cli("report", missing, "--method", "mover")
     assert code == 2 and "--method mover: not an interval method for estimates" in err
     code, _, err = run_cli("report", missing, "--method", "clustered-t")

@@ -89,7 +89,8 @@ def test_python_api_defaults_reproduce_the_cli(run_cli, example, pm):
     assert code == 0, err
     comparison = kpass.compute_comparison(example, "pass@1", baseline="base", plugin_manager=pm)
     assert json.loads(out)["rows"] == [row.as_dict() for row in comparison.rows]
-    assert {row.method for row in comparison.rows} == {kpass.metrics.DEFAULT_PAIRED_METHOD}
+    assert {row.result.method for row in comparison.rows} == {kpass.metrics.DEFAULT_PAIRED_METHOD}
+    assert [row.method for row in comparison.rows] == [row.result.rule for row in comparison.rows]  # the rule shown
 
 
 def test_every_interval_option_is_built_and_checked_in_one_place():
