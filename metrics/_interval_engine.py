@@ -9,12 +9,14 @@ details) for "t", "clustered-t", the percentile and BCa bootstraps, the studenti
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from ._interval_types import ColumnInterval
 from ._interval_policy import THRESHOLDS, PairedFacts, paired_default
 from ._bootstrap import (
     ROUNDING_TOLERANCE,
@@ -31,6 +33,7 @@ from ._bootstrap import (
 from ._resampling import Streams, Units, resampled_sums
 from ._score_intervals import (
     Fallback,
+    LevelBounds,
     at_range_ends,
     clustered_model_limits,
     matched_pairs_bounds,
@@ -48,7 +51,8 @@ from ._score_intervals import (
     within_share_of_same_end,
 )
 
-__all__ = ["Studentized", "interval_core", "mover_interval"]
+__all__ = ["Columns", "CoreRequest", "Shown", "Studentized", "bootstrap_interval", "interval_core", "mover_interval",
+           "paired_rules", "t_interval"]
 
 
 class Studentized:
@@ -158,200 +162,270 @@ class Studentized:
         return np.where(self.two_point, "score (0/1 values)", scale)
 
 
-def interval_core(
-    values: NDArray[np.float64],
-    codes: NDArray[np.int64] | None,
-    n_clusters: int | None,
-    method: str,
-    level: float,
-    n_resamples: int,
-    rng: Any,
-    bounds: tuple[float, float] | None,
-    max_chunk_elements: int,
-    test_zero: bool,
-    fallback: Fallback | None = None,
-    paired: tuple[NDArray[np.float64], NDArray[np.float64], tuple[float, float] | None] | None = None,
-    scale_range: tuple[float, float] | None = None,
-    no_difference_range: tuple[float, float] | None = None,
-    few_clusters: bool = False,
-    degenerate_fraction: float = 1.0,
-) -> list[dict[str, Any]]:
-    """Compute the interval for every column of ``values``; returns one dict per column.
+@dataclass(frozen=True)
+class CoreRequest:
+    """What :func:`interval_core` is asked for: the method, its options and the default's inputs.
 
-    ``values`` (and ``codes``) come in canonical row order (:func:`canonical_order`).
     ``fallback`` gives the bounds that replace a degenerate tail of the studentized bootstrap
-    (see the module docstring); ``None`` uses the t (or clustered-t) bounds. ``paired`` is
-    ``(a, b, range of a and b)`` for ``method="mover"`` (``values`` is then ``a - b``).
-    ``scale_range`` (values known to lie in it) puts the studentized pivot on the arcsine scale
-    and gives 0/1 values (every value at an end of the range) the score interval. With
-    ``test_zero`` the p-value of "0" inverts the interval the method shows in its level (the
-    t test for ``"t"``/``"clustered-t"``, which is the same thing in closed form).
+    (module docstring of :mod:`._intervals`); ``None`` uses the t (or clustered-t) bounds. ``paired``
+    is ``(a, b, range of a and b)`` for ``method="mover"`` (the values are then ``a - b``).
+    ``scale_range`` (values known to lie in it) puts the studentized pivot on the arcsine scale and
+    gives 0/1 values the score interval. With ``test_zero`` the p-value of "0" inverts the interval
+    the method shows in its level (the t test for ``"t"``/``"clustered-t"``).
     ``no_difference_range`` (paired differences of two different models, each model's values in
     this range) gives a column of differences all 0 the bound of "no difference seen on N problems"
     (:func:`no_difference_bound`) instead of [0, 0]. ``few_clusters`` (fewer than
-    :data:`FEW_CLUSTERS` clusters) applies the few-cluster rule of the default methods: both
-    bounds from the score interval (:func:`few_clusters_note`). ``degenerate_fraction``
-    (studentized only): a tail is degenerate when more than this fraction of alpha/2 of the resamples
-    are degenerate on its side (:attr:`~._interval_policy.IntervalThresholds.single_degenerate_fraction` for a single mean, 1 otherwise).
+    :data:`FEW_CLUSTERS` clusters) applies the few-cluster rule of the defaults: both bounds from the
+    score interval. ``degenerate_fraction`` (``"auto"`` only): a tail is degenerate when more than this
+    fraction of alpha/2 of the resamples are degenerate on its side
+    (:attr:`~._interval_policy.IntervalThresholds.single_degenerate_fraction` for a single mean, 1 otherwise).
     """
-    n, k = values.shape
-    alpha = 1.0 - level
-    estimate = values.mean(axis=0)
-    constant = np.ptp(values, axis=0) == 0
-    centered = values - estimate
-    centered[:, constant] = 0.0
-    estimate = np.where(constant, values[0], estimate)
-    units = Units(centered, codes, need_se=method == "auto")
-    se = analytic_se(units, n, constant)
-    common: dict[str, Any] = {"resampling": "clusters" if codes is not None else "problems"}
-    two_point = None
-    details = [dict(common) for _ in range(k)]
-    p_values = np.full(k, np.nan)
 
-    if method in ("t", "clustered-t"):
-        if method == "t":
-            df = n - 1
-        elif n_clusters is not None:
-            df = n_clusters - 1
-        else:
-            raise ValueError("method 'clustered-t' needs `clusters`.")
-        critical = float(stats.t.ppf(1.0 - alpha / 2.0, df))
-        low = estimate - critical * se
-        high = estimate + critical * se
-        standard_error = se
-        for d in details:
-            d.update(df=int(df), critical_value=critical, standard_error_kind="clustered" if method == "clustered-t" else "t")
-        if test_zero:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                t_obs = estimate / se
-            p_values = np.where(se > 0, 2.0 * stats.t.sf(np.abs(t_obs), df), np.where(estimate == 0, 1.0, 0.0))
-    elif method == "mover":
+    method: str
+    level: float
+    n_resamples: int
+    rng: Any
+    bounds: tuple[float, float] | None
+    max_chunk_elements: int
+    test_zero: bool = False
+    fallback: Fallback | None = None
+    paired: tuple[NDArray[np.float64], NDArray[np.float64], tuple[float, float] | None] | None = None
+    scale_range: tuple[float, float] | None = None
+    no_difference_range: tuple[float, float] | None = None
+    few_clusters: bool = False
+    degenerate_fraction: float = 1.0
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The columns of per-problem values (canonical row order) and what every method needs of them."""
+
+    values: NDArray[np.float64]
+    codes: NDArray[np.int64] | None
+    n_clusters: int | None
+    estimate: NDArray[np.float64]
+    constant: NDArray[np.bool_]
+    centered: NDArray[np.float64]
+    units: Units
+    se: NDArray[np.float64]
+
+    @classmethod
+    def of(cls, values: NDArray[np.float64], codes: NDArray[np.int64] | None, n_clusters: int | None,
+           need_se: bool) -> Columns:
+        """Means, constant columns, centered values, resampling units and the t (or clustered) standard errors."""
+        estimate = values.mean(axis=0)
+        constant = np.ptp(values, axis=0) == 0
+        centered = values - estimate
+        centered[:, constant] = 0.0
+        estimate = np.where(constant, values[0], estimate)
+        units = Units(centered, codes, need_se=need_se)
+        return cls(values, codes, n_clusters, estimate, constant, centered, units, analytic_se(units, values.shape[0], constant))
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The bounds a method shows for every column, its standard errors and p-values (NaN without a test)."""
+
+    low: NDArray[np.float64]
+    high: NDArray[np.float64]
+    standard_error: NDArray[np.float64]
+    p_values: NDArray[np.float64]
+    two_point: NDArray[np.bool_] | None = None
+    rules: NDArray[np.object_] | None = None
+
+
+def interval_core(values: NDArray[np.float64], codes: NDArray[np.int64] | None, n_clusters: int | None,
+                  request: CoreRequest) -> list[ColumnInterval]:
+    """Compute the interval of ``request.method`` for every column of ``values`` (and ``codes``, in
+    canonical row order: :func:`canonical_order`); one :class:`ColumnInterval` per column."""
+    columns = Columns.of(values, codes, n_clusters, need_se=request.method == "auto")
+    details: list[dict[str, Any]] = [{"resampling": "clusters" if codes is not None else "problems"}
+                                     for _ in range(values.shape[1])]
+    if request.method in ("t", "clustered-t"):
+        shown = t_interval(columns, request, details)
+    elif request.method == "mover":
         low, high, standard_error, p_values, rules = mover_interval(
-            paired, estimate, se, codes, n_clusters, level, n_resamples, rng, max_chunk_elements, details, test_zero,
-            few_clusters,
-        )
+            request.paired, columns.estimate, columns.se, codes, n_clusters, request.level, request.n_resamples,
+            request.rng, request.max_chunk_elements, details, request.test_zero, request.few_clusters)
+        shown = Shown(low, high, standard_error, p_values, rules=rules)
     else:
-        streams = Streams(rng)
-        parts, draw_info = resampled_sums(units, n_resamples, streams, max_chunk_elements)
-        boot_mean, boot_se = replicate_statistics(units, parts, n)
-        for d, info in zip(details, draw_info):
-            d.update(n_resamples=n_resamples, seed=streams.seed, **info)
-        if method == "auto":
-            if fallback is None:
-                fallback = Fallback(t_bounds(estimate, se, units.n_units - 1), "clustered-t" if codes is not None else "t")
-            tol = ROUNDING_TOLERANCE * np.maximum(np.abs(centered).max(axis=0), 1e-300)
-            two_point = None if scale_range is None else at_range_ends(values, scale_range)
-            studentized = Studentized(estimate, se, boot_mean, boot_se, units.n_units, constant, tol, fallback,
-                                       scale_range, two_point, few_clusters,
-                                       degenerate_fraction=degenerate_fraction)
-            scales = studentized.scale_name()
-            out = studentized.interval(np.full(k, level))
-            low, high = out["low"], out["high"]
-            standard_error = se
-            if studentized.few_clusters and scale_range is not None and paired is None:
-                standard_error = score_standard_error(estimate, se, n, scale_range)
-            shown_interval = studentized.bounds
-            for j, d in enumerate(details):
-                d.update(
-                    standard_error_kind="clustered" if codes is not None else "t",
-                    t_quantiles=(float(out["q_low"][j]), float(out["q_high"][j])),
-                    share_infinite_t=float(studentized.infinite_share[j]),
-                    degenerate_share=(float(studentized.share_below[j]), float(studentized.share_above[j])),
-                    bound_methods=(out["low_source"][j], out["high_source"][j]),
-                    degenerate_tail=(bool(out["replace_low"][j]), bool(out["replace_high"][j])),
-                    scale=str(scales[j]),
-                )
-        else:
-            sorted_mean = np.sort(boot_mean, axis=0)
-            standard_error = boot_mean.std(axis=0, ddof=1)
-            if method == "bootstrap":
+        shown = bootstrap_interval(columns, request, details)
+    return _column_results(columns, request, shown, details)
 
-                def shown_interval(level_k):
-                    low_k, high_k = percentile_bounds(sorted_mean, level_k)
-                    return estimate + low_k, estimate + high_k
 
-            else:  # bca, Efron 1987 Eqs. 2.3 and 6.6
-                z0, share, share_clipped = bca_bias_correction(boot_mean, np.zeros(k))
-                acceleration = bca_acceleration(leave_one_unit_out_means(units, n))
+def t_interval(columns: Columns, request: CoreRequest, details: list[dict[str, Any]]) -> Shown:
+    r"""``"t"`` and ``"clustered-t"``: :math:`\hat\theta \pm t_{df,\,1-\alpha/2}\,\widehat{SE}` with df N - 1 or
+    C - 1; with ``test_zero`` the p-value of the t test of 0."""
+    n = columns.values.shape[0]
+    if request.method == "t":
+        df = n - 1
+    elif columns.n_clusters is not None:
+        df = columns.n_clusters - 1
+    else:
+        raise ValueError("method 'clustered-t' needs `clusters`.")
+    estimate, se = columns.estimate, columns.se
+    critical = float(stats.t.ppf(1.0 - (1.0 - request.level) / 2.0, df))
+    for d in details:
+        d.update(df=int(df), critical_value=critical, standard_error_kind="clustered" if request.method == "clustered-t" else "t")
+    p_values = np.full(estimate.shape, np.nan)
+    if request.test_zero:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_obs = estimate / se
+        p_values = np.where(se > 0, 2.0 * stats.t.sf(np.abs(t_obs), df), np.where(estimate == 0, 1.0, 0.0))
+    return Shown(estimate - critical * se, estimate + critical * se, se, p_values)
 
-                def shown_interval(level_k):
-                    low_k, high_k, _ = bca_bounds(sorted_mean, z0, acceleration, level_k)
-                    return estimate + low_k, estimate + high_k
 
-                adjusted = bca_levels(z0, acceleration, np.full(k, level))
-                for j, d in enumerate(details):
-                    d.update(
-                        bias_correction=float(z0[j]),
-                        acceleration=float(acceleration[j]),
-                        adjusted_levels=(float(adjusted[0][j]), float(adjusted[1][j])),
-                        bias_share_clipped=bool(share[j] != share_clipped[j]),
-                    )
-            low, high = shown_interval(np.full(k, level))
-            for d in details:
-                d.update(standard_error_kind="bootstrap")
-        if test_zero:
-            p_values = p_value_by_inversion(shown_interval, estimate, k)
+def bootstrap_interval(columns: Columns, request: CoreRequest, details: list[dict[str, Any]]) -> Shown:
+    """``"auto"`` (the studentized bootstrap and its fallbacks), ``"bootstrap"`` and ``"bca"``: resample the units
+    once and invert the method's bootstrap distribution (with ``test_zero``, the p-value by inversion)."""
+    n, k = columns.values.shape
+    streams = Streams(request.rng)
+    parts, draw_info = resampled_sums(columns.units, request.n_resamples, streams, request.max_chunk_elements)
+    boot_mean, boot_se = replicate_statistics(columns.units, parts, n)
+    for d, info in zip(details, draw_info):
+        d.update(n_resamples=request.n_resamples, seed=streams.seed, **info)
+    two_point = None
+    shown_interval: LevelBounds
+    if request.method == "auto":
+        studentized, standard_error, two_point, (low, high) = _studentized(columns, request, boot_mean, boot_se, details)
+        shown_interval = studentized.bounds
+    else:
+        shown_interval = _percentile(columns, request.method, boot_mean, request.level, details)
+        standard_error = boot_mean.std(axis=0, ddof=1)
+        low, high = shown_interval(np.full(k, request.level))
+    p_values = p_value_by_inversion(shown_interval, columns.estimate, k) if request.test_zero else np.full(k, np.nan)
+    return Shown(low, high, standard_error, p_values, two_point=two_point)
 
-    # every value at one end of a known range (all 0 or all 1): the default keeps its score
-    # interval; for MOVER, one model all at the top and the other all at the bottom (d = +-1)
-    # keeps the MOVER of their score intervals. Every other constant column is pinned.
-    end_constant = constant & (False if two_point is None else two_point)
-    mover_range = paired[2] if method == "mover" and paired is not None else None
+
+def _studentized(columns: Columns, request: CoreRequest, boot_mean: NDArray[np.float64], boot_se: NDArray[np.float64],
+                 details: list[dict[str, Any]]) -> tuple[Studentized, NDArray[np.float64], NDArray[np.bool_] | None,
+                                                         tuple[NDArray[np.float64], NDArray[np.float64]]]:
+    """The bootstrap-t of every column (arcsine scale with a known range), its standard error, the 0/1
+    columns and the bounds at ``request.level``."""
+    n, k = columns.values.shape
+    estimate, se, scale_range = columns.estimate, columns.se, request.scale_range
+    fallback = request.fallback
+    if fallback is None:
+        fallback = Fallback(t_bounds(estimate, se, columns.units.n_units - 1),
+                            "clustered-t" if columns.codes is not None else "t")
+    tol = ROUNDING_TOLERANCE * np.maximum(np.abs(columns.centered).max(axis=0), 1e-300)
+    two_point = None if scale_range is None else at_range_ends(columns.values, scale_range)
+    studentized = Studentized(estimate, se, boot_mean, boot_se, columns.units.n_units, columns.constant, tol, fallback,
+                              scale_range, two_point, request.few_clusters, degenerate_fraction=request.degenerate_fraction)
+    scales = studentized.scale_name()
+    out = studentized.interval(np.full(k, request.level))
+    standard_error = se
+    if studentized.few_clusters and scale_range is not None and request.paired is None:
+        standard_error = score_standard_error(estimate, se, n, scale_range)
+    for j, d in enumerate(details):
+        d.update(
+            standard_error_kind="clustered" if columns.codes is not None else "t",
+            t_quantiles=(float(out["q_low"][j]), float(out["q_high"][j])),
+            share_infinite_t=float(studentized.infinite_share[j]),
+            degenerate_share=(float(studentized.share_below[j]), float(studentized.share_above[j])),
+            bound_methods=(out["low_source"][j], out["high_source"][j]),
+            degenerate_tail=(bool(out["replace_low"][j]), bool(out["replace_high"][j])),
+            scale=str(scales[j]),
+        )
+    return studentized, standard_error, two_point, (out["low"], out["high"])
+
+
+def _percentile(columns: Columns, method: str, boot_mean: NDArray[np.float64], level: float,
+                details: list[dict[str, Any]]) -> LevelBounds:
+    """The percentile (``"bootstrap"``) or BCa (Efron 1987 Eqs. 2.3 and 6.6) bounds at any level."""
+    k = boot_mean.shape[1]
+    estimate = columns.estimate
+    sorted_mean = np.sort(boot_mean, axis=0)
+    if method == "bootstrap":
+
+        def percentile(level_k):
+            low_k, high_k = percentile_bounds(sorted_mean, level_k)
+            return estimate + low_k, estimate + high_k
+
+        for d in details:
+            d.update(standard_error_kind="bootstrap")
+        return percentile
+    z0, share, share_clipped = bca_bias_correction(boot_mean, np.zeros(k))
+    acceleration = bca_acceleration(leave_one_unit_out_means(columns.units, columns.values.shape[0]))
+
+    def bca(level_k):
+        low_k, high_k, _ = bca_bounds(sorted_mean, z0, acceleration, level_k)
+        return estimate + low_k, estimate + high_k
+
+    adjusted = bca_levels(z0, acceleration, np.full(k, level))
+    for j, d in enumerate(details):
+        d.update(bias_correction=float(z0[j]), acceleration=float(acceleration[j]),
+                 adjusted_levels=(float(adjusted[0][j]), float(adjusted[1][j])),
+                 bias_share_clipped=bool(share[j] != share_clipped[j]), standard_error_kind="bootstrap")
+    return bca
+
+
+def _constant_columns(columns: Columns, request: CoreRequest, shown: Shown,
+                      details: list[dict[str, Any]]) -> tuple[Shown, NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]]:
+    """Constant columns: pinned to their value, except every value at one end of a known range (all 0 or
+    all 1: the default keeps its score interval; MOVER of one model all at the top and the other all at
+    the bottom keeps its interval) and differences all 0 of two different models (the no-difference bound).
+    Returns the shown bounds and the masks ``pinned``, ``end_constant``, ``no_difference``."""
+    constant, estimate, k = columns.constant, columns.estimate, columns.values.shape[1]
+    end_constant = constant & (False if shown.two_point is None else shown.two_point)
+    mover_range = request.paired[2] if request.method == "mover" and request.paired is not None else None
     if mover_range is not None:
         end_constant = constant & (np.abs(estimate) == mover_range[1] - mover_range[0])
     no_difference = np.zeros(k, dtype=bool)
-    if no_difference_range is not None:
+    if request.no_difference_range is not None:
         no_difference = constant & (estimate == 0.0)
         end_constant = end_constant | no_difference
     pinned = constant & ~end_constant
-    low = np.where(pinned, estimate, low)
-    high = np.where(pinned, estimate, high)
-    if no_difference_range is not None and no_difference.any():
-        bound = no_difference_bound(n, codes, level, no_difference_range)
+    low = np.where(pinned, estimate, shown.low)
+    high = np.where(pinned, estimate, shown.high)
+    if request.no_difference_range is not None and no_difference.any():
+        n = columns.values.shape[0]
+        bound = no_difference_bound(n, columns.codes, request.level, request.no_difference_range)
         low = np.where(no_difference, -bound, low)
         high = np.where(no_difference, bound, high)
         for j in np.flatnonzero(no_difference).tolist():
             details[j].update(bound_methods=("score", "score"), no_difference_bound=float(bound), n_problems_seen=n)
-    standard_error = np.where(constant, 0.0, standard_error)
-    if test_zero:
+    p_values = shown.p_values
+    if request.test_zero:
         p_values = np.where(pinned, np.where(estimate == 0, 1.0, 0.0), p_values)
         p_values = np.where(no_difference, 1.0, p_values)
-    if method != "mover":
-        rules = np.full(k, method, dtype=object)
+    if request.method != "mover":
+        rules = np.full(k, request.method, dtype=object)
     else:  # the paired default names what the engine did with a constant difference
-        rules = np.where(pinned, "constant", np.where(no_difference, "no-difference-bound", rules))
+        assert shown.rules is not None  # mover_interval names every column's rule
+        rules = np.where(pinned, "constant", np.where(no_difference, "no-difference-bound", shown.rules))
+    standard_error = np.where(constant, 0.0, shown.standard_error)
+    return Shown(low, high, standard_error, p_values, shown.two_point, rules), pinned, end_constant, no_difference
+
+
+def _column_results(columns: Columns, request: CoreRequest, shown: Shown,
+                    details: list[dict[str, Any]]) -> list[ColumnInterval]:
+    """One :class:`ColumnInterval` per column: constant columns resolved, bounds clipped to ``request.bounds``."""
+    shown, pinned, end_constant, no_difference = _constant_columns(columns, request, shown, details)
+    rules = np.full(len(details), "", dtype=object) if shown.rules is None else shown.rules
+    bounds = request.bounds
     results = []
-    for j in range(k):
-        lo, hi = float(low[j]), float(high[j])
+    for j, d in enumerate(details):
+        lo, hi = float(shown.low[j]), float(shown.high[j])
         if not (np.isfinite(lo) and np.isfinite(hi)):
-            details[j]["degenerate"] = "infinite bound"
+            d["degenerate"] = "infinite bound"
         clipped = False
         if bounds is not None:
             new_lo, new_hi = max(lo, bounds[0]), min(hi, bounds[1])
             clipped = (new_lo != lo) or (new_hi != hi)
             lo, hi = new_lo, new_hi
-        details[j].update(bounds=bounds, clipped=clipped)
+        d.update(bounds=bounds, clipped=clipped)
         if no_difference[j]:
-            details[j]["degenerate"] = "no difference on any problem"
-        elif constant[j]:
-            details[j]["degenerate"] = "constant values at an end of the range" if end_constant[j] else "constant values"
-        est = float(estimate[j])
+            d["degenerate"] = "no difference on any problem"
+        elif columns.constant[j]:
+            d["degenerate"] = "constant values at an end of the range" if end_constant[j] else "constant values"
+        est = float(columns.estimate[j])
         if not lo <= est <= hi:
-            details[j]["estimate_outside"] = True
-        results.append(
-            {
-                "estimate": est,
-                "low": lo,
-                "high": hi,
-                "standard_error": float(standard_error[j]),
-                "details": details[j],
-                "p_value": float(p_values[j]),
-                "constant": bool(pinned[j]),
-                "constant_at_end": bool(end_constant[j] and not no_difference[j]),
-                "no_difference": bool(no_difference[j]),
-                "rule": str(rules[j]),
-            }
-        )
+            d["estimate_outside"] = True
+        results.append(ColumnInterval(
+            estimate=est, low=lo, high=hi, standard_error=float(shown.standard_error[j]), p_value=float(shown.p_values[j]),
+            constant=bool(pinned[j]), constant_at_end=bool(end_constant[j] and not no_difference[j]),
+            no_difference=bool(no_difference[j]), rule=str(rules[j]), details=d))
     return results
 
 

@@ -243,9 +243,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._interval_types import ColumnInterval
 from ._interval_policy import PAIRED_RULES, SINGLE_RULES, THRESHOLDS, SingleFacts, differences_default, single_default
 from ._bootstrap import DEFAULT_N_RESAMPLES
-from ._interval_engine import interval_core
+from ._interval_engine import CoreRequest, interval_core
 from ._resampling import DEFAULT_MAX_CHUNK_ELEMENTS, bootstrap_weights, canonical_order
 from ._interval_warnings import (
     columns_note,
@@ -303,7 +304,7 @@ DEFAULT_PAIRED_METHOD = "mover"
 
 
 
-def _warn_sparse_differences(differences, results: list[dict[str, Any]], in_unit: bool = True, warn: bool = True) -> None:
+def _warn_sparse_differences(differences, in_unit: bool = True, warn: bool = True) -> list[dict[str, Any]]:
     """Warn when a paired difference rests on a handful of problems or on tiny differences only.
 
     ``details["n_differing"]`` counts the problems where the two models differ and
@@ -319,17 +320,17 @@ def _warn_sparse_differences(differences, results: list[dict[str, Any]], in_unit
     largest = np.abs(differences).max(axis=0)
     few = (differing > 0) & (differing < THRESHOLDS.sparse_differences) & (differing < 0.25 * n)
     tiny = (differing > 0) & (largest < THRESHOLDS.tiny_difference) & in_unit
-    for j, r in enumerate(results):
-        r["details"]["n_differing"] = int(differing[j])
-        r["details"]["largest_difference"] = float(largest[j])
+    k = differences.shape[1]
+    entries: list[dict[str, Any]] = [{"n_differing": int(differing[j]), "largest_difference": float(largest[j])}
+                                     for j in range(k)]
     if not warn:
-        return
-    for j, r in enumerate(results):
+        return entries
+    for j in range(k):
         if few[j] or tiny[j]:
-            r["details"]["sparse_differences"] = True
+            entries[j]["sparse_differences"] = True
         if tiny[j]:
-            r["details"]["tiny_differences"] = True
-    one = len(results) == 1
+            entries[j]["tiny_differences"] = True
+    one = k == 1
     few_columns = np.flatnonzero(few).tolist()
     tiny_columns = np.flatnonzero(tiny & ~few).tolist()
     messages = []
@@ -344,7 +345,8 @@ def _warn_sparse_differences(differences, results: list[dict[str, Any]], in_unit
                          "interval is as narrow as those small differences and cannot see a larger difference on problems "
                          "outside the sample (a saturated metric such as pass@8 near 1 for both); treat it as rough."))
     for columns, head, tail in messages:
-        warnings.warn(f"{head}{columns_note(columns, len(results))}: {tail}", IntervalMethodWarning, stacklevel=4)
+        warnings.warn(f"{head}{columns_note(columns, k)}: {tail}", IntervalMethodWarning, stacklevel=4)
+    return entries
 
 
 def few_clusters_note(n_clusters: int | None, method: str | None = None) -> str | None:
@@ -574,33 +576,34 @@ def _mean_ci(values, *, clusters, method, confidence_level, n_resamples, rng, bo
     else:
         value_range = (0.0, 1.0) if in_unit else None
     fallback = score_fallback(arr, codes, n_clusters, value_range) if method == "auto" else None
-    results = interval_core(arr, codes, n_clusters, method, level, design.n_resamples, rng, bound_range,
-                             design.max_chunk_elements, False, fallback, scale_range=value_range,
-                             few_clusters=few_clusters_note(n_clusters) is not None,
-                             degenerate_fraction=THRESHOLDS.single_degenerate_fraction)
+    request = CoreRequest(method, level, design.n_resamples, rng, bound_range, design.max_chunk_elements,
+                          fallback=fallback, scale_range=value_range, few_clusters=few_clusters_note(n_clusters) is not None,
+                          degenerate_fraction=THRESHOLDS.single_degenerate_fraction)
+    results = interval_core(arr, codes, n_clusters, request)
     rules = np.full(k, method, dtype=object)
     if method == "auto":  # the policy's rule per column (_interval_policy.single_default)
         rules = _single_rules(arr, n_clusters, value_range)
         if value_range is not None:
-            apply_clustered_score(results, rules == "clustered-score", arr, codes, n_clusters, value_range, level, bound_range)
-            apply_problem_score(results, rules == "score-toward-end", arr, value_range, level, bound_range)
+            results = apply_clustered_score(results, rules == "clustered-score", arr, codes, n_clusters, value_range,
+                                            level, bound_range)
+            results = apply_problem_score(results, rules == "score-toward-end", arr, value_range, level, bound_range)
             near_end_rules = np.isin(rules, ("clustered-score", "score-toward-end", "bootstrap-t-arcsine"))
-            apply_near_end(results, near_end_rules, arr, codes, n_clusters, value_range, level, bound_range)
+            results = apply_near_end(results, near_end_rules, arr, codes, n_clusters, value_range, level, bound_range)
     _warn_few_clusters(n_clusters, method)
     warn_degenerate(results, "value", replaced_tails=method != DEFAULT_INTERVAL_METHOD)
     warn_few_off_end(results)
     out = [
         IntervalResult(
-            estimate=r["estimate"],
-            low=r["low"],
-            high=r["high"],
-            standard_error=r["standard_error"],
+            estimate=r.estimate,
+            low=r.low,
+            high=r.high,
+            standard_error=r.standard_error,
             confidence_level=level,
             n_problems=n,
             n_clusters=n_clusters,
             method=method,
             rule=str(rules[j]),
-            details=r["details"],
+            details=r.details,
         )
         for j, r in enumerate(results)
     ]
@@ -830,17 +833,17 @@ def _paired_difference(a, b, *, problem_ids_a, problem_ids_b, intersect, cluster
     fallback = (paired_score_fallback(arr_a, arr_b, codes, n_clusters, design_effect=few)
                 if method == "auto" and in_unit else None)
     models = (arr_a, arr_b, (0.0, 1.0) if in_unit else None) if method == "mover" else None
-    results = interval_core(
-        differences, codes, n_clusters, method, level, design.n_resamples, rng, bound_range, design.max_chunk_elements,
-        True, fallback, models, no_difference_range=(0.0, 1.0) if in_unit and not self_comparison else None,
-        few_clusters=few,
-    )
+    request = CoreRequest(method, level, design.n_resamples, rng, bound_range, design.max_chunk_elements, test_zero=True,
+                          fallback=fallback, paired=models, few_clusters=few,
+                          no_difference_range=(0.0, 1.0) if in_unit and not self_comparison else None)
+    results = interval_core(differences, codes, n_clusters, request)
     _warn_few_clusters(n_clusters, method)
     warn_degenerate(results, "difference", replaced_tails=method != DEFAULT_PAIRED_METHOD)
-    _warn_sparse_differences(differences, results, in_unit, warn=not (method == DEFAULT_PAIRED_METHOD and in_unit))
+    added = _warn_sparse_differences(differences, in_unit, warn=not (method == DEFAULT_PAIRED_METHOD and in_unit))
     if method == DEFAULT_PAIRED_METHOD and in_unit:  # (a model with itself: no difference, nothing recorded)
-        warn_tiny_difference_share(differences, results)
-        warn_few_differences(results, n)
+        tiny_shares = warn_tiny_difference_share(differences)
+        few_differences = warn_few_differences(np.array([entry["n_differing"] for entry in added]), n)
+        added = [{**entry, **tiny, **one} for entry, tiny, one in zip(added, tiny_shares, few_differences)]
     mean_a = arr_a.mean(axis=0)
     mean_b = arr_b.mean(axis=0)
     sd_a = arr_a.std(axis=0)
@@ -861,20 +864,20 @@ def _paired_difference(a, b, *, problem_ids_a, problem_ids_b, intersect, cluster
     for j, r in enumerate(results):
         out.append(
             PairedResult(
-                estimate=r["estimate"],
-                low=r["low"],
-                high=r["high"],
-                standard_error=r["standard_error"],
+                estimate=r.estimate,
+                low=r.low,
+                high=r.high,
+                standard_error=r.standard_error,
                 confidence_level=level,
                 n_problems=n,
                 n_clusters=n_clusters,
                 method=method,
-                rule=_differences_rule(r, n_clusters, in_unit) if method == "auto" else r["rule"],
-                details=r["details"],
+                rule=_differences_rule(r, n_clusters, in_unit) if method == "auto" else r.rule,
+                details={**r.details, **added[j]},
                 estimate_a=float(mean_a[j]),
                 estimate_b=float(mean_b[j]),
                 correlation=float(correlation[j]),
-                p_value=r["p_value"],
+                p_value=r.p_value,
                 n_unmatched=len(only_a) + len(only_b),
                 unmatched_ids_a=only_a,
                 unmatched_ids_b=only_b,
@@ -883,8 +886,8 @@ def _paired_difference(a, b, *, problem_ids_a, problem_ids_b, intersect, cluster
     return out
 
 
-def _differences_rule(result: dict[str, Any], n_clusters: int | None, in_unit: bool) -> str:
+def _differences_rule(result: ColumnInterval, n_clusters: int | None, in_unit: bool) -> str:
     """The rule of :func:`paired_difference` with ``method="auto"`` (:func:`~._interval_policy.differences_default`)."""
-    if result["no_difference"]:
+    if result.no_difference:
         return "no-difference-bound"
-    return differences_default(n_clusters=n_clusters, known_range=in_unit, constant=result["constant"])
+    return differences_default(n_clusters=n_clusters, known_range=in_unit, constant=result.constant)

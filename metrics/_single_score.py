@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._interval_policy import THRESHOLDS
+from ._interval_types import ColumnInterval
 from ._score_intervals import end_share, near_end_score, score_fallback
 
 __all__ = [
@@ -78,10 +79,12 @@ def _score_bounds(arr: NDArray[np.float64], codes, n_clusters, value_range: tupl
     return low, high
 
 
-def apply_clustered_score(results: list[dict], chosen: NDArray[np.bool_], arr: NDArray[np.float64], codes, n_clusters,
-                          value_range: tuple[float, float], level: float,
-                          bound_range: tuple[float, float] | None) -> None:
-    r"""The single-model default with :data:`FEW_CLUSTERS` or more clusters: the clustered score interval, in place.
+def apply_clustered_score(results: list[ColumnInterval], chosen: NDArray[np.bool_], arr: NDArray[np.float64], codes,
+                          n_clusters, value_range: tuple[float, float], level: float,
+                          bound_range: tuple[float, float] | None) -> list[ColumnInterval]:
+    r"""The single-model default with :data:`FEW_CLUSTERS` or more clusters: the clustered score interval.
+
+    Returns the results with the ``chosen`` columns (rule ``clustered-score``) replaced.
 
     Every column of values in ``value_range`` with spread (other than 0/1 values, which keep their
     score interval, and degenerate columns) takes Wilson's interval (Wilson 1927) with Korn &
@@ -106,16 +109,11 @@ def apply_clustered_score(results: list[dict], chosen: NDArray[np.bool_], arr: N
     ``details["studentized_degenerate_tail"]``.
     """
     low, high = _score_bounds(arr, codes, n_clusters, value_range, level, bound_range)
-    for j, r in enumerate(results):
-        d = r["details"]
-        if not chosen[j]:
-            continue
-        d["studentized_bounds"] = (r["low"], r["high"])
-        d["studentized_degenerate_tail"] = d.get("degenerate_tail", (False, False))
-        d["degenerate_tail"] = (False, False)  # the interval shown replaced no bootstrap-t tail
-        r["low"], r["high"] = float(low[j]), float(high[j])
-        d["scale"] = CLUSTERED_SCORE
-        d["bound_methods"] = (CLUSTERED_SCORE, CLUSTERED_SCORE)
+    return [r if not chosen[j] else r.with_bounds(
+        float(low[j]), float(high[j]), studentized_bounds=(r.low, r.high),
+        studentized_degenerate_tail=r.details.get("degenerate_tail", (False, False)),
+        degenerate_tail=(False, False),  # the interval shown replaced no bootstrap-t tail
+        scale=CLUSTERED_SCORE, bound_methods=(CLUSTERED_SCORE, CLUSTERED_SCORE)) for j, r in enumerate(results)]
 
 
 #: The scale name of the single-model default's interval with 10 or more independent problems
@@ -125,9 +123,12 @@ PROBLEM_SCORE = "score (effective size)"
 
 
 
-def apply_problem_score(results: list[dict], chosen: NDArray[np.bool_], arr: NDArray[np.float64],
-                        value_range: tuple[float, float], level: float, bound_range: tuple[float, float] | None) -> None:
-    r"""The single-model default with :attr:`~._interval_policy.IntervalThresholds.problem_score_min_problems` or more independent problems, in place.
+def apply_problem_score(results: list[ColumnInterval], chosen: NDArray[np.bool_], arr: NDArray[np.float64],
+                        value_range: tuple[float, float], level: float,
+                        bound_range: tuple[float, float] | None) -> list[ColumnInterval]:
+    r"""The single-model default with 10 or more independent problems: the score bound toward the end.
+
+    Returns the results with the ``chosen`` columns (rule ``score-toward-end``) replaced.
 
     Every column of values in ``value_range`` with spread (other than 0/1 values, which keep their
     score interval, and degenerate columns) takes, on the side toward the nearer end of the range
@@ -162,27 +163,28 @@ def apply_problem_score(results: list[dict], chosen: NDArray[np.bool_], arr: NDA
     p = end_share(arr.mean(axis=0), value_range)
     at_top, at_bottom = p > 0.5, p < 0.5  # at exactly 1/2 both sides are "away from the end": mirror-symmetric
     very_near = arr.shape[0] * np.minimum(p, 1.0 - p) < THRESHOLDS.very_near_end_problems
+    out = []
     for j, r in enumerate(results):
-        d = r["details"]
         if not chosen[j]:
+            out.append(r)
             continue
-        d["studentized_bounds"] = (r["low"], r["high"])
-        d["studentized_degenerate_tail"] = tail = d.get("degenerate_tail", (False, False))
-        methods = list(d.get("bound_methods", ("studentized", "studentized")))
+        tail = r.details.get("degenerate_tail", (False, False))
+        methods = r.details.get("bound_methods", ("studentized", "studentized"))
         # the studentized bound is kept where it is the wider on the interior side, and on both sides very near an end
-        keep_low = bool(r["low"] <= low[j] and (not at_bottom[j] or very_near[j]))
-        keep_high = bool(r["high"] >= high[j] and (not at_top[j] or very_near[j]))
-        r["low"] = r["low"] if keep_low else float(low[j])
-        r["high"] = r["high"] if keep_high else float(high[j])
-        methods = [methods[0] if keep_low else PROBLEM_SCORE, methods[1] if keep_high else PROBLEM_SCORE]
-        d["degenerate_tail"] = (bool(tail[0]) and keep_low, bool(tail[1]) and keep_high)
-        d["scale"] = PROBLEM_SCORE
-        d["bound_methods"] = tuple(methods)
+        keep_low = bool(r.low <= low[j] and (not at_bottom[j] or very_near[j]))
+        keep_high = bool(r.high >= high[j] and (not at_top[j] or very_near[j]))
+        out.append(r.with_bounds(
+            r.low if keep_low else float(low[j]), r.high if keep_high else float(high[j]),
+            studentized_bounds=(r.low, r.high), studentized_degenerate_tail=tail,
+            degenerate_tail=(bool(tail[0]) and keep_low, bool(tail[1]) and keep_high), scale=PROBLEM_SCORE,
+            bound_methods=(methods[0] if keep_low else PROBLEM_SCORE, methods[1] if keep_high else PROBLEM_SCORE)))
+    return out
 
 
-def apply_near_end(results: list[dict], chosen: NDArray[np.bool_], arr: NDArray[np.float64], codes, n_clusters,
-                   value_range: tuple[float, float], level: float, bound_range: tuple[float, float] | None) -> None:
-    r"""The near-end rule of the default single-model interval (:func:`near_end_bounds`), in place.
+def apply_near_end(results: list[ColumnInterval], chosen: NDArray[np.bool_], arr: NDArray[np.float64], codes, n_clusters,
+                   value_range: tuple[float, float], level: float,
+                   bound_range: tuple[float, float] | None) -> list[ColumnInterval]:
+    r"""The near-end rule of the default single-model interval (:func:`near_end_bounds`); returns the new results.
 
     A column whose mean lies within :attr:`~._interval_policy.IntervalThresholds.near_end_problems` problems' worth of an end of its
     range (other than 0/1 values and constant columns, whose score interval already counts N
@@ -199,21 +201,25 @@ def apply_near_end(results: list[dict], chosen: NDArray[np.bool_], arr: NDArray[
     near_end, at_top, low, high, off_end = near_end_bounds(arr, codes, n_clusters, value_range, level)
     p = end_share(arr.mean(axis=0), value_range)
     close = np.minimum(p, 1.0 - p) < THRESHOLDS.warn_end_share
+    out = []
     for j, r in enumerate(results):
         if not chosen[j]:
+            out.append(r)
             continue
-        r["details"]["off_end_problems"] = float(off_end[j])
+        entries: dict = {"off_end_problems": float(off_end[j])}
         if close[j] and THRESHOLDS.warn_off_end_problems <= off_end[j] < THRESHOLDS.warn_max_off_end_problems:
-            r["details"]["few_off_end"] = True
+            entries["few_off_end"] = True
         if not near_end[j]:
+            out.append(r.with_details(**entries))
             continue
-        r["details"]["near_end"] = True
-        r["details"].setdefault("studentized_bounds", (r["low"], r["high"]))
-        methods = list(r["details"].get("bound_methods", ("studentized", "studentized")))
-        if at_top[j] and low[j] < r["low"]:
-            r["low"] = float(low[j] if bound_range is None else max(low[j], bound_range[0]))
+        entries.update(near_end=True, studentized_bounds=r.details.get("studentized_bounds", (r.low, r.high)))
+        methods = list(r.details.get("bound_methods", ("studentized", "studentized")))
+        low_j, high_j = r.low, r.high
+        if at_top[j] and low[j] < r.low:
+            low_j = float(low[j] if bound_range is None else max(low[j], bound_range[0]))
             methods[0] = "score (near end)"
-        elif not at_top[j] and high[j] > r["high"]:
-            r["high"] = float(high[j] if bound_range is None else min(high[j], bound_range[1]))
+        elif not at_top[j] and high[j] > r.high:
+            high_j = float(high[j] if bound_range is None else min(high[j], bound_range[1]))
             methods[1] = "score (near end)"
-        r["details"]["bound_methods"] = tuple(methods)
+        out.append(r.with_bounds(low_j, high_j, **entries, bound_methods=tuple(methods)))
+    return out
