@@ -9,7 +9,7 @@ details) for "t", "clustered-t", the percentile and BCa bootstraps, the studenti
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -51,8 +51,9 @@ from ._score_intervals import (
     within_share_of_same_end,
 )
 
-__all__ = ["Columns", "CoreRequest", "Shown", "Studentized", "bootstrap_interval", "interval_core", "mover_interval",
-           "paired_rules", "t_interval"]
+__all__ = ["Columns", "CoreRequest", "ModelLimits", "PairResamples", "PairedPieces", "Shown", "Studentized",
+           "bootstrap_interval", "interval_core", "model_limits", "mover_interval", "paired_pieces", "paired_rules",
+           "resample_pair", "t_interval"]
 
 
 class Studentized:
@@ -244,10 +245,7 @@ def interval_core(values: NDArray[np.float64], codes: NDArray[np.int64] | None, 
     if request.method in ("t", "clustered-t"):
         shown = t_interval(columns, request, details)
     elif request.method == "mover":
-        low, high, standard_error, p_values, rules = mover_interval(
-            request.paired, columns.estimate, columns.se, codes, n_clusters, request.level, request.n_resamples,
-            request.rng, request.max_chunk_elements, details, request.test_zero, request.few_clusters)
-        shown = Shown(low, high, standard_error, p_values, rules=rules)
+        shown = mover_interval(columns, request, details)
     else:
         shown = bootstrap_interval(columns, request, details)
     return _column_results(columns, request, shown, details)
@@ -458,272 +456,320 @@ def paired_rules(stacked, differences, saturated, codes, n_clusters, model_range
     return np.array([paired_default(f) for f in facts], dtype=object), clustered_limits, near_same
 
 
-def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, rng, max_chunk_elements, details, test_zero,
-                    few_clusters=False):
-    r"""MOVER interval of ``mean(a) - mean(b)`` from each model's studentized limits (method "mover").
+@dataclass(frozen=True)
+class PairResamples:
+    """Both models' columns (and, for the ``bootstrap-t-differences`` columns, their differences)
+    resampled together: each model's bootstrap-t, the differences' own, and the correlation of the means."""
 
-    Both models are resampled with the same resamples (problems or clusters); each model's
-    limits :math:`[l, u] = [\hat\theta - t^*_{1-\alpha/2}\widehat{SE},\ \hat\theta - t^*_{\alpha/2}\widehat{SE}]`
-    from its (arcsine-scale) pivot, on the raw scale (score limits for 0/1 values and for a
-    degenerate tail), and the correlation of the
-    two means, :math:`r = (SE_a^2 + SE_b^2 - SE_d^2) / (2 SE_a SE_b)`, give
-    :math:`L = \hat d - \sqrt{(\hat\theta_a - l_a)^2 + (u_b - \hat\theta_b)^2 - 2r(\hat\theta_a - l_a)(u_b - \hat\theta_b)}`
-    and :math:`U` likewise (Zou & Donner 2008). Each bound is widened to the split score interval
-    of the gains and losses (:func:`split_score_bounds`) where that is wider, except under the
-    few-cluster rule. The p-value inverts the interval (with the widening) in its level.
+    per_model: Studentized
+    own: Studentized | None
+    own_columns: NDArray[np.intp]
+    stacked: NDArray[np.float64]
+    model_estimate: NDArray[np.float64]
+    model_se: NDArray[np.float64]
+    model_constant: NDArray[np.bool_]
+    two_point: NDArray[np.bool_] | None
+    correlation: NDArray[np.float64]
+    n_units: int
+    seed: Any
+    draw_info: list[dict[str, Any]]
 
-    For values in [0, 1] the interval shown is chosen per column from the differences
-    :math:`d_j = a_j - b_j` (docs/intervals-edges.md, "Paired differences"): unsaturated ones take
-    the paired t interval; saturated ones (:func:`saturated_differences`) without clusters, of two
-    models whose means lie within 10% of the same end (:func:`within_share_of_same_end`), take the
-    differences' own bootstrap-t interval, :math:`\hat d - t^*_q \widehat{SE}_d` from the same
-    resamples as the two models (the paired score fallback for a degenerate tail, as method
-    "studentized" gives it), widened to the t interval; the other saturated ones, and 10-29
-    clusters (but unsaturated differences of two models near the same end: the clustered t interval,
-    widened to the split score interval without its reduction for the degrees of freedom, which the
-    t quantile already carries), take MOVER of the models; 0/1 values take Bonett & Price's
-    matched-pairs interval. With 30 or more clusters, where either model is near an end, MOVER's
-    per-model limits are each model's clustered score interval, its interior side capped near an end
-    (:func:`clustered_model_limits`), instead of the studentized cluster bootstrap's legs.
-    """
-    arr_a, arr_b, model_range = paired
-    n, k = arr_a.shape
+
+def resample_pair(columns: Columns, request: CoreRequest, own_columns: NDArray[np.intp]) -> PairResamples:
+    """Resample model a's column j, model b's (and their difference for ``own_columns``) with the same
+    draws, as a call with that column alone would; every model's bootstrap-t on the raw-legs scale."""
+    assert request.paired is not None
+    arr_a, arr_b, model_range = request.paired
+    codes, n_clusters, (n, k) = columns.codes, columns.n_clusters, arr_a.shape
     stacked = np.concatenate([arr_a, arr_b], axis=1)
-    differences = arr_a - arr_b
-    saturated = saturated_differences(differences)
-    rules, clustered_limits, near_same = paired_rules(stacked, differences, saturated, codes, n_clusters, model_range, few_clusters)
-    # values in [0, 1] without clusters whose differences are saturated and whose two models are near
-    # the same end also resample the differences with the same draws: their own studentized bootstrap
-    # is then the interval (#16; see "shown" below)
-    own_candidates = rules == "bootstrap-t-differences"
-    own_columns = np.flatnonzero(own_candidates)
-    resampled = np.concatenate([stacked, differences[:, own_columns]], axis=1)
+    resampled = np.concatenate([stacked, columns.values[:, own_columns]], axis=1)
     resampled_constant = np.ptp(resampled, axis=0) == 0
     resampled_estimate = resampled.mean(axis=0)
     centered = np.where(resampled_constant, 0.0, resampled - resampled_estimate)
     model_constant = resampled_constant[: 2 * k]
     model_estimate = np.where(model_constant, stacked[0], resampled_estimate[: 2 * k])
-    # model a's column j, model b's (and their difference) are resampled together (the same problems);
-    # only the candidates carry their difference, so every column's draws are those of a call with it alone
     own_position = dict(zip(own_columns.tolist(), range(2 * k, 2 * k + own_columns.size)))
     groups = [[j, k + j] + ([own_position[j]] if j in own_position else []) for j in range(k)]
     units = Units(centered, codes, need_se=True, groups=groups)
-    resampled_se = analytic_se(units, n, resampled_constant)
-    model_se = resampled_se[: 2 * k]
-    streams = Streams(rng)
-    parts, draw_info = resampled_sums(units, n_resamples, streams, max_chunk_elements)
+    model_se = analytic_se(units, n, resampled_constant)[: 2 * k]
+    streams = Streams(request.rng)
+    parts, draw_info = resampled_sums(units, request.n_resamples, streams, request.max_chunk_elements)
     all_boot_mean, all_boot_se = replicate_statistics(units, parts, n)
     all_tol = ROUNDING_TOLERANCE * np.maximum(np.abs(centered).max(axis=0), 1e-300)
-    boot_mean, boot_se, tol = all_boot_mean[:, : 2 * k], all_boot_se[:, : 2 * k], all_tol[: 2 * k]
     own = None
-    if own_columns.size:
-        # the differences' bootstrap-t as method "studentized" gives it (the paired score fallback)
-        own = Studentized(estimate[own_columns], se[own_columns], all_boot_mean[:, 2 * k :], all_boot_se[:, 2 * k :],
-                          units.n_units, resampled_constant[2 * k :], all_tol[2 * k :],
+    if own_columns.size:  # the differences' bootstrap-t as method "auto" gives it (the paired score fallback)
+        own = Studentized(columns.estimate[own_columns], columns.se[own_columns], all_boot_mean[:, 2 * k:],
+                          all_boot_se[:, 2 * k:], units.n_units, resampled_constant[2 * k:], all_tol[2 * k:],
                           paired_score_fallback(arr_a[:, own_columns], arr_b[:, own_columns], codes, n_clusters),
                           None, None, False)
-    model_fallback = score_fallback(stacked, codes, n_clusters, model_range, design_effect=few_clusters)
+    model_fallback = score_fallback(stacked, codes, n_clusters, model_range, design_effect=request.few_clusters)
     if model_fallback is None:
-        model_fallback = Fallback(t_bounds(model_estimate, model_se, units.n_units - 1), "clustered-t" if codes is not None else "t")
+        model_fallback = Fallback(t_bounds(model_estimate, model_se, units.n_units - 1),
+                                  "clustered-t" if codes is not None else "t")
     two_point = None if model_range is None else at_range_ends(stacked, model_range)
-    per_model = Studentized(model_estimate, model_se, boot_mean, boot_se, units.n_units, model_constant, tol, model_fallback,
-                             model_range, two_point, few_clusters)
-    scales = per_model.scale_name()
+    per_model = Studentized(model_estimate, model_se, all_boot_mean[:, : 2 * k], all_boot_se[:, : 2 * k], units.n_units,
+                            model_constant, all_tol[: 2 * k], model_fallback, model_range, two_point, request.few_clusters)
     se_a, se_b = model_se[:k], model_se[k:]
     with np.errstate(divide="ignore", invalid="ignore"):
-        correlation = np.where((se_a > 0) & (se_b > 0), (se_a**2 + se_b**2 - se**2) / (2.0 * se_a * se_b), 0.0)
-    correlation = np.clip(correlation, -1.0, 1.0)
+        correlation = np.where((se_a > 0) & (se_b > 0), (se_a**2 + se_b**2 - columns.se**2) / (2.0 * se_a * se_b), 0.0)
+    return PairResamples(per_model, own, own_columns, stacked, model_estimate, model_se, model_constant, two_point,
+                         np.clip(correlation, -1.0, 1.0), units.n_units, streams.seed, draw_info)
 
-    # a model with every value at one end (e.g. every problem solved) is not known exactly: as
-    # 0/1 values (two_point) its limits are the score interval with n_B trials (Wilson, N of N)
 
-    # 30 or more clusters, either model near an end (#16): both models' legs are their clustered score
-    # intervals, capped near an end (clustered_model_limits), not their studentized cluster bootstraps,
-    # whose legs there were long in some benchmarks and short in others; constant columns and 0/1 values
-    # keep theirs (the score interval of n_B trials), mid-range pairs the bootstrap's
-    clustered_models = np.zeros(2 * k, dtype=bool)
-    model_score = None
-    if clustered_limits is not None:
-        model_score, model_uncapped, model_near_end = clustered_limits
-        near_end_pair = np.tile(model_near_end[:k] | model_near_end[k:], 2)
-        clustered_models = ~model_constant & ~two_point & near_end_pair
-        scales = np.where(clustered_models, "score (clustered)", scales).astype(object)
+@dataclass(frozen=True)
+class ModelLimits:
+    """Each model's limits at any level: its bootstrap-t legs on the raw scale (score limits for 0/1 values
+    and a degenerate tail) or, with 30 or more clusters and a model of the pair near an end (#16), its
+    clustered score interval capped near the end (:func:`clustered_model_limits`), clipped to the range."""
 
-    def model_bounds(levels_2k: NDArray[np.float64], sources: bool = True) -> dict[str, NDArray[Any]]:
-        out = per_model.interval(levels_2k, sources, raw_legs=True)
-        if model_score is not None and clustered_models.any():
-            score_low, score_high = model_score(levels_2k)
-            out["low"] = np.where(clustered_models, score_low, out["low"])
-            out["high"] = np.where(clustered_models, score_high, out["high"])
-            out["replace_low"] = out["replace_low"] & ~clustered_models  # no bootstrap-t tail was replaced
-            out["replace_high"] = out["replace_high"] & ~clustered_models
+    per_model: Studentized
+    model_range: tuple[float, float] | None
+    clustered_models: NDArray[np.bool_]
+    model_score: LevelBounds | None = None
+    model_uncapped: LevelBounds | None = None
+
+    def at(self, levels_2k: NDArray[np.float64], sources: bool = True) -> dict[str, NDArray[Any]]:
+        out = self.per_model.interval(levels_2k, sources, raw_legs=True)
+        clustered = self.clustered_models
+        if self.model_score is not None and self.model_uncapped is not None and clustered.any():
+            score_low, score_high = self.model_score(levels_2k)
+            out["low"] = np.where(clustered, score_low, out["low"])
+            out["high"] = np.where(clustered, score_high, out["high"])
+            out["replace_low"] = out["replace_low"] & ~clustered  # no bootstrap-t tail was replaced
+            out["replace_high"] = out["replace_high"] & ~clustered
             if sources:  # "near end" where the cap set the bound (it is wider than the clustered score bound)
-                uncapped_low, uncapped_high = model_uncapped(levels_2k)
+                uncapped_low, uncapped_high = self.model_uncapped(levels_2k)
                 for side, capped in (("low_source", score_low < uncapped_low), ("high_source", score_high > uncapped_high)):
                     name = np.where(capped, "score (clustered, near end)", "score (clustered)")
-                    out[side] = np.where(clustered_models, name, out[side]).astype(object)
-        if model_range is not None:
-            low_end, high_end = model_range
+                    out[side] = np.where(clustered, name, out[side]).astype(object)
+        if self.model_range is not None:
+            low_end, high_end = self.model_range
             out["low"] = np.minimum(np.maximum(out["low"], low_end), high_end)
             out["high"] = np.minimum(np.maximum(out["high"], low_end), high_end)
         return out
 
-    def combined(level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        out = model_bounds(np.concatenate([level_k, level_k]), sources=False)
-        low_ab, high_ab = out["low"], out["high"]
-        down = np.maximum(model_estimate - low_ab, 0.0)
-        up = np.maximum(high_ab - model_estimate, 0.0)
-        return mover_bounds(estimate, down[:k], up[:k], down[k:], up[k:], correlation)
 
-    # values in [0, 1] (#16): unsaturated differences (with no clusters or at least 30) take the
-    # paired t interval; saturated ones without clusters of two models within 10% of the same end their
-    # own studentized bootstrap widened to the t interval, the others MOVER of the models; saturated
-    # ones without clusters are widened to the near-end split score bound where under 75% of the
-    # problems differ; each bound is widened to the split score interval of the gains and losses where
-    # that is wider. Under the few-cluster rule both bounds stay the score interval of every path (the
-    # studentized fallback is the same).
-    with_split = model_range is not None and not per_model.few_clusters
-    # 10 to 29 clusters: MOVER of the models stays, except for unsaturated differences of two models
-    # near the same end, whose per-model limits are lopsided on the same side; their clustered t interval
-    # has the t quantile of C - 1 df already, so the split score interval that widens it is not reduced
-    # for the df a second time (it adds the skew of the rarer sign)
-    of_differences = rules == "t-split-score"
-    shared_end_t = ~saturated & near_same  # (near_same: 10 to 29 clusters only)
-    split = split_score_bounds(differences, codes, n_clusters, reduce_for_df=~shared_end_t) if with_split else None
-    t_of_differences = t_bounds(estimate, se, units.n_units - 1)
-    near_end = near_end_split_bounds(differences, None, None) if split is not None and codes is None else None
-    near_end_columns = saturated & ((differences != 0.0).mean(axis=0) < THRESHOLDS.paired_near_end_differing_share)
-    # saturated differences without clusters of two models near the same end: the differences' own
-    # studentized bootstrap widened to their t interval, not MOVER of the models, whose per-model limits
-    # there are lopsided on the same side and do not cancel (then the near-end split bound and the
-    # split score interval)
-    of_studentized = own_candidates
-    # 0/1 values of both models (pass@1 from one sample, pass^4 from four): the differences are a
-    # trinomial and take Bonett & Price's matched-pairs interval alone (any number of clusters but few)
-    binary = np.zeros(k, dtype=bool)
-    matched = None
-    if split is not None and model_range is not None:
-        # (a constant difference keeps its own rule in interval_core: 0 everywhere the "no difference
-        # seen" bound, +-1 everywhere the MOVER of the two score intervals)
-        binary = rules == "matched-pairs"
-        if binary.any():
-            width = model_range[1] - model_range[0]
-            scaled = matched_pairs_bounds(differences / width, codes, n_clusters)
+def model_limits(resamples: PairResamples, model_range: tuple[float, float] | None,
+                 clustered_limits: tuple[LevelBounds, LevelBounds, NDArray[np.bool_]] | None) -> tuple[ModelLimits, NDArray[Any]]:
+    """The models' limits and scales (``"score (clustered)"`` where the clustered score limits replace the legs:
+    constant columns and 0/1 values keep their score interval of n_B trials, mid-range pairs the bootstrap's)."""
+    k2 = resamples.model_estimate.shape[0]
+    scales = resamples.per_model.scale_name()
+    if clustered_limits is None:
+        return ModelLimits(resamples.per_model, model_range, np.zeros(k2, dtype=bool)), scales
+    model_score, model_uncapped, model_near_end = clustered_limits
+    k = k2 // 2
+    two_point = np.zeros(k2, dtype=bool) if resamples.two_point is None else resamples.two_point
+    clustered = ~resamples.model_constant & ~two_point & np.tile(model_near_end[:k] | model_near_end[k:], 2)
+    scales = np.where(clustered, "score (clustered)", scales).astype(object)
+    return ModelLimits(resamples.per_model, model_range, clustered, model_score, model_uncapped), scales
 
-            def matched(level_k):
-                low_k, high_k = scaled(level_k)
-                return low_k * width, high_k * width
 
-    def pieces_at(level_k: NDArray[np.float64]) -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
-        out = {"mover": combined(level_k)}
-        if split is not None:
-            out["split-score"] = split(level_k)
-            out["t"] = t_of_differences(level_k)
-            if own is not None:
-                own_low, own_high = np.full(k, np.nan), np.full(k, np.nan)
-                own_low[own_columns], own_high[own_columns] = own.bounds(level_k[own_columns])
-                out["studentized"] = own_low, own_high
-            if near_end is not None:
-                out["split-score (near end)"] = near_end(level_k)
-            if matched is not None:
-                out["matched-pairs score"] = matched(level_k)
+def _scaled(bounds: LevelBounds, width: float) -> LevelBounds:
+    def scaled(level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        low_k, high_k = bounds(level_k)
+        return low_k * width, high_k * width
+
+    return scaled
+
+
+@dataclass(frozen=True)
+class PairedPieces:
+    """The parts the paired default combines per column, at any level (docs/intervals.md "Rules"): MOVER of the
+    models, the t interval of the differences, their own bootstrap-t, the split score interval of the gains and
+    losses, its near-end bound and the matched-pairs interval; :meth:`shown` applies each column's rule."""
+
+    limits: ModelLimits
+    estimate: NDArray[np.float64]
+    resamples: PairResamples
+    t_of_differences: LevelBounds
+    of_differences: NDArray[np.bool_]
+    of_studentized: NDArray[np.bool_]
+    binary: NDArray[np.bool_]
+    near_end_columns: NDArray[np.bool_]
+    split: LevelBounds | None = None
+    near_end: LevelBounds | None = None
+    matched: LevelBounds | None = None
+
+    def mover(self, level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """MOVER (Zou & Donner 2008) of the two models' limits with the correlation of their means."""
+        k, model_estimate = level_k.shape[0], self.resamples.model_estimate
+        out = self.limits.at(np.concatenate([level_k, level_k]), sources=False)
+        down = np.maximum(model_estimate - out["low"], 0.0)
+        up = np.maximum(out["high"] - model_estimate, 0.0)
+        return mover_bounds(self.estimate, down[:k], up[:k], down[k:], up[k:], self.resamples.correlation)
+
+    def at(self, level_k: NDArray[np.float64]) -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
+        """Every part at ``level_k`` (MOVER first: a tie of bounds keeps its name)."""
+        out = {"mover": self.mover(level_k)}
+        if self.split is None:
+            return out
+        out["split-score"] = self.split(level_k)
+        out["t"] = self.t_of_differences(level_k)
+        own, own_columns = self.resamples.own, self.resamples.own_columns
+        if own is not None:
+            own_low, own_high = np.full(level_k.shape[0], np.nan), np.full(level_k.shape[0], np.nan)
+            own_low[own_columns], own_high[own_columns] = own.bounds(level_k[own_columns])
+            out["studentized"] = own_low, own_high
+        if self.near_end is not None:
+            out["split-score (near end)"] = self.near_end(level_k)
+        if self.matched is not None:
+            out["matched-pairs score"] = self.matched(level_k)
         return out
 
-    def shown(pieces) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def shown(self, pieces: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The interval each column's rule shows from the parts."""
         low_k, high_k = pieces["mover"]
-        if split is None:
+        if self.split is None:
             return low_k, high_k
         split_low, split_high = pieces["split-score"]
         t_low, t_high = pieces["t"]
-        low_k = np.where(of_differences, t_low, low_k)
-        high_k = np.where(of_differences, t_high, high_k)
+        low_k = np.where(self.of_differences, t_low, low_k)
+        high_k = np.where(self.of_differences, t_high, high_k)
         if "studentized" in pieces:
             own_low, own_high = pieces["studentized"]
-            low_k = np.where(of_studentized, np.fmin(own_low, t_low), low_k)
-            high_k = np.where(of_studentized, np.fmax(own_high, t_high), high_k)
-        if near_end is not None:
+            low_k = np.where(self.of_studentized, np.fmin(own_low, t_low), low_k)
+            high_k = np.where(self.of_studentized, np.fmax(own_high, t_high), high_k)
+        if self.near_end is not None:
             near_low, near_high = pieces["split-score (near end)"]
-            low_k = np.where(near_end_columns, np.fmin(low_k, near_low), low_k)
-            high_k = np.where(near_end_columns, np.fmax(high_k, near_high), high_k)
+            low_k = np.where(self.near_end_columns, np.fmin(low_k, near_low), low_k)
+            high_k = np.where(self.near_end_columns, np.fmax(high_k, near_high), high_k)
         low_k, high_k = np.fmin(low_k, split_low), np.fmax(high_k, split_high)
         if "matched-pairs score" in pieces:
             matched_low, matched_high = pieces["matched-pairs score"]
-            low_k = np.where(binary, matched_low, low_k)
-            high_k = np.where(binary, matched_high, high_k)
+            low_k = np.where(self.binary, matched_low, low_k)
+            high_k = np.where(self.binary, matched_high, high_k)
         return low_k, high_k
 
-    def bounds(level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        return shown(pieces_at(level_k))
+    def bounds(self, level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        return self.shown(self.at(level_k))
 
-    levels = np.full(k, level)
-    pieces = pieces_at(levels)
-    low, high = shown(pieces)
-    nan_pair = (np.full(k, np.nan), np.full(k, np.nan))
-    mover_low, mover_high = pieces["mover"]
-    split_low, split_high = pieces.get("split-score", nan_pair)
-    near_low, near_high = pieces.get("split-score (near end)", nan_pair)
-    t_low, t_high = pieces.get("t", nan_pair)
-    matched_low, matched_high = pieces.get("matched-pairs score", nan_pair)
-    own_low, own_high = pieces.get("studentized", nan_pair)
-    not_mover = of_differences | of_studentized | binary  # columns whose interval does not rest on MOVER of the models
 
-    def part(pair_low, pair_high, j: int) -> tuple[float, float] | None:
-        # a part that does not apply to column j is None in ``details``, never a NaN pair
-        lo, hi = float(pair_low[j]), float(pair_high[j])
-        return None if np.isnan(lo) or np.isnan(hi) else (lo, hi)
+def paired_pieces(columns: Columns, request: CoreRequest, rules: NDArray[np.object_], saturated: NDArray[np.bool_],
+                  near_same: NDArray[np.bool_], resamples: PairResamples, limits: ModelLimits) -> PairedPieces:
+    """The parts of every column and the masks of their rules. Values in [0, 1] (#16) are widened to the split
+    score interval (with 10-29 clusters of two models near the same end without its df reduction, which the
+    clustered t quantile already carries); saturated ones without clusters also to the near-end split bound
+    where under 75% of the problems differ. Under the few-cluster rule only MOVER of the score intervals."""
+    differences, codes, n_clusters = columns.values, columns.codes, columns.n_clusters
+    model_range = request.paired[2] if request.paired is not None else None
+    base = PairedPieces(limits, columns.estimate, resamples, t_bounds(columns.estimate, columns.se, resamples.n_units - 1),
+                        of_differences=rules == "t-split-score", of_studentized=rules == "bootstrap-t-differences",
+                        binary=np.zeros(differences.shape[1], dtype=bool),
+                        near_end_columns=saturated & ((differences != 0.0).mean(axis=0)
+                                                      < THRESHOLDS.paired_near_end_differing_share))
+    if model_range is None or resamples.per_model.few_clusters:
+        return base
+    shared_end_t = ~saturated & near_same  # (near_same: 10 to 29 clusters only)
+    split = split_score_bounds(differences, codes, n_clusters, reduce_for_df=~shared_end_t)
+    near_end = near_end_split_bounds(differences, None, None) if codes is None else None
+    binary = rules == "matched-pairs"
+    matched = None
+    if binary.any():
+        width = model_range[1] - model_range[0]
+        matched = _scaled(matched_pairs_bounds(differences / width, codes, n_clusters), width)
+    return replace(base, binary=binary, split=split, near_end=near_end, matched=matched)
 
-    # the differences' own bootstrap-t at the shown level: which bound its fallback replaced, and why
-    own_shown = None if own is None else own.interval(levels[own_columns])
+
+def mover_interval(columns: Columns, request: CoreRequest, details: list[dict[str, Any]]) -> Shown:
+    r"""MOVER interval of ``mean(a) - mean(b)`` and the rest of the paired default (method "mover").
+
+    Both models are resampled with the same resamples (:func:`resample_pair`); each model's limits
+    (:class:`ModelLimits`) and the correlation of the two means,
+    :math:`r = (SE_a^2 + SE_b^2 - SE_d^2) / (2 SE_a SE_b)`, give
+    :math:`L = \hat d - \sqrt{(\hat\theta_a - l_a)^2 + (u_b - \hat\theta_b)^2 - 2r(\hat\theta_a - l_a)(u_b - \hat\theta_b)}`
+    and :math:`U` likewise (Zou & Donner 2008). For values in [0, 1] the interval shown follows each
+    column's rule (:func:`~._interval_policy.paired_default`; :class:`PairedPieces`). The p-value inverts
+    the interval shown in its level.
+    """
+    assert request.paired is not None
+    arr_a, arr_b, model_range = request.paired
+    n, k = arr_a.shape
+    stacked = np.concatenate([arr_a, arr_b], axis=1)
+    saturated = saturated_differences(columns.values)
+    rules, clustered_limits, near_same = paired_rules(stacked, columns.values, saturated, columns.codes, columns.n_clusters,
+                                                      model_range, request.few_clusters)
+    resamples = resample_pair(columns, request, np.flatnonzero(rules == "bootstrap-t-differences"))
+    limits, scales = model_limits(resamples, model_range, clustered_limits)
+    pieces = paired_pieces(columns, request, rules, saturated, near_same, resamples, limits)
+    levels = np.full(k, request.level)
+    parts = pieces.at(levels)
+    low, high = pieces.shown(parts)
+    _mover_details(pieces, parts, (low, high), scales, saturated, columns, request, details)
+    p_values = p_value_by_inversion(pieces.bounds, columns.estimate, k) if request.test_zero else np.full(k, np.nan)
+    se = columns.se
+    if resamples.per_model.few_clusters and model_range is not None:
+        # the standard error the two score intervals imply, combined as MOVER combines them
+        effective = score_standard_error(resamples.model_estimate, resamples.model_se, n, model_range)
+        ea, eb = effective[:k], effective[k:]
+        se = np.sqrt(np.maximum(ea**2 + eb**2 - 2.0 * resamples.correlation * ea * eb, 0.0))
+    return Shown(low, high, se, p_values, rules=rules)
+
+
+def _part(pair: tuple[NDArray[np.float64], NDArray[np.float64]] | None, j: int) -> tuple[float, float] | None:
+    """Column j of a part, or None where it does not apply (never a NaN pair in ``details``)."""
+    if pair is None:
+        return None
+    lo, hi = float(pair[0][j]), float(pair[1][j])
+    return None if np.isnan(lo) or np.isnan(hi) else (lo, hi)
+
+
+def _bound_source(parts, shown, own_shown, own_index, j: int, side: int) -> str:
+    """The part that set bound ``side`` of column j (the differences' own bootstrap-t names its fallback)."""
+    value = shown[side][j]
+    for name, pair in parts.items():  # mover first: a tie keeps the name of the method
+        if pair[side][j] == value:
+            if name == "studentized" and own_shown is not None:  # or its fallback (e.g. "mover-score")
+                return str(own_shown[("low_source", "high_source")[side]][own_index[j]])
+            return name
+    return "mover"
+
+
+def _tails(pieces: PairedPieces, models, own_shown, own_index, j: int) -> tuple[tuple[bool, bool], tuple[float, float]]:
+    """Replaced tails and degenerate shares of the interval column j rests on: the differences' own bootstrap-t,
+    or MOVER of the models (a - b's lower bound rests on a's lower and b's upper bound)."""
+    own, per_model, k = pieces.resamples.own, pieces.resamples.per_model, pieces.estimate.shape[0]
+    if pieces.of_studentized[j]:  # only candidates, which have ``own`` and ``own_shown``
+        assert own is not None and own_shown is not None
+        i = own_index[j]
+        return ((bool(own_shown["replace_low"][i]), bool(own_shown["replace_high"][i])),
+                (float(own.share_below[i]), float(own.share_above[i])))
+    not_mover = pieces.of_differences[j] or pieces.of_studentized[j] or pieces.binary[j]
+    return ((bool(models["replace_low"][j] or models["replace_high"][k + j]) and not not_mover,
+             bool(models["replace_high"][j] or models["replace_low"][k + j]) and not not_mover),
+            (float(max(per_model.share_below[j], per_model.share_above[k + j])),
+             float(max(per_model.share_above[j], per_model.share_below[k + j]))))
+
+
+def _mover_details(pieces: PairedPieces, parts, shown, scales, saturated, columns: Columns, request: CoreRequest,
+                   details: list[dict[str, Any]]) -> None:
+    """What the paired default's ``details`` say of every column: each model's limits, the parts, the source of each bound."""
+    k = pieces.estimate.shape[0]
+    levels = np.full(k, request.level)
+    resamples, own_columns = pieces.resamples, pieces.resamples.own_columns
+    own_shown = None if resamples.own is None else resamples.own.interval(levels[own_columns])
     own_index = {int(j): i for i, j in enumerate(own_columns)}
-
-    def source(j: int, side: int) -> str:
-        value = (low, high)[side][j]
-        for name, pair in pieces.items():  # mover first: a tie keeps the name of the method
-            if pair[side][j] == value:
-                if name == "studentized" and own_shown is not None:  # or its fallback (e.g. "mover-score")
-                    return str(own_shown[("low_source", "high_source")[side]][own_index[j]])
-                return name
-        return "mover"
-
-    def tails(j: int) -> tuple[tuple[bool, bool], tuple[float, float]]:
-        # replaced tails and degenerate shares of the interval the column rests on: the differences' own
-        # bootstrap-t, or MOVER of the models (a - b's lower bound rests on a's lower and b's upper bound)
-        if of_studentized[j]:  # only candidates, which have ``own`` and ``own_shown``
-            assert own is not None and own_shown is not None
-            i = own_index[j]
-            return ((bool(own_shown["replace_low"][i]), bool(own_shown["replace_high"][i])),
-                    (float(own.share_below[i]), float(own.share_above[i])))
-        return ((bool(models["replace_low"][j] or models["replace_high"][k + j]) and not not_mover[j],
-                 bool(models["replace_high"][j] or models["replace_low"][k + j]) and not not_mover[j]),
-                (float(max(per_model.share_below[j], per_model.share_above[k + j])),
-                 float(max(per_model.share_above[j], per_model.share_below[k + j]))))
-
-    models = model_bounds(np.concatenate([levels, levels]))
+    models = pieces.limits.at(np.concatenate([levels, levels]))
     for j, d in enumerate(details):
-        degenerate_tail, degenerate_share = tails(j)
+        degenerate_tail, degenerate_share = _tails(pieces, models, own_shown, own_index, j)
         d.update(
-            n_resamples=n_resamples, seed=streams.seed, **draw_info[j],
-            standard_error_kind="clustered" if codes is not None else "t",
-            correlation_of_means=float(correlation[j]),
+            n_resamples=request.n_resamples, seed=resamples.seed, **resamples.draw_info[j],
+            standard_error_kind="clustered" if columns.codes is not None else "t",
+            correlation_of_means=float(resamples.correlation[j]),
             interval_a=(float(models["low"][j]), float(models["high"][j])),
             interval_b=(float(models["low"][k + j]), float(models["high"][k + j])),
             model_bound_methods=((models["low_source"][j], models["high_source"][j]),
                                  (models["low_source"][k + j], models["high_source"][k + j])),
             degenerate_tail=degenerate_tail, degenerate_share=degenerate_share,
             model_scales=(str(scales[j]), str(scales[k + j])),
-            mover_of_models=(float(mover_low[j]), float(mover_high[j])),
-            split_score_interval=part(split_low, split_high, j),
-            t_of_differences=part(t_low, t_high, j),
-            studentized_of_differences=part(own_low, own_high, j),
-            near_end_split_interval=part(near_low, near_high, j),
-            matched_pairs_interval=part(matched_low, matched_high, j) if binary[j] else None,
-            saturated_differences=bool(split is not None and saturated[j]),
-            paired_bound_methods=(source(j, 0), source(j, 1)),
+            mover_of_models=(float(parts["mover"][0][j]), float(parts["mover"][1][j])),
+            split_score_interval=_part(parts.get("split-score"), j),
+            t_of_differences=_part(parts.get("t"), j),
+            studentized_of_differences=_part(parts.get("studentized"), j),
+            near_end_split_interval=_part(parts.get("split-score (near end)"), j),
+            matched_pairs_interval=_part(parts.get("matched-pairs score"), j) if pieces.binary[j] else None,
+            saturated_differences=bool(pieces.split is not None and saturated[j]),
+            paired_bound_methods=(_bound_source(parts, shown, own_shown, own_index, j, 0),
+                                  _bound_source(parts, shown, own_shown, own_index, j, 1)),
         )
-    p_values = p_value_by_inversion(bounds, estimate, k) if test_zero else np.full(k, np.nan)
-    if per_model.few_clusters and model_range is not None:
-        # the standard error the two score intervals imply, combined as MOVER combines them
-        effective = score_standard_error(model_estimate, model_se, n, model_range)
-        ea, eb = effective[:k], effective[k:]
-        se = np.sqrt(np.maximum(ea**2 + eb**2 - 2.0 * correlation * ea * eb, 0.0))
-    return low, high, se, p_values, rules

@@ -794,25 +794,7 @@ def _paired_difference(a, b, *, problem_ids_a, problem_ids_b, intersect, cluster
         raise ValueError(f"`a` and `b` have shapes {np.shape(a)} and {np.shape(b)}: paired_difference takes one "
                          "metric's per-problem values (shape (N,)); use paired_difference_columns for K columns "
                          "at once (a list of K results).")
-    if not isinstance(intersect, (bool, np.bool_)):
-        raise TypeError(f"`intersect` must be True or False; got {intersect!r}.")
-    only_a: tuple[Any, ...] = ()
-    only_b: tuple[Any, ...] = ()
-    if (problem_ids_a is None) != (problem_ids_b is None):
-        raise ValueError("give both `problem_ids_a` and `problem_ids_b`, or neither (then rows are matched by position).")
-    if problem_ids_a is not None:
-        pos_a, pos_b, only_a, only_b = match_ids(problem_ids_a, problem_ids_b, arr_a.shape[0], arr_b.shape[0], bool(intersect))
-        if clusters is not None:
-            clusters_arr = np.asarray(clusters, dtype=object)
-            if clusters_arr.ndim != 1 or clusters_arr.shape[0] != arr_a.shape[0]:
-                raise ValueError(f"`clusters` must have one label per row of `a` ({arr_a.shape[0]}); got shape {clusters_arr.shape}.")
-            clusters = clusters_arr[pos_a]
-        arr_a, arr_b = arr_a[pos_a], arr_b[pos_b]
-    elif arr_a.shape[0] != arr_b.shape[0]:
-        raise ValueError(
-            f"`a` has {arr_a.shape[0]} problems and `b` has {arr_b.shape[0]}; without problem ids the rows must be "
-            "the same problems. Pass problem_ids_a/problem_ids_b (and intersect=True to drop unmatched ones)."
-        )
+    arr_a, arr_b, clusters, pos_a, only_a, only_b = _aligned(arr_a, arr_b, problem_ids_a, problem_ids_b, intersect, clusters)
     n, k = arr_a.shape
     design = check_design(n, clusters, method, confidence_level, n_resamples, max_chunk_elements, paired=True, methods=INTERVAL_METHODS,
                         paired_methods=PAIRED_INTERVAL_METHODS, too_few=f"only {n} problem(s) in common; a paired interval needs at least 2.")
@@ -844,46 +826,49 @@ def _paired_difference(a, b, *, problem_ids_a, problem_ids_b, intersect, cluster
         tiny_shares = warn_tiny_difference_share(differences)
         few_differences = warn_few_differences(np.array([entry["n_differing"] for entry in added]), n)
         added = [{**entry, **tiny, **one} for entry, tiny, one in zip(added, tiny_shares, few_differences)]
-    mean_a = arr_a.mean(axis=0)
-    mean_b = arr_b.mean(axis=0)
-    sd_a = arr_a.std(axis=0)
-    sd_b = arr_b.std(axis=0)
+    mean_a, mean_b, correlation = _means_and_correlation(arr_a, arr_b)
+    return [PairedResult(estimate=r.estimate, low=r.low, high=r.high, standard_error=r.standard_error,
+                         confidence_level=level, n_problems=n, n_clusters=n_clusters, method=method,
+                         rule=_differences_rule(r, n_clusters, in_unit) if method == "auto" else r.rule,
+                         details={**r.details, **added[j]}, estimate_a=float(mean_a[j]), estimate_b=float(mean_b[j]),
+                         correlation=float(correlation[j]), p_value=r.p_value, n_unmatched=len(only_a) + len(only_b),
+                         unmatched_ids_a=only_a, unmatched_ids_b=only_b) for j, r in enumerate(results)]
+
+
+def _aligned(arr_a, arr_b, problem_ids_a, problem_ids_b, intersect, clusters):
+    """Rows of ``a`` and ``b`` matched by problem id (or by position), with the clusters of ``a``'s rows;
+    returns ``(a, b, clusters, positions in a or None, ids only in a, ids only in b)``."""
+    if not isinstance(intersect, (bool, np.bool_)):
+        raise TypeError(f"`intersect` must be True or False; got {intersect!r}.")
+    if (problem_ids_a is None) != (problem_ids_b is None):
+        raise ValueError("give both `problem_ids_a` and `problem_ids_b`, or neither (then rows are matched by position).")
+    if problem_ids_a is None:
+        if arr_a.shape[0] != arr_b.shape[0]:
+            raise ValueError(
+                f"`a` has {arr_a.shape[0]} problems and `b` has {arr_b.shape[0]}; without problem ids the rows must be "
+                "the same problems. Pass problem_ids_a/problem_ids_b (and intersect=True to drop unmatched ones).")
+        return arr_a, arr_b, clusters, None, (), ()
+    pos_a, pos_b, only_a, only_b = match_ids(problem_ids_a, problem_ids_b, arr_a.shape[0], arr_b.shape[0], bool(intersect))
+    if clusters is not None:
+        clusters_arr = np.asarray(clusters, dtype=object)
+        if clusters_arr.ndim != 1 or clusters_arr.shape[0] != arr_a.shape[0]:
+            raise ValueError(f"`clusters` must have one label per row of `a` ({arr_a.shape[0]}); got shape {clusters_arr.shape}.")
+        clusters = clusters_arr[pos_a]
+    return arr_a[pos_a], arr_b[pos_b], clusters, pos_a, only_a, only_b
+
+
+def _means_and_correlation(arr_a, arr_b):
+    """Both models' means and the correlation of their per-problem values (NaN, with a warning, for a constant model)."""
+    mean_a, mean_b = arr_a.mean(axis=0), arr_b.mean(axis=0)
     constant_model = (np.ptp(arr_a, axis=0) == 0) | (np.ptp(arr_b, axis=0) == 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         covariance = ((arr_a - mean_a) * (arr_b - mean_b)).mean(axis=0)
-        correlation = np.where(constant_model, np.nan, np.clip(covariance / (sd_a * sd_b), -1.0, 1.0))
-    if constant_model.any():
-        warnings.warn(
-            "one model's per-problem values are constant"
-            + columns_note(np.flatnonzero(constant_model).tolist(), k)
-            + ": their correlation is undefined and is reported as NaN.",
-            DegenerateIntervalWarning,
-            stacklevel=3,
-        )
-    out = []
-    for j, r in enumerate(results):
-        out.append(
-            PairedResult(
-                estimate=r.estimate,
-                low=r.low,
-                high=r.high,
-                standard_error=r.standard_error,
-                confidence_level=level,
-                n_problems=n,
-                n_clusters=n_clusters,
-                method=method,
-                rule=_differences_rule(r, n_clusters, in_unit) if method == "auto" else r.rule,
-                details={**r.details, **added[j]},
-                estimate_a=float(mean_a[j]),
-                estimate_b=float(mean_b[j]),
-                correlation=float(correlation[j]),
-                p_value=r.p_value,
-                n_unmatched=len(only_a) + len(only_b),
-                unmatched_ids_a=only_a,
-                unmatched_ids_b=only_b,
-            )
-        )
-    return out
+        correlation = np.where(constant_model, np.nan, np.clip(covariance / (arr_a.std(axis=0) * arr_b.std(axis=0)), -1.0, 1.0))
+    if constant_model.any():  # stacklevel: this helper, the body, the public function, its caller
+        warnings.warn("one model's per-problem values are constant"
+                      + columns_note(np.flatnonzero(constant_model).tolist(), arr_a.shape[1])
+                      + ": their correlation is undefined and is reported as NaN.", DegenerateIntervalWarning, stacklevel=4)
+    return mean_a, mean_b, correlation
 
 
 def _differences_rule(result: ColumnInterval, n_clusters: int | None, in_unit: bool) -> str:
