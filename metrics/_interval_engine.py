@@ -73,9 +73,12 @@ class Studentized:
     mean, 1 for MOVER's per-model limits) by ``fallback``; the other bound is then the wider of the two.
     """
 
-    def __init__(self, estimate, se, boot_mean, boot_se, n_units: int, constant, tol, fallback: Fallback,
-                 scale_range: tuple[float, float] | None = None, two_point=None, few_clusters: bool = False,
-                 degenerate_fraction: float = 1.0):
+    def __init__(self, observed: tuple[NDArray[np.float64], NDArray[np.float64]],
+                 replicates: tuple[NDArray[np.float64], NDArray[np.float64]], n_units: int, constant, tol,
+                 fallback: Fallback, scale_range: tuple[float, float] | None = None, two_point=None,
+                 few_clusters: bool = False, degenerate_fraction: float = 1.0):
+        estimate, se = observed  # the estimates and their (t or clustered) standard errors
+        boot_mean, boot_se = replicates  # the resamples' mean deviations and standard errors
         pile = np.where(np.abs(boot_mean) <= tol, 0.0, np.copysign(np.inf, boot_mean))
         if scale_range is None:
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -308,7 +311,7 @@ def _studentized(columns: Columns, request: CoreRequest, boot_mean: NDArray[np.f
                             "clustered-t" if columns.codes is not None else "t")
     tol = ROUNDING_TOLERANCE * np.maximum(np.abs(columns.centered).max(axis=0), 1e-300)
     two_point = None if scale_range is None else at_range_ends(columns.values, scale_range)
-    studentized = Studentized(estimate, se, boot_mean, boot_se, columns.units.n_units, columns.constant, tol, fallback,
+    studentized = Studentized((estimate, se), (boot_mean, boot_se), columns.units.n_units, columns.constant, tol, fallback,
                               scale_range, two_point, request.few_clusters, degenerate_fraction=request.degenerate_fraction)
     scales = studentized.scale_name()
     out = studentized.interval(np.full(k, request.level))
@@ -498,8 +501,8 @@ def resample_pair(columns: Columns, request: CoreRequest, own_columns: NDArray[n
     all_tol = ROUNDING_TOLERANCE * np.maximum(np.abs(centered).max(axis=0), 1e-300)
     own = None
     if own_columns.size:  # the differences' bootstrap-t as method "auto" gives it (the paired score fallback)
-        own = Studentized(columns.estimate[own_columns], columns.se[own_columns], all_boot_mean[:, 2 * k:],
-                          all_boot_se[:, 2 * k:], units.n_units, resampled_constant[2 * k:], all_tol[2 * k:],
+        own = Studentized((columns.estimate[own_columns], columns.se[own_columns]),
+                          (all_boot_mean[:, 2 * k:], all_boot_se[:, 2 * k:]), units.n_units, resampled_constant[2 * k:], all_tol[2 * k:],
                           paired_score_fallback(arr_a[:, own_columns], arr_b[:, own_columns], codes, n_clusters),
                           None, None, False)
     model_fallback = score_fallback(stacked, codes, n_clusters, model_range, design_effect=request.few_clusters)
@@ -507,7 +510,7 @@ def resample_pair(columns: Columns, request: CoreRequest, own_columns: NDArray[n
         model_fallback = Fallback(t_bounds(model_estimate, model_se, units.n_units - 1),
                                   "clustered-t" if codes is not None else "t")
     two_point = None if model_range is None else at_range_ends(stacked, model_range)
-    per_model = Studentized(model_estimate, model_se, all_boot_mean[:, : 2 * k], all_boot_se[:, : 2 * k], units.n_units,
+    per_model = Studentized((model_estimate, model_se), (all_boot_mean[:, : 2 * k], all_boot_se[:, : 2 * k]), units.n_units,
                             model_constant, all_tol[: 2 * k], model_fallback, model_range, two_point, request.few_clusters)
     se_a, se_b = model_se[:k], model_se[k:]
     with np.errstate(divide="ignore", invalid="ignore"):
