@@ -9,12 +9,15 @@ details) for "t", "clustered-t", the percentile and BCa bootstraps, the studenti
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from ._interval_types import ColumnInterval
+from ._interval_policy import THRESHOLDS, PairedFacts, paired_default
 from ._bootstrap import (
     ROUNDING_TOLERANCE,
     analytic_se,
@@ -29,9 +32,8 @@ from ._bootstrap import (
 )
 from ._resampling import Streams, Units, resampled_sums
 from ._score_intervals import (
-    PAIRED_NEAR_END_DIFFERING_SHARE,
-    PAIRED_T_MIN_CLUSTERS,
     Fallback,
+    LevelBounds,
     at_range_ends,
     clustered_model_limits,
     matched_pairs_bounds,
@@ -49,17 +51,10 @@ from ._score_intervals import (
     within_share_of_same_end,
 )
 
-__all__ = ["SINGLE_DEGENERATE_FRACTION", "Studentized", "interval_core", "mover_interval"]
+__all__ = ["Columns", "CoreRequest", "ModelLimits", "PairResamples", "PairedPieces", "Shown", "Studentized",
+           "bootstrap_interval", "interval_core", "model_limits", "mover_interval", "paired_pieces", "paired_rules",
+           "resample_pair", "t_interval"]
 
-#: The single-model default treats a bootstrap-t tail as degenerate when more than this fraction of
-#: alpha/2 of the resamples are degenerate on its side (MOVER's per-model limits keep 1). Between the
-#: two the quantile falls among near-degenerate resamples, whose t* is huge but finite: the lower
-#: bound of clustered pass@1 at the ceiling (N = 200, 66 clusters) reached 0.67 for a mean of 0.96.
-#: Chosen by measured coverage (docs/intervals-edges.md): with 0.5 no single-model regime cell's coverage
-#: moved by more than 0.7 points (same simulated benchmarks and resamples, 1,000 per cell), the widest
-#: narrowed (clustered pass@1 at the ceiling, N = 200: mean width 0.114 -> 0.098; ceiling cons@5 N = 200
-#: n = 64 back inside the width rule) and the main grid's single cells at N >= 30 kept their coverage.
-SINGLE_DEGENERATE_FRACTION = 0.5
 
 class Studentized:
     r"""The bootstrap-t distribution of every column and its interval at any level.
@@ -74,13 +69,16 @@ class Studentized:
     ``interval(level)`` inverts
     the distribution of the pivot and replaces a degenerate tail (more than
     ``degenerate_fraction`` :math:`\times\,\alpha/2` of the resamples with less than one unit's
-    worth of the observed variance on that side; :data:`SINGLE_DEGENERATE_FRACTION` for a single
+    worth of the observed variance on that side; :attr:`~._interval_policy.IntervalThresholds.single_degenerate_fraction` for a single
     mean, 1 for MOVER's per-model limits) by ``fallback``; the other bound is then the wider of the two.
     """
 
-    def __init__(self, estimate, se, boot_mean, boot_se, n_units: int, constant, tol, fallback: Fallback,
-                 scale_range: tuple[float, float] | None = None, two_point=None, few_clusters: bool = False,
-                 degenerate_fraction: float = 1.0):
+    def __init__(self, observed: tuple[NDArray[np.float64], NDArray[np.float64]],
+                 replicates: tuple[NDArray[np.float64], NDArray[np.float64]], n_units: int, constant, tol,
+                 fallback: Fallback, scale_range: tuple[float, float] | None = None, two_point=None,
+                 few_clusters: bool = False, degenerate_fraction: float = 1.0):
+        estimate, se = observed  # the estimates and their (t or clustered) standard errors
+        boot_mean, boot_se = replicates  # the resamples' mean deviations and standard errors
         pile = np.where(np.abs(boot_mean) <= tol, 0.0, np.copysign(np.inf, boot_mean))
         if scale_range is None:
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -168,468 +166,613 @@ class Studentized:
         return np.where(self.two_point, "score (0/1 values)", scale)
 
 
-def interval_core(
-    values: NDArray[np.float64],
-    codes: NDArray[np.int64] | None,
-    n_clusters: int | None,
-    method: str,
-    level: float,
-    n_resamples: int,
-    rng: Any,
-    bounds: tuple[float, float] | None,
-    max_chunk_elements: int,
-    test_zero: bool,
-    fallback: Fallback | None = None,
-    paired: tuple[NDArray[np.float64], NDArray[np.float64], tuple[float, float] | None] | None = None,
-    scale_range: tuple[float, float] | None = None,
-    no_difference_range: tuple[float, float] | None = None,
-    few_clusters: bool = False,
-    degenerate_fraction: float = 1.0,
-) -> list[dict[str, Any]]:
-    """Compute the interval for every column of ``values``; returns one dict per column.
+@dataclass(frozen=True)
+class CoreRequest:
+    """What :func:`interval_core` is asked for: the method, its options and the default's inputs.
 
-    ``values`` (and ``codes``) come in canonical row order (:func:`canonical_order`).
     ``fallback`` gives the bounds that replace a degenerate tail of the studentized bootstrap
-    (see the module docstring); ``None`` uses the t (or clustered-t) bounds. ``paired`` is
-    ``(a, b, range of a and b)`` for ``method="mover"`` (``values`` is then ``a - b``).
-    ``scale_range`` (values known to lie in it) puts the studentized pivot on the arcsine scale
-    and gives 0/1 values (every value at an end of the range) the score interval. With
-    ``test_zero`` the p-value of "0" inverts the interval the method shows in its level (the
-    t test for ``"t"``/``"clustered-t"``, which is the same thing in closed form).
+    (module docstring of :mod:`._intervals`); ``None`` uses the t (or clustered-t) bounds. ``paired``
+    is ``(a, b, range of a and b)`` for ``method="mover"`` (the values are then ``a - b``).
+    ``scale_range`` (values known to lie in it) puts the studentized pivot on the arcsine scale and
+    gives 0/1 values the score interval. With ``test_zero`` the p-value of "0" inverts the interval
+    the method shows in its level (the t test for ``"t"``/``"clustered-t"``).
     ``no_difference_range`` (paired differences of two different models, each model's values in
     this range) gives a column of differences all 0 the bound of "no difference seen on N problems"
     (:func:`no_difference_bound`) instead of [0, 0]. ``few_clusters`` (fewer than
-    :data:`FEW_CLUSTERS` clusters) applies the few-cluster rule of the default methods: both
-    bounds from the score interval (:func:`few_clusters_note`). ``degenerate_fraction``
-    (studentized only): a tail is degenerate when more than this fraction of alpha/2 of the resamples
-    are degenerate on its side (:data:`SINGLE_DEGENERATE_FRACTION` for a single mean, 1 otherwise).
+    :data:`FEW_CLUSTERS` clusters) applies the few-cluster rule of the defaults: both bounds from the
+    score interval. ``degenerate_fraction`` (``"auto"`` only): a tail is degenerate when more than this
+    fraction of alpha/2 of the resamples are degenerate on its side
+    (:attr:`~._interval_policy.IntervalThresholds.single_degenerate_fraction` for a single mean, 1 otherwise).
     """
-    n, k = values.shape
-    alpha = 1.0 - level
-    estimate = values.mean(axis=0)
-    constant = np.ptp(values, axis=0) == 0
-    centered = values - estimate
-    centered[:, constant] = 0.0
-    estimate = np.where(constant, values[0], estimate)
-    units = Units(centered, codes, need_se=method == "studentized")
-    se = analytic_se(units, n, constant)
-    common: dict[str, Any] = {"resampling": "clusters" if codes is not None else "problems"}
-    two_point = None
-    details = [dict(common) for _ in range(k)]
-    p_values = np.full(k, np.nan)
 
-    if method in ("t", "clustered-t"):
-        if method == "t":
-            df = n - 1
-        elif n_clusters is not None:
-            df = n_clusters - 1
-        else:
-            raise ValueError("method 'clustered-t' needs `clusters`.")
-        critical = float(stats.t.ppf(1.0 - alpha / 2.0, df))
-        low = estimate - critical * se
-        high = estimate + critical * se
-        standard_error = se
-        for d in details:
-            d.update(df=int(df), critical_value=critical, standard_error_kind="clustered" if method == "clustered-t" else "t")
-        if test_zero:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                t_obs = estimate / se
-            p_values = np.where(se > 0, 2.0 * stats.t.sf(np.abs(t_obs), df), np.where(estimate == 0, 1.0, 0.0))
-    elif method == "mover":
-        low, high, standard_error, p_values = mover_interval(
-            paired, estimate, se, codes, n_clusters, level, n_resamples, rng, max_chunk_elements, details, test_zero,
-            few_clusters,
-        )
+    method: str
+    level: float
+    n_resamples: int
+    rng: Any
+    bounds: tuple[float, float] | None
+    max_chunk_elements: int
+    test_zero: bool = False
+    fallback: Fallback | None = None
+    paired: tuple[NDArray[np.float64], NDArray[np.float64], tuple[float, float] | None] | None = None
+    scale_range: tuple[float, float] | None = None
+    no_difference_range: tuple[float, float] | None = None
+    few_clusters: bool = False
+    degenerate_fraction: float = 1.0
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The columns of per-problem values (canonical row order) and what every method needs of them."""
+
+    values: NDArray[np.float64]
+    codes: NDArray[np.int64] | None
+    n_clusters: int | None
+    estimate: NDArray[np.float64]
+    constant: NDArray[np.bool_]
+    centered: NDArray[np.float64]
+    units: Units
+    se: NDArray[np.float64]
+
+    @classmethod
+    def of(cls, values: NDArray[np.float64], codes: NDArray[np.int64] | None, n_clusters: int | None,
+           need_se: bool) -> Columns:
+        """Means, constant columns, centered values, resampling units and the t (or clustered) standard errors."""
+        estimate = values.mean(axis=0)
+        constant = np.ptp(values, axis=0) == 0
+        centered = values - estimate
+        centered[:, constant] = 0.0
+        estimate = np.where(constant, values[0], estimate)
+        units = Units(centered, codes, need_se=need_se)
+        return cls(values, codes, n_clusters, estimate, constant, centered, units, analytic_se(units, values.shape[0], constant))
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The bounds a method shows for every column, its standard errors and p-values (NaN without a test)."""
+
+    low: NDArray[np.float64]
+    high: NDArray[np.float64]
+    standard_error: NDArray[np.float64]
+    p_values: NDArray[np.float64]
+    two_point: NDArray[np.bool_] | None = None
+    rules: NDArray[np.object_] | None = None
+
+
+def interval_core(values: NDArray[np.float64], codes: NDArray[np.int64] | None, n_clusters: int | None,
+                  request: CoreRequest) -> list[ColumnInterval]:
+    """Compute the interval of ``request.method`` for every column of ``values`` (and ``codes``, in
+    canonical row order: :func:`canonical_order`); one :class:`ColumnInterval` per column."""
+    columns = Columns.of(values, codes, n_clusters, need_se=request.method == "auto")
+    details: list[dict[str, Any]] = [{"resampling": "clusters" if codes is not None else "problems"}
+                                     for _ in range(values.shape[1])]
+    if request.method in ("t", "clustered-t"):
+        shown = t_interval(columns, request, details)
+    elif request.method == "mover":
+        shown = mover_interval(columns, request, details)
     else:
-        streams = Streams(rng)
-        parts, draw_info = resampled_sums(units, n_resamples, streams, max_chunk_elements)
-        boot_mean, boot_se = replicate_statistics(units, parts, n)
-        for d, info in zip(details, draw_info):
-            d.update(n_resamples=n_resamples, seed=streams.seed, **info)
-        if method == "studentized":
-            if fallback is None:
-                fallback = Fallback(t_bounds(estimate, se, units.n_units - 1), "clustered-t" if codes is not None else "t")
-            tol = ROUNDING_TOLERANCE * np.maximum(np.abs(centered).max(axis=0), 1e-300)
-            two_point = None if scale_range is None else at_range_ends(values, scale_range)
-            studentized = Studentized(estimate, se, boot_mean, boot_se, units.n_units, constant, tol, fallback,
-                                       scale_range, two_point, few_clusters,
-                                       degenerate_fraction=degenerate_fraction)
-            scales = studentized.scale_name()
-            out = studentized.interval(np.full(k, level))
-            low, high = out["low"], out["high"]
-            standard_error = se
-            if studentized.few_clusters and scale_range is not None and paired is None:
-                standard_error = score_standard_error(estimate, se, n, scale_range)
-            shown_interval = studentized.bounds
-            for j, d in enumerate(details):
-                d.update(
-                    standard_error_kind="clustered" if codes is not None else "t",
-                    t_quantiles=(float(out["q_low"][j]), float(out["q_high"][j])),
-                    share_infinite_t=float(studentized.infinite_share[j]),
-                    degenerate_share=(float(studentized.share_below[j]), float(studentized.share_above[j])),
-                    bound_methods=(out["low_source"][j], out["high_source"][j]),
-                    degenerate_tail=(bool(out["replace_low"][j]), bool(out["replace_high"][j])),
-                    scale=str(scales[j]),
-                )
-        else:
-            sorted_mean = np.sort(boot_mean, axis=0)
-            standard_error = boot_mean.std(axis=0, ddof=1)
-            if method == "bootstrap":
+        shown = bootstrap_interval(columns, request, details)
+    return _column_results(columns, request, shown, details)
 
-                def shown_interval(level_k):
-                    low_k, high_k = percentile_bounds(sorted_mean, level_k)
-                    return estimate + low_k, estimate + high_k
 
-            else:  # bca, Efron 1987 Eqs. 2.3 and 6.6
-                z0, share, share_clipped = bca_bias_correction(boot_mean, np.zeros(k))
-                acceleration = bca_acceleration(leave_one_unit_out_means(units, n))
+def t_interval(columns: Columns, request: CoreRequest, details: list[dict[str, Any]]) -> Shown:
+    r"""``"t"`` and ``"clustered-t"``: :math:`\hat\theta \pm t_{df,\,1-\alpha/2}\,\widehat{SE}` with df N - 1 or
+    C - 1; with ``test_zero`` the p-value of the t test of 0."""
+    n = columns.values.shape[0]
+    if request.method == "t":
+        df = n - 1
+    elif columns.n_clusters is not None:
+        df = columns.n_clusters - 1
+    else:
+        raise ValueError("method 'clustered-t' needs `clusters`.")
+    estimate, se = columns.estimate, columns.se
+    critical = float(stats.t.ppf(1.0 - (1.0 - request.level) / 2.0, df))
+    for d in details:
+        d.update(df=int(df), critical_value=critical, standard_error_kind="clustered" if request.method == "clustered-t" else "t")
+    p_values = np.full(estimate.shape, np.nan)
+    if request.test_zero:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_obs = estimate / se
+        p_values = np.where(se > 0, 2.0 * stats.t.sf(np.abs(t_obs), df), np.where(estimate == 0, 1.0, 0.0))
+    return Shown(estimate - critical * se, estimate + critical * se, se, p_values)
 
-                def shown_interval(level_k):
-                    low_k, high_k, _ = bca_bounds(sorted_mean, z0, acceleration, level_k)
-                    return estimate + low_k, estimate + high_k
 
-                adjusted = bca_levels(z0, acceleration, np.full(k, level))
-                for j, d in enumerate(details):
-                    d.update(
-                        bias_correction=float(z0[j]),
-                        acceleration=float(acceleration[j]),
-                        adjusted_levels=(float(adjusted[0][j]), float(adjusted[1][j])),
-                        bias_share_clipped=bool(share[j] != share_clipped[j]),
-                    )
-            low, high = shown_interval(np.full(k, level))
-            for d in details:
-                d.update(standard_error_kind="bootstrap")
-        if test_zero:
-            p_values = p_value_by_inversion(shown_interval, estimate, k)
+def bootstrap_interval(columns: Columns, request: CoreRequest, details: list[dict[str, Any]]) -> Shown:
+    """``"auto"`` (the studentized bootstrap and its fallbacks), ``"bootstrap"`` and ``"bca"``: resample the units
+    once and invert the method's bootstrap distribution (with ``test_zero``, the p-value by inversion)."""
+    n, k = columns.values.shape
+    streams = Streams(request.rng)
+    parts, draw_info = resampled_sums(columns.units, request.n_resamples, streams, request.max_chunk_elements)
+    boot_mean, boot_se = replicate_statistics(columns.units, parts, n)
+    for d, info in zip(details, draw_info):
+        d.update(n_resamples=request.n_resamples, seed=streams.seed, **info)
+    two_point = None
+    shown_interval: LevelBounds
+    if request.method == "auto":
+        studentized, standard_error, two_point, (low, high) = _studentized(columns, request, boot_mean, boot_se, details)
+        shown_interval = studentized.bounds
+    else:
+        shown_interval = _percentile(columns, request.method, boot_mean, request.level, details)
+        standard_error = boot_mean.std(axis=0, ddof=1)
+        low, high = shown_interval(np.full(k, request.level))
+    p_values = p_value_by_inversion(shown_interval, columns.estimate, k) if request.test_zero else np.full(k, np.nan)
+    return Shown(low, high, standard_error, p_values, two_point=two_point)
 
-    # every value at one end of a known range (all 0 or all 1): the default keeps its score
-    # interval; for MOVER, one model all at the top and the other all at the bottom (d = +-1)
-    # keeps the MOVER of their score intervals. Every other constant column is pinned.
-    end_constant = constant & (False if two_point is None else two_point)
-    mover_range = paired[2] if method == "mover" and paired is not None else None
+
+def _studentized(columns: Columns, request: CoreRequest, boot_mean: NDArray[np.float64], boot_se: NDArray[np.float64],
+                 details: list[dict[str, Any]]) -> tuple[Studentized, NDArray[np.float64], NDArray[np.bool_] | None,
+                                                         tuple[NDArray[np.float64], NDArray[np.float64]]]:
+    """The bootstrap-t of every column (arcsine scale with a known range), its standard error, the 0/1
+    columns and the bounds at ``request.level``."""
+    n, k = columns.values.shape
+    estimate, se, scale_range = columns.estimate, columns.se, request.scale_range
+    fallback = request.fallback
+    if fallback is None:
+        fallback = Fallback(t_bounds(estimate, se, columns.units.n_units - 1),
+                            "clustered-t" if columns.codes is not None else "t")
+    tol = ROUNDING_TOLERANCE * np.maximum(np.abs(columns.centered).max(axis=0), 1e-300)
+    two_point = None if scale_range is None else at_range_ends(columns.values, scale_range)
+    studentized = Studentized((estimate, se), (boot_mean, boot_se), columns.units.n_units, columns.constant, tol, fallback,
+                              scale_range, two_point, request.few_clusters, degenerate_fraction=request.degenerate_fraction)
+    scales = studentized.scale_name()
+    out = studentized.interval(np.full(k, request.level))
+    standard_error = se
+    if studentized.few_clusters and scale_range is not None and request.paired is None:
+        standard_error = score_standard_error(estimate, se, n, scale_range)
+    for j, d in enumerate(details):
+        d.update(
+            standard_error_kind="clustered" if columns.codes is not None else "t",
+            t_quantiles=(float(out["q_low"][j]), float(out["q_high"][j])),
+            share_infinite_t=float(studentized.infinite_share[j]),
+            degenerate_share=(float(studentized.share_below[j]), float(studentized.share_above[j])),
+            bound_methods=(out["low_source"][j], out["high_source"][j]),
+            degenerate_tail=(bool(out["replace_low"][j]), bool(out["replace_high"][j])),
+            scale=str(scales[j]),
+        )
+    return studentized, standard_error, two_point, (out["low"], out["high"])
+
+
+def _percentile(columns: Columns, method: str, boot_mean: NDArray[np.float64], level: float,
+                details: list[dict[str, Any]]) -> LevelBounds:
+    """The percentile (``"bootstrap"``) or BCa (Efron 1987 Eqs. 2.3 and 6.6) bounds at any level."""
+    k = boot_mean.shape[1]
+    estimate = columns.estimate
+    sorted_mean = np.sort(boot_mean, axis=0)
+    if method == "bootstrap":
+
+        def percentile(level_k):
+            low_k, high_k = percentile_bounds(sorted_mean, level_k)
+            return estimate + low_k, estimate + high_k
+
+        for d in details:
+            d.update(standard_error_kind="bootstrap")
+        return percentile
+    z0, share, share_clipped = bca_bias_correction(boot_mean, np.zeros(k))
+    acceleration = bca_acceleration(leave_one_unit_out_means(columns.units, columns.values.shape[0]))
+
+    def bca(level_k):
+        low_k, high_k, _ = bca_bounds(sorted_mean, z0, acceleration, level_k)
+        return estimate + low_k, estimate + high_k
+
+    adjusted = bca_levels(z0, acceleration, np.full(k, level))
+    for j, d in enumerate(details):
+        d.update(bias_correction=float(z0[j]), acceleration=float(acceleration[j]),
+                 adjusted_levels=(float(adjusted[0][j]), float(adjusted[1][j])),
+                 bias_share_clipped=bool(share[j] != share_clipped[j]), standard_error_kind="bootstrap")
+    return bca
+
+
+def _constant_columns(columns: Columns, request: CoreRequest, shown: Shown,
+                      details: list[dict[str, Any]]) -> tuple[Shown, NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]]:
+    """Constant columns: pinned to their value, except every value at one end of a known range (all 0 or
+    all 1: the default keeps its score interval; MOVER of one model all at the top and the other all at
+    the bottom keeps its interval) and differences all 0 of two different models (the no-difference bound).
+    Returns the shown bounds and the masks ``pinned``, ``end_constant``, ``no_difference``."""
+    constant, estimate, k = columns.constant, columns.estimate, columns.values.shape[1]
+    end_constant = constant & (False if shown.two_point is None else shown.two_point)
+    mover_range = request.paired[2] if request.method == "mover" and request.paired is not None else None
     if mover_range is not None:
         end_constant = constant & (np.abs(estimate) == mover_range[1] - mover_range[0])
     no_difference = np.zeros(k, dtype=bool)
-    if no_difference_range is not None:
+    if request.no_difference_range is not None:
         no_difference = constant & (estimate == 0.0)
         end_constant = end_constant | no_difference
     pinned = constant & ~end_constant
-    low = np.where(pinned, estimate, low)
-    high = np.where(pinned, estimate, high)
-    if no_difference_range is not None and no_difference.any():
-        bound = no_difference_bound(n, codes, level, no_difference_range)
+    low = np.where(pinned, estimate, shown.low)
+    high = np.where(pinned, estimate, shown.high)
+    if request.no_difference_range is not None and no_difference.any():
+        n = columns.values.shape[0]
+        bound = no_difference_bound(n, columns.codes, request.level, request.no_difference_range)
         low = np.where(no_difference, -bound, low)
         high = np.where(no_difference, bound, high)
         for j in np.flatnonzero(no_difference).tolist():
             details[j].update(bound_methods=("score", "score"), no_difference_bound=float(bound), n_problems_seen=n)
-    standard_error = np.where(constant, 0.0, standard_error)
-    if test_zero:
+    p_values = shown.p_values
+    if request.test_zero:
         p_values = np.where(pinned, np.where(estimate == 0, 1.0, 0.0), p_values)
         p_values = np.where(no_difference, 1.0, p_values)
+    if request.method != "mover":
+        rules = np.full(k, request.method, dtype=object)
+    else:  # the paired default names what the engine did with a constant difference
+        assert shown.rules is not None  # mover_interval names every column's rule
+        rules = np.where(pinned, "constant", np.where(no_difference, "no-difference-bound", shown.rules))
+    standard_error = np.where(constant, 0.0, shown.standard_error)
+    return Shown(low, high, standard_error, p_values, shown.two_point, rules), pinned, end_constant, no_difference
+
+
+def _column_results(columns: Columns, request: CoreRequest, shown: Shown,
+                    details: list[dict[str, Any]]) -> list[ColumnInterval]:
+    """One :class:`ColumnInterval` per column: constant columns resolved, bounds clipped to ``request.bounds``."""
+    shown, pinned, end_constant, no_difference = _constant_columns(columns, request, shown, details)
+    rules = np.full(len(details), "", dtype=object) if shown.rules is None else shown.rules
+    bounds = request.bounds
     results = []
-    for j in range(k):
-        lo, hi = float(low[j]), float(high[j])
+    for j, d in enumerate(details):
+        lo, hi = float(shown.low[j]), float(shown.high[j])
         if not (np.isfinite(lo) and np.isfinite(hi)):
-            details[j]["degenerate"] = "infinite bound"
+            d["degenerate"] = "infinite bound"
         clipped = False
         if bounds is not None:
             new_lo, new_hi = max(lo, bounds[0]), min(hi, bounds[1])
             clipped = (new_lo != lo) or (new_hi != hi)
             lo, hi = new_lo, new_hi
-        details[j].update(bounds=bounds, clipped=clipped)
+        d.update(bounds=bounds, clipped=clipped)
         if no_difference[j]:
-            details[j]["degenerate"] = "no difference on any problem"
-        elif constant[j]:
-            details[j]["degenerate"] = "constant values at an end of the range" if end_constant[j] else "constant values"
-        est = float(estimate[j])
+            d["degenerate"] = "no difference on any problem"
+        elif columns.constant[j]:
+            d["degenerate"] = "constant values at an end of the range" if end_constant[j] else "constant values"
+        est = float(columns.estimate[j])
         if not lo <= est <= hi:
-            details[j]["estimate_outside"] = True
-        results.append(
-            {
-                "estimate": est,
-                "low": lo,
-                "high": hi,
-                "standard_error": float(standard_error[j]),
-                "details": details[j],
-                "p_value": float(p_values[j]),
-                "constant": bool(pinned[j]),
-                "constant_at_end": bool(end_constant[j] and not no_difference[j]),
-                "no_difference": bool(no_difference[j]),
-            }
-        )
+            d["estimate_outside"] = True
+        results.append(ColumnInterval(
+            estimate=est, low=lo, high=hi, standard_error=float(shown.standard_error[j]), p_value=float(shown.p_values[j]),
+            constant=bool(pinned[j]), constant_at_end=bool(end_constant[j] and not no_difference[j]),
+            no_difference=bool(no_difference[j]), rule=str(rules[j]), details=d))
     return results
 
 
-def mover_interval(paired, estimate, se, codes, n_clusters, level, n_resamples, rng, max_chunk_elements, details, test_zero,
-                    few_clusters=False):
-    r"""MOVER interval of ``mean(a) - mean(b)`` from each model's studentized limits (method "mover").
+def paired_rules(stacked, differences, saturated, codes, n_clusters, model_range, few_clusters):
+    """The paired default's rule of every column (:func:`~._interval_policy.paired_default`); with 30 or
+    more clusters and values in a known range the clustered score limits of the models
+    (:func:`clustered_model_limits`: ``(bounds, uncapped bounds, near an end)``), else ``None``; and with
+    10 to 29 clusters whether both models are near the same end (:func:`near_same_end`)."""
+    n, k = differences.shape
+    zeros = np.zeros(k, dtype=bool)
+    within = zeros if model_range is None else within_share_of_same_end(stacked, model_range)
+    both_at_ends, near_same, model_near_end = zeros, zeros, zeros
+    clustered_limits = None
+    if model_range is not None:
+        at_ends = at_range_ends(stacked, model_range)
+        both_at_ends = at_ends[:k] & at_ends[k:]
+        if codes is not None and not few_clusters:
+            if (n_clusters or 0) >= THRESHOLDS.paired_t_min_clusters:
+                clustered_limits = clustered_model_limits(stacked, codes, n_clusters, model_range)
+                constant_model = np.ptp(stacked, axis=0) == 0
+                clustered = ~constant_model & ~at_ends & np.tile(clustered_limits[2][:k] | clustered_limits[2][k:], 2)
+                model_near_end = clustered[:k] | clustered[k:]
+            else:
+                near_same = near_same_end(stacked, codes, n_clusters, model_range)
+    constant = np.ptp(differences, axis=0) == 0
+    facts = [PairedFacts(n_problems=n, n_clusters=n_clusters, known_range=model_range is not None,
+                         both_at_range_ends=bool(both_at_ends[j]), constant_difference=bool(constant[j]),
+                         saturated=bool(saturated[j]), within_share_of_same_end=bool(within[j]),
+                         near_same_end=bool(near_same[j]), model_near_end=bool(model_near_end[j])) for j in range(k)]
+    return np.array([paired_default(f) for f in facts], dtype=object), clustered_limits, near_same
 
-    Both models are resampled with the same resamples (problems or clusters); each model's
-    limits :math:`[l, u] = [\hat\theta - t^*_{1-\alpha/2}\widehat{SE},\ \hat\theta - t^*_{\alpha/2}\widehat{SE}]`
-    from its (arcsine-scale) pivot, on the raw scale (score limits for 0/1 values and for a
-    degenerate tail), and the correlation of the
-    two means, :math:`r = (SE_a^2 + SE_b^2 - SE_d^2) / (2 SE_a SE_b)`, give
-    :math:`L = \hat d - \sqrt{(\hat\theta_a - l_a)^2 + (u_b - \hat\theta_b)^2 - 2r(\hat\theta_a - l_a)(u_b - \hat\theta_b)}`
-    and :math:`U` likewise (Zou & Donner 2008). Each bound is widened to the split score interval
-    of the gains and losses (:func:`split_score_bounds`) where that is wider, except under the
-    few-cluster rule. The p-value inverts the interval (with the widening) in its level.
 
-    For values in [0, 1] the interval shown is chosen per column from the differences
-    :math:`d_j = a_j - b_j` (docs/intervals-edges.md, "Paired differences"): unsaturated ones take
-    the paired t interval; saturated ones (:func:`saturated_differences`) without clusters, of two
-    models whose means lie within 10% of the same end (:func:`within_share_of_same_end`), take the
-    differences' own bootstrap-t interval, :math:`\hat d - t^*_q \widehat{SE}_d` from the same
-    resamples as the two models (the paired score fallback for a degenerate tail, as method
-    "studentized" gives it), widened to the t interval; the other saturated ones, and 10-29
-    clusters (but unsaturated differences of two models near the same end: the clustered t interval,
-    widened to the split score interval without its reduction for the degrees of freedom, which the
-    t quantile already carries), take MOVER of the models; 0/1 values take Bonett & Price's
-    matched-pairs interval. With 30 or more clusters, where either model is near an end, MOVER's
-    per-model limits are each model's clustered score interval, its interior side capped near an end
-    (:func:`clustered_model_limits`), instead of the studentized cluster bootstrap's legs.
-    """
-    arr_a, arr_b, model_range = paired
-    n, k = arr_a.shape
+@dataclass(frozen=True)
+class PairResamples:
+    """Both models' columns (and, for the ``bootstrap-t-differences`` columns, their differences)
+    resampled together: each model's bootstrap-t, the differences' own, and the correlation of the means."""
+
+    per_model: Studentized
+    own: Studentized | None
+    own_columns: NDArray[np.intp]
+    stacked: NDArray[np.float64]
+    model_estimate: NDArray[np.float64]
+    model_se: NDArray[np.float64]
+    model_constant: NDArray[np.bool_]
+    two_point: NDArray[np.bool_] | None
+    correlation: NDArray[np.float64]
+    n_units: int
+    seed: Any
+    draw_info: list[dict[str, Any]]
+
+
+def resample_pair(columns: Columns, request: CoreRequest, own_columns: NDArray[np.intp]) -> PairResamples:
+    """Resample model a's column j, model b's (and their difference for ``own_columns``) with the same
+    draws, as a call with that column alone would; every model's bootstrap-t on the raw-legs scale."""
+    assert request.paired is not None
+    arr_a, arr_b, model_range = request.paired
+    codes, n_clusters, (n, k) = columns.codes, columns.n_clusters, arr_a.shape
     stacked = np.concatenate([arr_a, arr_b], axis=1)
-    differences = arr_a - arr_b
-    saturated = saturated_differences(differences)
-    # values in [0, 1] without clusters whose differences are saturated and whose two models are near
-    # the same end also resample the differences with the same draws: their own studentized bootstrap
-    # is then the interval (#16; see "shown" below)
-    own_candidates = np.zeros(k, dtype=bool)
-    if model_range is not None and codes is None and not few_clusters:
-        own_candidates = saturated & within_share_of_same_end(stacked, model_range)
-    own_columns = np.flatnonzero(own_candidates)
-    resampled = np.concatenate([stacked, differences[:, own_columns]], axis=1)
+    resampled = np.concatenate([stacked, columns.values[:, own_columns]], axis=1)
     resampled_constant = np.ptp(resampled, axis=0) == 0
     resampled_estimate = resampled.mean(axis=0)
     centered = np.where(resampled_constant, 0.0, resampled - resampled_estimate)
     model_constant = resampled_constant[: 2 * k]
     model_estimate = np.where(model_constant, stacked[0], resampled_estimate[: 2 * k])
-    # model a's column j, model b's (and their difference) are resampled together (the same problems);
-    # only the candidates carry their difference, so every column's draws are those of a call with it alone
     own_position = dict(zip(own_columns.tolist(), range(2 * k, 2 * k + own_columns.size)))
     groups = [[j, k + j] + ([own_position[j]] if j in own_position else []) for j in range(k)]
     units = Units(centered, codes, need_se=True, groups=groups)
-    resampled_se = analytic_se(units, n, resampled_constant)
-    model_se = resampled_se[: 2 * k]
-    streams = Streams(rng)
-    parts, draw_info = resampled_sums(units, n_resamples, streams, max_chunk_elements)
+    model_se = analytic_se(units, n, resampled_constant)[: 2 * k]
+    streams = Streams(request.rng)
+    parts, draw_info = resampled_sums(units, request.n_resamples, streams, request.max_chunk_elements)
     all_boot_mean, all_boot_se = replicate_statistics(units, parts, n)
     all_tol = ROUNDING_TOLERANCE * np.maximum(np.abs(centered).max(axis=0), 1e-300)
-    boot_mean, boot_se, tol = all_boot_mean[:, : 2 * k], all_boot_se[:, : 2 * k], all_tol[: 2 * k]
     own = None
-    if own_columns.size:
-        # the differences' bootstrap-t as method "studentized" gives it (the paired score fallback)
-        own = Studentized(estimate[own_columns], se[own_columns], all_boot_mean[:, 2 * k :], all_boot_se[:, 2 * k :],
-                          units.n_units, resampled_constant[2 * k :], all_tol[2 * k :],
+    if own_columns.size:  # the differences' bootstrap-t as method "auto" gives it (the paired score fallback)
+        own = Studentized((columns.estimate[own_columns], columns.se[own_columns]),
+                          (all_boot_mean[:, 2 * k:], all_boot_se[:, 2 * k:]), units.n_units, resampled_constant[2 * k:], all_tol[2 * k:],
                           paired_score_fallback(arr_a[:, own_columns], arr_b[:, own_columns], codes, n_clusters),
                           None, None, False)
-    model_fallback = score_fallback(stacked, codes, n_clusters, model_range, design_effect=few_clusters)
+    model_fallback = score_fallback(stacked, codes, n_clusters, model_range, design_effect=request.few_clusters)
     if model_fallback is None:
-        model_fallback = Fallback(t_bounds(model_estimate, model_se, units.n_units - 1), "clustered-t" if codes is not None else "t")
+        model_fallback = Fallback(t_bounds(model_estimate, model_se, units.n_units - 1),
+                                  "clustered-t" if codes is not None else "t")
     two_point = None if model_range is None else at_range_ends(stacked, model_range)
-    per_model = Studentized(model_estimate, model_se, boot_mean, boot_se, units.n_units, model_constant, tol, model_fallback,
-                             model_range, two_point, few_clusters)
-    scales = per_model.scale_name()
+    per_model = Studentized((model_estimate, model_se), (all_boot_mean[:, : 2 * k], all_boot_se[:, : 2 * k]), units.n_units,
+                            model_constant, all_tol[: 2 * k], model_fallback, model_range, two_point, request.few_clusters)
     se_a, se_b = model_se[:k], model_se[k:]
     with np.errstate(divide="ignore", invalid="ignore"):
-        correlation = np.where((se_a > 0) & (se_b > 0), (se_a**2 + se_b**2 - se**2) / (2.0 * se_a * se_b), 0.0)
-    correlation = np.clip(correlation, -1.0, 1.0)
+        correlation = np.where((se_a > 0) & (se_b > 0), (se_a**2 + se_b**2 - columns.se**2) / (2.0 * se_a * se_b), 0.0)
+    return PairResamples(per_model, own, own_columns, stacked, model_estimate, model_se, model_constant, two_point,
+                         np.clip(correlation, -1.0, 1.0), units.n_units, streams.seed, draw_info)
 
-    # a model with every value at one end (e.g. every problem solved) is not known exactly: as
-    # 0/1 values (two_point) its limits are the score interval with n_B trials (Wilson, N of N)
 
-    # 30 or more clusters, either model near an end (#16): both models' legs are their clustered score
-    # intervals, capped near an end (clustered_model_limits), not their studentized cluster bootstraps,
-    # whose legs there were long in some benchmarks and short in others; constant columns and 0/1 values
-    # keep theirs (the score interval of n_B trials), mid-range pairs the bootstrap's
-    clustered_models = np.zeros(2 * k, dtype=bool)
-    model_score = None
-    if model_range is not None and codes is not None and not few_clusters and (n_clusters or 0) >= PAIRED_T_MIN_CLUSTERS:
-        model_score, model_uncapped, model_near_end = clustered_model_limits(stacked, codes, n_clusters, model_range)
-        near_end_pair = np.tile(model_near_end[:k] | model_near_end[k:], 2)
-        clustered_models = ~model_constant & ~two_point & near_end_pair
-        scales = np.where(clustered_models, "score (clustered)", scales).astype(object)
+@dataclass(frozen=True)
+class ModelLimits:
+    """Each model's limits at any level: its bootstrap-t legs on the raw scale (score limits for 0/1 values
+    and a degenerate tail) or, with 30 or more clusters and a model of the pair near an end (#16), its
+    clustered score interval capped near the end (:func:`clustered_model_limits`), clipped to the range."""
 
-    def model_bounds(levels_2k: NDArray[np.float64], sources: bool = True) -> dict[str, NDArray[Any]]:
-        out = per_model.interval(levels_2k, sources, raw_legs=True)
-        if model_score is not None and clustered_models.any():
-            score_low, score_high = model_score(levels_2k)
-            out["low"] = np.where(clustered_models, score_low, out["low"])
-            out["high"] = np.where(clustered_models, score_high, out["high"])
-            out["replace_low"] = out["replace_low"] & ~clustered_models  # no bootstrap-t tail was replaced
-            out["replace_high"] = out["replace_high"] & ~clustered_models
+    per_model: Studentized
+    model_range: tuple[float, float] | None
+    clustered_models: NDArray[np.bool_]
+    model_score: LevelBounds | None = None
+    model_uncapped: LevelBounds | None = None
+
+    def at(self, levels_2k: NDArray[np.float64], sources: bool = True) -> dict[str, NDArray[Any]]:
+        out = self.per_model.interval(levels_2k, sources, raw_legs=True)
+        clustered = self.clustered_models
+        if self.model_score is not None and self.model_uncapped is not None and clustered.any():
+            score_low, score_high = self.model_score(levels_2k)
+            out["low"] = np.where(clustered, score_low, out["low"])
+            out["high"] = np.where(clustered, score_high, out["high"])
+            out["replace_low"] = out["replace_low"] & ~clustered  # no bootstrap-t tail was replaced
+            out["replace_high"] = out["replace_high"] & ~clustered
             if sources:  # "near end" where the cap set the bound (it is wider than the clustered score bound)
-                uncapped_low, uncapped_high = model_uncapped(levels_2k)
+                uncapped_low, uncapped_high = self.model_uncapped(levels_2k)
                 for side, capped in (("low_source", score_low < uncapped_low), ("high_source", score_high > uncapped_high)):
                     name = np.where(capped, "score (clustered, near end)", "score (clustered)")
-                    out[side] = np.where(clustered_models, name, out[side]).astype(object)
-        if model_range is not None:
-            low_end, high_end = model_range
+                    out[side] = np.where(clustered, name, out[side]).astype(object)
+        if self.model_range is not None:
+            low_end, high_end = self.model_range
             out["low"] = np.minimum(np.maximum(out["low"], low_end), high_end)
             out["high"] = np.minimum(np.maximum(out["high"], low_end), high_end)
         return out
 
-    def combined(level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        out = model_bounds(np.concatenate([level_k, level_k]), sources=False)
-        low_ab, high_ab = out["low"], out["high"]
-        down = np.maximum(model_estimate - low_ab, 0.0)
-        up = np.maximum(high_ab - model_estimate, 0.0)
-        return mover_bounds(estimate, down[:k], up[:k], down[k:], up[k:], correlation)
 
-    # values in [0, 1] (#16): unsaturated differences (with no clusters or at least 30) take the
-    # paired t interval; saturated ones without clusters of two models within 10% of the same end their
-    # own studentized bootstrap widened to the t interval, the others MOVER of the models; saturated
-    # ones without clusters are widened to the near-end split score bound where under 75% of the
-    # problems differ; each bound is widened to the split score interval of the gains and losses where
-    # that is wider. Under the few-cluster rule both bounds stay the score interval of every path (the
-    # studentized fallback is the same).
-    with_split = model_range is not None and not per_model.few_clusters
-    shared_end_t = np.zeros(k, dtype=bool)
-    if with_split and codes is not None and (n_clusters or 0) < PAIRED_T_MIN_CLUSTERS:
-        # 10 to 29 clusters: MOVER of the models stays, except for unsaturated differences of two models
-        # near the same end, whose per-model limits are lopsided on the same side (PAIRED_SHARED_END_T);
-        # their clustered t interval has the t quantile of C - 1 df already, so the split score interval
-        # that widens it is not reduced for the df a second time (it adds the skew of the rarer sign)
-        shared_end_t = ~saturated & near_same_end(stacked, codes, n_clusters, model_range)
-    split = split_score_bounds(differences, codes, n_clusters, reduce_for_df=~shared_end_t) if with_split else None
-    of_differences = ~saturated & with_split & (codes is None or (n_clusters or 0) >= PAIRED_T_MIN_CLUSTERS)
-    of_differences = of_differences | shared_end_t
-    t_of_differences = t_bounds(estimate, se, units.n_units - 1)
-    near_end = near_end_split_bounds(differences, None, None) if split is not None and codes is None else None
-    near_end_columns = saturated & ((differences != 0.0).mean(axis=0) < PAIRED_NEAR_END_DIFFERING_SHARE)
-    # saturated differences without clusters of two models near the same end: the differences' own
-    # studentized bootstrap widened to their t interval, not MOVER of the models, whose per-model limits
-    # there are lopsided on the same side and do not cancel (then the near-end split bound and the
-    # split score interval)
-    of_studentized = own_candidates & (split is not None)
-    # 0/1 values of both models (pass@1 from one sample, pass^4 from four): the differences are a
-    # trinomial and take Bonett & Price's matched-pairs interval alone (any number of clusters but few)
-    binary = np.zeros(k, dtype=bool)
-    matched = None
-    if split is not None and model_range is not None:
-        # (a constant difference keeps its own rule in interval_core: 0 everywhere the "no difference
-        # seen" bound, +-1 everywhere the MOVER of the two score intervals)
-        binary = two_point[:k] & two_point[k:] & (np.ptp(differences, axis=0) > 0)
-        if binary.any():
-            width = model_range[1] - model_range[0]
-            scaled = matched_pairs_bounds(differences / width, codes, n_clusters)
+def model_limits(resamples: PairResamples, model_range: tuple[float, float] | None,
+                 clustered_limits: tuple[LevelBounds, LevelBounds, NDArray[np.bool_]] | None) -> tuple[ModelLimits, NDArray[Any]]:
+    """The models' limits and scales (``"score (clustered)"`` where the clustered score limits replace the legs:
+    constant columns and 0/1 values keep their score interval of n_B trials, mid-range pairs the bootstrap's)."""
+    k2 = resamples.model_estimate.shape[0]
+    scales = resamples.per_model.scale_name()
+    if clustered_limits is None:
+        return ModelLimits(resamples.per_model, model_range, np.zeros(k2, dtype=bool)), scales
+    model_score, model_uncapped, model_near_end = clustered_limits
+    k = k2 // 2
+    two_point = np.zeros(k2, dtype=bool) if resamples.two_point is None else resamples.two_point
+    clustered = ~resamples.model_constant & ~two_point & np.tile(model_near_end[:k] | model_near_end[k:], 2)
+    scales = np.where(clustered, "score (clustered)", scales).astype(object)
+    return ModelLimits(resamples.per_model, model_range, clustered, model_score, model_uncapped), scales
 
-            def matched(level_k):
-                low_k, high_k = scaled(level_k)
-                return low_k * width, high_k * width
 
-    def pieces_at(level_k: NDArray[np.float64]) -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
-        out = {"mover": combined(level_k)}
-        if split is not None:
-            out["split-score"] = split(level_k)
-            out["t"] = t_of_differences(level_k)
-            if own is not None:
-                own_low, own_high = np.full(k, np.nan), np.full(k, np.nan)
-                own_low[own_columns], own_high[own_columns] = own.bounds(level_k[own_columns])
-                out["studentized"] = own_low, own_high
-            if near_end is not None:
-                out["split-score (near end)"] = near_end(level_k)
-            if matched is not None:
-                out["matched-pairs score"] = matched(level_k)
+def _scaled(bounds: LevelBounds, width: float) -> LevelBounds:
+    def scaled(level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        low_k, high_k = bounds(level_k)
+        return low_k * width, high_k * width
+
+    return scaled
+
+
+@dataclass(frozen=True)
+class PairedPieces:
+    """The parts the paired default combines per column, at any level (docs/intervals.md "Rules"): MOVER of the
+    models, the t interval of the differences, their own bootstrap-t, the split score interval of the gains and
+    losses, its near-end bound and the matched-pairs interval; :meth:`shown` applies each column's rule."""
+
+    limits: ModelLimits
+    estimate: NDArray[np.float64]
+    resamples: PairResamples
+    t_of_differences: LevelBounds
+    of_differences: NDArray[np.bool_]
+    of_studentized: NDArray[np.bool_]
+    binary: NDArray[np.bool_]
+    near_end_columns: NDArray[np.bool_]
+    split: LevelBounds | None = None
+    near_end: LevelBounds | None = None
+    matched: LevelBounds | None = None
+
+    def mover(self, level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """MOVER (Zou & Donner 2008) of the two models' limits with the correlation of their means."""
+        k, model_estimate = level_k.shape[0], self.resamples.model_estimate
+        out = self.limits.at(np.concatenate([level_k, level_k]), sources=False)
+        down = np.maximum(model_estimate - out["low"], 0.0)
+        up = np.maximum(out["high"] - model_estimate, 0.0)
+        return mover_bounds(self.estimate, down[:k], up[:k], down[k:], up[k:], self.resamples.correlation)
+
+    def at(self, level_k: NDArray[np.float64]) -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
+        """Every part at ``level_k`` (MOVER first: a tie of bounds keeps its name)."""
+        out = {"mover": self.mover(level_k)}
+        if self.split is None:
+            return out
+        out["split-score"] = self.split(level_k)
+        out["t"] = self.t_of_differences(level_k)
+        own, own_columns = self.resamples.own, self.resamples.own_columns
+        if own is not None:
+            own_low, own_high = np.full(level_k.shape[0], np.nan), np.full(level_k.shape[0], np.nan)
+            own_low[own_columns], own_high[own_columns] = own.bounds(level_k[own_columns])
+            out["studentized"] = own_low, own_high
+        if self.near_end is not None:
+            out["split-score (near end)"] = self.near_end(level_k)
+        if self.matched is not None:
+            out["matched-pairs score"] = self.matched(level_k)
         return out
 
-    def shown(pieces) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def shown(self, pieces: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The interval each column's rule shows from the parts."""
         low_k, high_k = pieces["mover"]
-        if split is None:
+        if self.split is None:
             return low_k, high_k
         split_low, split_high = pieces["split-score"]
         t_low, t_high = pieces["t"]
-        low_k = np.where(of_differences, t_low, low_k)
-        high_k = np.where(of_differences, t_high, high_k)
+        low_k = np.where(self.of_differences, t_low, low_k)
+        high_k = np.where(self.of_differences, t_high, high_k)
         if "studentized" in pieces:
             own_low, own_high = pieces["studentized"]
-            low_k = np.where(of_studentized, np.fmin(own_low, t_low), low_k)
-            high_k = np.where(of_studentized, np.fmax(own_high, t_high), high_k)
-        if near_end is not None:
+            low_k = np.where(self.of_studentized, np.fmin(own_low, t_low), low_k)
+            high_k = np.where(self.of_studentized, np.fmax(own_high, t_high), high_k)
+        if self.near_end is not None:
             near_low, near_high = pieces["split-score (near end)"]
-            low_k = np.where(near_end_columns, np.fmin(low_k, near_low), low_k)
-            high_k = np.where(near_end_columns, np.fmax(high_k, near_high), high_k)
+            low_k = np.where(self.near_end_columns, np.fmin(low_k, near_low), low_k)
+            high_k = np.where(self.near_end_columns, np.fmax(high_k, near_high), high_k)
         low_k, high_k = np.fmin(low_k, split_low), np.fmax(high_k, split_high)
         if "matched-pairs score" in pieces:
             matched_low, matched_high = pieces["matched-pairs score"]
-            low_k = np.where(binary, matched_low, low_k)
-            high_k = np.where(binary, matched_high, high_k)
+            low_k = np.where(self.binary, matched_low, low_k)
+            high_k = np.where(self.binary, matched_high, high_k)
         return low_k, high_k
 
-    def bounds(level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        return shown(pieces_at(level_k))
+    def bounds(self, level_k: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        return self.shown(self.at(level_k))
 
-    levels = np.full(k, level)
-    pieces = pieces_at(levels)
-    low, high = shown(pieces)
-    nan_pair = (np.full(k, np.nan), np.full(k, np.nan))
-    mover_low, mover_high = pieces["mover"]
-    split_low, split_high = pieces.get("split-score", nan_pair)
-    near_low, near_high = pieces.get("split-score (near end)", nan_pair)
-    t_low, t_high = pieces.get("t", nan_pair)
-    matched_low, matched_high = pieces.get("matched-pairs score", nan_pair)
-    own_low, own_high = pieces.get("studentized", nan_pair)
-    not_mover = of_differences | of_studentized | binary  # columns whose interval does not rest on MOVER of the models
 
-    def part(pair_low, pair_high, j: int) -> tuple[float, float] | None:
-        # a part that does not apply to column j is None in ``details``, never a NaN pair
-        lo, hi = float(pair_low[j]), float(pair_high[j])
-        return None if np.isnan(lo) or np.isnan(hi) else (lo, hi)
+def paired_pieces(columns: Columns, request: CoreRequest, rules: NDArray[np.object_], saturated: NDArray[np.bool_],
+                  near_same: NDArray[np.bool_], resamples: PairResamples, limits: ModelLimits) -> PairedPieces:
+    """The parts of every column and the masks of their rules. Values in [0, 1] (#16) are widened to the split
+    score interval (with 10-29 clusters of two models near the same end without its df reduction, which the
+    clustered t quantile already carries); saturated ones without clusters also to the near-end split bound
+    where under 75% of the problems differ. Under the few-cluster rule only MOVER of the score intervals."""
+    differences, codes, n_clusters = columns.values, columns.codes, columns.n_clusters
+    model_range = request.paired[2] if request.paired is not None else None
+    base = PairedPieces(limits, columns.estimate, resamples, t_bounds(columns.estimate, columns.se, resamples.n_units - 1),
+                        of_differences=rules == "t-split-score", of_studentized=rules == "bootstrap-t-differences",
+                        binary=np.zeros(differences.shape[1], dtype=bool),
+                        near_end_columns=saturated & ((differences != 0.0).mean(axis=0)
+                                                      < THRESHOLDS.paired_near_end_differing_share))
+    if model_range is None or resamples.per_model.few_clusters:
+        return base
+    shared_end_t = ~saturated & near_same  # (near_same: 10 to 29 clusters only)
+    split = split_score_bounds(differences, codes, n_clusters, reduce_for_df=~shared_end_t)
+    near_end = near_end_split_bounds(differences, None, None) if codes is None else None
+    binary = rules == "matched-pairs"
+    matched = None
+    if binary.any():
+        width = model_range[1] - model_range[0]
+        matched = _scaled(matched_pairs_bounds(differences / width, codes, n_clusters), width)
+    return replace(base, binary=binary, split=split, near_end=near_end, matched=matched)
 
-    # the differences' own bootstrap-t at the shown level: which bound its fallback replaced, and why
-    own_shown = None if own is None else own.interval(levels[own_columns])
+
+def mover_interval(columns: Columns, request: CoreRequest, details: list[dict[str, Any]]) -> Shown:
+    r"""MOVER interval of ``mean(a) - mean(b)`` and the rest of the paired default (method "mover").
+
+    Both models are resampled with the same resamples (:func:`resample_pair`); each model's limits
+    (:class:`ModelLimits`) and the correlation of the two means,
+    :math:`r = (SE_a^2 + SE_b^2 - SE_d^2) / (2 SE_a SE_b)`, give
+    :math:`L = \hat d - \sqrt{(\hat\theta_a - l_a)^2 + (u_b - \hat\theta_b)^2 - 2r(\hat\theta_a - l_a)(u_b - \hat\theta_b)}`
+    and :math:`U` likewise (Zou & Donner 2008). For values in [0, 1] the interval shown follows each
+    column's rule (:func:`~._interval_policy.paired_default`; :class:`PairedPieces`). The p-value inverts
+    the interval shown in its level.
+    """
+    assert request.paired is not None
+    arr_a, arr_b, model_range = request.paired
+    n, k = arr_a.shape
+    stacked = np.concatenate([arr_a, arr_b], axis=1)
+    saturated = saturated_differences(columns.values)
+    rules, clustered_limits, near_same = paired_rules(stacked, columns.values, saturated, columns.codes, columns.n_clusters,
+                                                      model_range, request.few_clusters)
+    resamples = resample_pair(columns, request, np.flatnonzero(rules == "bootstrap-t-differences"))
+    limits, scales = model_limits(resamples, model_range, clustered_limits)
+    pieces = paired_pieces(columns, request, rules, saturated, near_same, resamples, limits)
+    levels = np.full(k, request.level)
+    parts = pieces.at(levels)
+    low, high = pieces.shown(parts)
+    _mover_details(pieces, parts, (low, high), scales, saturated, columns, request, details)
+    p_values = p_value_by_inversion(pieces.bounds, columns.estimate, k) if request.test_zero else np.full(k, np.nan)
+    se = columns.se
+    if resamples.per_model.few_clusters and model_range is not None:
+        # the standard error the two score intervals imply, combined as MOVER combines them
+        effective = score_standard_error(resamples.model_estimate, resamples.model_se, n, model_range)
+        ea, eb = effective[:k], effective[k:]
+        se = np.sqrt(np.maximum(ea**2 + eb**2 - 2.0 * resamples.correlation * ea * eb, 0.0))
+    return Shown(low, high, se, p_values, rules=rules)
+
+
+def _part(pair: tuple[NDArray[np.float64], NDArray[np.float64]] | None, j: int) -> tuple[float, float] | None:
+    """Column j of a part, or None where it does not apply (never a NaN pair in ``details``)."""
+    if pair is None:
+        return None
+    lo, hi = float(pair[0][j]), float(pair[1][j])
+    return None if np.isnan(lo) or np.isnan(hi) else (lo, hi)
+
+
+def _bound_source(parts, shown, own_shown, own_index, j: int, side: int) -> str:
+    """The part that set bound ``side`` of column j (the differences' own bootstrap-t names its fallback)."""
+    value = shown[side][j]
+    for name, pair in parts.items():  # mover first: a tie keeps the name of the method
+        if pair[side][j] == value:
+            if name == "studentized" and own_shown is not None:  # or its fallback (e.g. "mover-score")
+                return str(own_shown[("low_source", "high_source")[side]][own_index[j]])
+            return name
+    return "mover"
+
+
+def _tails(pieces: PairedPieces, models, own_shown, own_index, j: int) -> tuple[tuple[bool, bool], tuple[float, float]]:
+    """Replaced tails and degenerate shares of the interval column j rests on: the differences' own bootstrap-t,
+    or MOVER of the models (a - b's lower bound rests on a's lower and b's upper bound)."""
+    own, per_model, k = pieces.resamples.own, pieces.resamples.per_model, pieces.estimate.shape[0]
+    if pieces.of_studentized[j]:  # only candidates, which have ``own`` and ``own_shown``
+        assert own is not None and own_shown is not None
+        i = own_index[j]
+        return ((bool(own_shown["replace_low"][i]), bool(own_shown["replace_high"][i])),
+                (float(own.share_below[i]), float(own.share_above[i])))
+    not_mover = pieces.of_differences[j] or pieces.of_studentized[j] or pieces.binary[j]
+    return ((bool(models["replace_low"][j] or models["replace_high"][k + j]) and not not_mover,
+             bool(models["replace_high"][j] or models["replace_low"][k + j]) and not not_mover),
+            (float(max(per_model.share_below[j], per_model.share_above[k + j])),
+             float(max(per_model.share_above[j], per_model.share_below[k + j]))))
+
+
+def _mover_details(pieces: PairedPieces, parts, shown, scales, saturated, columns: Columns, request: CoreRequest,
+                   details: list[dict[str, Any]]) -> None:
+    """What the paired default's ``details`` say of every column: each model's limits, the parts, the source of each bound."""
+    k = pieces.estimate.shape[0]
+    levels = np.full(k, request.level)
+    resamples, own_columns = pieces.resamples, pieces.resamples.own_columns
+    own_shown = None if resamples.own is None else resamples.own.interval(levels[own_columns])
     own_index = {int(j): i for i, j in enumerate(own_columns)}
-
-    def source(j: int, side: int) -> str:
-        value = (low, high)[side][j]
-        for name, pair in pieces.items():  # mover first: a tie keeps the name of the method
-            if pair[side][j] == value:
-                if name == "studentized" and own_shown is not None:  # or its fallback (e.g. "mover-score")
-                    return str(own_shown[("low_source", "high_source")[side]][own_index[j]])
-                return name
-        return "mover"
-
-    def tails(j: int) -> tuple[tuple[bool, bool], tuple[float, float]]:
-        # replaced tails and degenerate shares of the interval the column rests on: the differences' own
-        # bootstrap-t, or MOVER of the models (a - b's lower bound rests on a's lower and b's upper bound)
-        if of_studentized[j]:  # only candidates, which have ``own`` and ``own_shown``
-            assert own is not None and own_shown is not None
-            i = own_index[j]
-            return ((bool(own_shown["replace_low"][i]), bool(own_shown["replace_high"][i])),
-                    (float(own.share_below[i]), float(own.share_above[i])))
-        return ((bool(models["replace_low"][j] or models["replace_high"][k + j]) and not not_mover[j],
-                 bool(models["replace_high"][j] or models["replace_low"][k + j]) and not not_mover[j]),
-                (float(max(per_model.share_below[j], per_model.share_above[k + j])),
-                 float(max(per_model.share_above[j], per_model.share_below[k + j]))))
-
-    models = model_bounds(np.concatenate([levels, levels]))
+    models = pieces.limits.at(np.concatenate([levels, levels]))
     for j, d in enumerate(details):
-        degenerate_tail, degenerate_share = tails(j)
+        degenerate_tail, degenerate_share = _tails(pieces, models, own_shown, own_index, j)
         d.update(
-            n_resamples=n_resamples, seed=streams.seed, **draw_info[j],
-            standard_error_kind="clustered" if codes is not None else "t",
-            correlation_of_means=float(correlation[j]),
+            n_resamples=request.n_resamples, seed=resamples.seed, **resamples.draw_info[j],
+            standard_error_kind="clustered" if columns.codes is not None else "t",
+            correlation_of_means=float(resamples.correlation[j]),
             interval_a=(float(models["low"][j]), float(models["high"][j])),
             interval_b=(float(models["low"][k + j]), float(models["high"][k + j])),
             model_bound_methods=((models["low_source"][j], models["high_source"][j]),
                                  (models["low_source"][k + j], models["high_source"][k + j])),
             degenerate_tail=degenerate_tail, degenerate_share=degenerate_share,
             model_scales=(str(scales[j]), str(scales[k + j])),
-            mover_of_models=(float(mover_low[j]), float(mover_high[j])),
-            split_score_interval=part(split_low, split_high, j),
-            t_of_differences=part(t_low, t_high, j),
-            studentized_of_differences=part(own_low, own_high, j),
-            near_end_split_interval=part(near_low, near_high, j),
-            matched_pairs_interval=part(matched_low, matched_high, j) if binary[j] else None,
-            saturated_differences=bool(split is not None and saturated[j]),
-            paired_bound_methods=(source(j, 0), source(j, 1)),
+            mover_of_models=(float(parts["mover"][0][j]), float(parts["mover"][1][j])),
+            split_score_interval=_part(parts.get("split-score"), j),
+            t_of_differences=_part(parts.get("t"), j),
+            studentized_of_differences=_part(parts.get("studentized"), j),
+            near_end_split_interval=_part(parts.get("split-score (near end)"), j),
+            matched_pairs_interval=_part(parts.get("matched-pairs score"), j) if pieces.binary[j] else None,
+            saturated_differences=bool(pieces.split is not None and saturated[j]),
+            paired_bound_methods=(_bound_source(parts, shown, own_shown, own_index, j, 0),
+                                  _bound_source(parts, shown, own_shown, own_index, j, 1)),
         )
-    p_values = p_value_by_inversion(bounds, estimate, k) if test_zero else np.full(k, np.nan)
-    if per_model.few_clusters and model_range is not None:
-        # the standard error the two score intervals imply, combined as MOVER combines them
-        effective = score_standard_error(model_estimate, model_se, n, model_range)
-        ea, eb = effective[:k], effective[k:]
-        se = np.sqrt(np.maximum(ea**2 + eb**2 - 2.0 * correlation * ea * eb, 0.0))
-    return low, high, se, p_values

@@ -9,17 +9,18 @@ often than the others of their cell (docs/intervals-edges.md, "Warnings").
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ._score_intervals import TINY_DIFFERENCE
-from ._single_score import WARN_END_SHARE, WARN_MAX_OFF_END_PROBLEMS, WARN_OFF_END_PROBLEMS
+from ._interval_policy import THRESHOLDS
+from ._interval_types import ColumnInterval
 from ._validation import MAX_REPORTED
 from ._warnings import DegenerateIntervalWarning, FewDifferencesWarning, IntervalMethodWarning, TinyDifferencesWarning
 
-__all__ = ["T_FALLBACKS", "WARN_FEW_DIFFERING_PROBLEMS", "WARN_TINY_DIFFERENCE_SHARE", "columns_note",
+__all__ = ["T_FALLBACKS", "columns_note",
            "replaced_tail_warns", "warn_degenerate", "warn_few_differences", "warn_few_off_end",
            "warn_tiny_difference_share"]
 
@@ -35,20 +36,20 @@ def columns_note(flagged: list[int], n_columns: int) -> str:
     return f" (columns {list(flagged[:MAX_REPORTED])}{' ...' if len(flagged) > MAX_REPORTED else ''})"
 
 
-def _bound_methods(details: dict[str, Any]) -> list[str]:
+def _bound_methods(details: Mapping[str, Any]) -> list[str]:
     """The method of every bound: a single mean's two, or MOVER's four per-model limits."""
     if "model_bound_methods" in details:
         return [m for pair in details["model_bound_methods"] for m in pair]
     return list(details.get("bound_methods", ()))
 
 
-def replaced_tail_warns(details: dict[str, Any], default_method: bool) -> bool:
+def replaced_tail_warns(details: Mapping[str, Any], default_method: bool) -> bool:
     """Whether a column's replaced bootstrap-t tail is warned about: always for a method other than the
     function's default, for the default only when a bound came from a t fallback (no known range)."""
     return any(details.get("degenerate_tail", ())) and (not default_method or any(m in T_FALLBACKS for m in _bound_methods(details)))
 
 
-def warn_degenerate(results: list[dict[str, Any]], what: str, replaced_tails: bool = True) -> None:
+def warn_degenerate(results: list[ColumnInterval], what: str, replaced_tails: bool = True) -> None:
     """Warn (never silently) about constant columns, infinite bounds and, with ``replaced_tails``, replaced
     bootstrap-t tails.
 
@@ -67,25 +68,25 @@ def warn_degenerate(results: list[dict[str, Any]], what: str, replaced_tails: bo
         if flagged:  # stacklevel: this helper, warn_degenerate, the body, the public function, its caller
             warnings.warn(message, DegenerateIntervalWarning, stacklevel=5)
 
-    constant = [j for j, r in enumerate(results) if r["constant"]]
+    constant = [j for j, r in enumerate(results) if r.constant]
     degenerate(constant, f"every per-problem {what} is identical{columns(constant)}: the interval has width 0 and the "
                "standard error is 0, which says nothing about the uncertainty of the benchmark.")
-    no_difference = [j for j, r in enumerate(results) if r.get("no_difference")]
+    no_difference = [j for j, r in enumerate(results) if r.no_difference]
     if no_difference:
-        seen = results[no_difference[0]]["details"].get("n_problems_seen", "these")
+        seen = results[no_difference[0]].details.get("n_problems_seen", "these")
         degenerate(no_difference, f"every per-problem {what} is 0{columns(no_difference)}: the two models agree on every "
                    "problem, which is not a proof that they are equal; the interval is the score bound of no difference "
                    f"seen on {seen} problems (details['no_difference_bound']; compare a model with itself by passing the "
                    "same array twice).")
-    at_end = [j for j, r in enumerate(results) if r.get("constant_at_end")]
+    at_end = [j for j, r in enumerate(results) if r.constant_at_end]
     degenerate(at_end, f"every per-problem {what} is at the same end of its range{columns(at_end)} (e.g. every problem "
                "solved): the standard error is 0, so the interval rests on the score (Wilson) interval of that many "
                "problems all at that end, which is what so few problems can rule out (details['bound_methods']).")
 
-    replaced = [j for j, r in enumerate(results) if replaced_tail_warns(r["details"], default_method=not replaced_tails)]
+    replaced = [j for j, r in enumerate(results) if replaced_tail_warns(r.details, default_method=not replaced_tails)]
     if replaced:
-        first = results[replaced[0]]["details"]
-        sources = sorted({m for j in replaced for m in _bound_methods(results[j]["details"])} - {"studentized"})
+        first = results[replaced[0]].details
+        sources = sorted({m for j in replaced for m in _bound_methods(results[j].details)} - {"studentized"})
         if len(results) == 1:
             low_tail, high_tail = first["degenerate_tail"]
             bound = "both bounds" if (low_tail and high_tail) else ("the lower bound" if low_tail else "the upper bound")
@@ -102,28 +103,28 @@ def warn_degenerate(results: list[dict[str, Any]], what: str, replaced_tails: bo
             IntervalMethodWarning,
             stacklevel=4,
         )
-    infinite = [j for j, r in enumerate(results) if r["details"].get("degenerate") == "infinite bound"]
-    clipped = any(results[j]["details"].get("clipped") for j in infinite)
+    infinite = [j for j, r in enumerate(results) if r.details.get("degenerate") == "infinite bound"]
+    clipped = any(results[j].details.get("clipped") for j in infinite)
     degenerate(infinite, f"the interval has an infinite bound{columns(infinite)}"
                + (", clipped to the range of the values" if clipped else "") + ": it says nothing about the uncertainty on that side.")
 
 
-def warn_few_off_end(results: list[dict[str, Any]]) -> None:
+def warn_few_off_end(results: list[ColumnInterval]) -> None:
     """Warn when a single-model mean rests on a few problems off an end of its range (``details["few_off_end"]``).
 
-    A mean within :data:`WARN_END_SHARE` of an end and :data:`WARN_OFF_END_PROBLEMS` to
-    :data:`WARN_MAX_OFF_END_PROBLEMS` problems' worth from it, chosen by how much more often such
+    A mean within :attr:`~._interval_policy.IntervalThresholds.warn_end_share` of an end and :attr:`~._interval_policy.IntervalThresholds.warn_off_end_problems` to
+    :attr:`~._interval_policy.IntervalThresholds.warn_max_off_end_problems` problems' worth from it, chosen by how much more often such
     intervals miss than the others of the same coverage-study cell (about twice as often); closer
     to the end the near-end rule (:func:`~._single_score.apply_near_end`) makes the interval
     conservative, further from it the bootstrap's tails are well fed.
     """
-    flagged = [j for j, r in enumerate(results) if r["details"].get("few_off_end")]
+    flagged = [j for j, r in enumerate(results) if r.details.get("few_off_end")]
     if not flagged:
         return
     shown = columns_note(flagged, len(results))
     warnings.warn(
-        f"the mean lies within {100 * WARN_END_SHARE:g}% of an end of its range{shown} (near the ceiling or the "
-        f"floor) and rests on {WARN_OFF_END_PROBLEMS:g} to {WARN_MAX_OFF_END_PROBLEMS:g} problems' worth off that end "
+        f"the mean lies within {100 * THRESHOLDS.warn_end_share:g}% of an end of its range{shown} (near the ceiling or the "
+        f"floor) and rests on {THRESHOLDS.warn_off_end_problems:g} to {THRESHOLDS.warn_max_off_end_problems:g} problems' worth off that end "
         "(details['off_end_problems']): such intervals miss about twice as often as others in the coverage study, "
         "as they hang on how many of those problems this benchmark happened to draw (docs/intervals-edges.md).",
         IntervalMethodWarning,
@@ -131,25 +132,14 @@ def warn_few_off_end(results: list[dict[str, Any]]) -> None:
     )
 
 
-#: The paired default warns where at least this share of :math:`\sum_j |d_j|` comes from differences below
-#: :data:`~._score_intervals.TINY_DIFFERENCE` (values in [0, 1]). Chosen by how much more often such
-#: intervals missed than the others of their coverage-study cell (scratch recomputation of the default
-#: on the 315 paired edge cells at N >= 30, 1,000 simulated benchmarks each): 2.8x, 12.8% of the misses
-#: on 8.0% of the intervals (0.3: 2.0x, 16.0% on 11.0%; 0.7: 3.4x, 10.3% on 6.7%); in 48 paired cells
-#: of the main grid's populations it fired on 0.1% of the intervals. In the full run every warning of the
-#: paired default together (with :data:`WARN_FEW_DIFFERING_PROBLEMS`) marked 17% of its misses on 17% of the
-#: intervals, 2.53x their cells' miss rate (this one without that: 13% on 14%, 2.35x; 0% of the misses
-#: before); since MOVER's clustered score limits with 30 or more clusters removed the clustered misses it
-#: marked, 10% on 17%, 1.74x. docs/intervals-edges.md, "Which paired intervals warn".
-WARN_TINY_DIFFERENCE_SHARE = 0.5
 
 
-def warn_tiny_difference_share(differences: NDArray[np.float64], results: list[dict[str, Any]]) -> None:
+def warn_tiny_difference_share(differences: NDArray[np.float64]) -> list[dict[str, Any]]:
     r"""Warn when a paired difference of values in [0, 1] rests mostly on tiny per-problem differences.
 
     Records :math:`s = \sum_{|d_j| < 0.05} |d_j| \,/\, \sum_j |d_j|` as
     ``details["tiny_difference_share"]`` for every column with a difference; where
-    :math:`s \ge` :data:`WARN_TINY_DIFFERENCE_SHARE` ``details["rests_on_tiny_differences"]`` is set and a
+    :math:`s \ge` :attr:`~._interval_policy.IntervalThresholds.warn_tiny_difference_share` ``details["rests_on_tiny_differences"]`` is set and a
     :class:`~kpass.metrics.TinyDifferencesWarning` (an ``IntervalMethodWarning``) says so. Such a difference is built of small per-problem differences (a
     saturated metric of two strong models, or pass@1 of two models near an end), while the true
     difference may rest on rare problems with a large one that the benchmark did not draw: in the
@@ -159,61 +149,56 @@ def warn_tiny_difference_share(differences: NDArray[np.float64], results: list[d
     """
     magnitude = np.abs(differences)
     total = magnitude.sum(axis=0)
-    tiny = np.where(magnitude < TINY_DIFFERENCE, magnitude, 0.0).sum(axis=0)
+    tiny = np.where(magnitude < THRESHOLDS.tiny_difference, magnitude, 0.0).sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(total > 0, tiny / total, np.nan)
+    k = differences.shape[1]
+    entries: list[dict[str, Any]] = [{} for _ in range(k)]
     flagged = []
-    for j, r in enumerate(results):
+    for j in range(k):
         if np.isnan(share[j]):
             continue
-        r["details"]["tiny_difference_share"] = float(share[j])
-        if share[j] >= WARN_TINY_DIFFERENCE_SHARE:
-            r["details"]["rests_on_tiny_differences"] = True
+        entries[j]["tiny_difference_share"] = float(share[j])
+        if share[j] >= THRESHOLDS.warn_tiny_difference_share:
+            entries[j]["rests_on_tiny_differences"] = True
             flagged.append(j)
     if not flagged:
-        return
-    shown = columns_note(flagged, len(results))
-    amount = f"{share[flagged[0]]:.1%}" if len(results) == 1 else f"{WARN_TINY_DIFFERENCE_SHARE:.0%} or more"
+        return entries
+    shown = columns_note(flagged, k)
+    amount = f"{share[flagged[0]]:.1%}" if k == 1 else f"{THRESHOLDS.warn_tiny_difference_share:.0%} or more"
     warnings.warn(
-        f"{amount} of the paired difference{shown} comes from per-problem differences below {TINY_DIFFERENCE:g} "
+        f"{amount} of the paired difference{shown} comes from per-problem differences below {THRESHOLDS.tiny_difference:g} "
         f"(details['tiny_difference_share']): {TinyDifferencesWarning.CAVEAT}, and the paired default's warned "
         "intervals missed 1.7 times as often as the average interval of their coverage-study cell "
         "(docs/intervals-edges.md); treat it as rough.",
         TinyDifferencesWarning,
         stacklevel=4,
     )
+    return entries
 
 
-#: The paired default warns where the two models differ on at most this many problems (values in [0, 1]).
-#: Chosen by how much more often such intervals missed than the others of their coverage-study cell
-#: (scratch dump of the default on the 315 paired edge cells at N >= 30, 1,000 simulated benchmarks each):
-#: one differing problem 3.1x (5% of the misses on 5% of the intervals; in the sparse-gain cells at N = 30
-#: 16-32% of them missed), at most two 2.0x, at most three 1.7x, at most five 1.5x; together with the
-#: tiny-difference warning, 17% of the misses on 12% of the intervals at 2.9x (that warning alone: 13% on
-#: 8%, 2.8x). docs/intervals-edges.md, "Which paired intervals warn". The warning's texts
-#: (:attr:`~kpass.metrics.FewDifferencesWarning.CAVEAT`, the leaderboard's note) speak of one problem.
-WARN_FEW_DIFFERING_PROBLEMS = 1
 
 
-def warn_few_differences(results: list[dict[str, Any]], n_problems: int) -> None:
+def warn_few_differences(n_differing: NDArray[np.int64], n_problems: int) -> list[dict[str, Any]]:
     r"""Warn when a paired difference of values in [0, 1] rests on the one problem where the models differ.
 
-    Where :math:`\#\{j : d_j \ne 0\}` is between 1 and :data:`WARN_FEW_DIFFERING_PROBLEMS`,
+    Where :math:`\#\{j : d_j \ne 0\}` is between 1 and :attr:`~._interval_policy.IntervalThresholds.warn_few_differing_problems`,
     ``details["rests_on_few_differences"]`` is set and a :class:`~kpass.metrics.FewDifferencesWarning`
     (an ``IntervalMethodWarning``) says so, from the count ``details["n_differing"]`` that every column
     of the paired difference records.
     The side of the interval away from that difference rests on no problem at all: a benchmark that
     drew one of the problems where the two models differ says little of how often they differ.
     """
-    flagged = [j for j, r in enumerate(results) if 0 < r["details"]["n_differing"] <= WARN_FEW_DIFFERING_PROBLEMS]
-    for j in flagged:
-        results[j]["details"]["rests_on_few_differences"] = True
+    k = n_differing.shape[0]
+    flagged = [j for j in range(k) if 0 < n_differing[j] <= THRESHOLDS.warn_few_differing_problems]
+    entries: list[dict[str, Any]] = [{"rests_on_few_differences": True} if j in flagged else {} for j in range(k)]
     if not flagged:
-        return
-    shown = columns_note(flagged, len(results))
+        return entries
+    shown = columns_note(flagged, k)
     warnings.warn(
         f"the paired interval{shown} rests on the one problem of {n_problems} where the two models differ "
         f"(details['n_differing']): {FewDifferencesWarning.CAVEAT} (docs/intervals-edges.md); treat it as rough.",
         FewDifferencesWarning,
         stacklevel=4,
     )
+    return entries

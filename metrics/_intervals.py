@@ -7,8 +7,10 @@ subjects, templates) when ``clusters`` is given (Miller 2024 [1]_; docs/spec.md 
 
 Methods (``method=``)
 ---------------------
-``"studentized"`` (default)
-    Studentized (bootstrap-t) interval [3]_: resample problems (or clusters), compute
+``"auto"`` (default; ``"studentized"`` is its deprecated name, with the same numbers)
+    A policy (:mod:`._interval_policy`, :func:`~._interval_policy.single_default`) that picks one rule per
+    column and names it in ``IntervalResult.rule`` (docs/intervals.md, "Rules"). Its core is the
+    studentized (bootstrap-t) interval [3]_: resample problems (or clusters), compute
     :math:`t^* = (\hat\theta^* - \hat\theta) / \widehat{SE}^*` with the analytic standard error of
     each resample (the t standard error, or the clustered one), and invert the bootstrap
     distribution of :math:`t^*`:
@@ -69,7 +71,7 @@ Methods (``method=``)
     models does not share (its variance depends on where the two disagree); with it MOVER covered
     98.2% for U-shaped pass@8 at N = 30 in the full study (98.4-98.9% averaged over three more
     seeds). 0/1 values take their Wilson interval (Newcombe's method), and the degenerate-tail
-    fallback applies per model as in ``"studentized"``. Each model's limits carry that model's
+    fallback applies per model as in ``"auto"``. Each model's limits carry that model's
     skewness (a strong model's pass@8 piles up at 1 and its few failures decide the difference),
     which the studentized bootstrap of the :math:`d_j = a_j - b_j` misses (89.9-92.7% for paired
     pass@8 at N = 30). For two almost identical models its width does not shrink below the asymmetry of the per-model limits, and two
@@ -155,7 +157,7 @@ unit's worth of the observed one, :math:`\widehat{SE}^* \sqrt{U} \le \widehat{SE
 or clusters), i.e. when a prior of one pseudo-problem with the observed variance would outweigh
 the resample's own variance. When more than :math:`\alpha/4` of the resamples are degenerate on
 the side that sets a bound (:math:`\alpha/2` for MOVER's per-model limits; in between, the quantile
-sits among near-degenerate resamples whose :math:`t^*` is huge but finite; ``SINGLE_DEGENERATE_FRACTION``),
+sits among near-degenerate resamples whose :math:`t^*` is huge but finite; ``THRESHOLDS.single_degenerate_fraction``),
 the bootstrap-t distribution says nothing about that bound, and:
 
 - that bound comes from a **score interval** (Wilson [5]_) for the mean of values in [0, 1]
@@ -172,13 +174,13 @@ the bootstrap-t distribution says nothing about that bound, and:
   means that the observed spread rests on a handful of problems and cannot be trusted. The
   reduction of :math:`n_{\mathrm{eff}}` for the degrees of freedom (N - 1, or C - 1) is Korn &
   Graubard's [6]_. 0/1 values take this score interval on both sides without any bootstrap
-  (see ``"studentized"``), with the design-effect size :math:`\min(\hat p(1-\hat p)/\widehat{SE}^2, N)`
+  (see ``"auto"``), with the design-effect size :math:`\min(\hat p(1-\hat p)/\widehat{SE}^2, N)`
   since their variance is the Bernoulli one: 39 of 40 at 1 gives [0.864, 0.996]
   (Clopper-Pearson [0.868, 0.999], Wilson [0.871, 0.996]), where the raw bootstrap-t bound was
   infinite;
 - the other bound is the wider of the bootstrap-t and the score bound;
 - values without a known range use the t (or clustered-t) bounds instead, and
-  :func:`paired_difference` with ``method="studentized"`` uses the MOVER combination of the two
+  :func:`paired_difference` with ``method="auto"`` uses the MOVER combination of the two
   models' score intervals;
 - ``details["bound_methods"]`` names the method of each bound, ``details["degenerate_tail"]`` and
   ``details["degenerate_share"]`` say which tail was degenerate and how many resamples were; an
@@ -239,10 +241,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
+from ._interval_types import ColumnInterval
+from ._interval_policy import PAIRED_RULES, SINGLE_RULES, THRESHOLDS, SingleFacts, differences_default, single_default
 from ._bootstrap import DEFAULT_N_RESAMPLES
-from ._interval_engine import SINGLE_DEGENERATE_FRACTION, interval_core
+from ._interval_engine import CoreRequest, interval_core
 from ._resampling import DEFAULT_MAX_CHUNK_ELEMENTS, bootstrap_weights, canonical_order
 from ._interval_warnings import (
     columns_note,
@@ -253,13 +257,13 @@ from ._interval_warnings import (
 )
 from ._result import IntervalResult, PairedResult
 from ._score_intervals import (
+    at_range_ends,
     FEW_CLUSTERS,
-    TINY_DIFFERENCE,
     paired_score_fallback,
     score_fallback,
     wilson_interval,
 )
-from ._single_score import PROBLEM_SCORE_MIN_PROBLEMS, apply_clustered_score, apply_near_end, apply_problem_score
+from ._single_score import apply_clustered_score, apply_near_end, apply_problem_score
 from ._validation import check_bounds, check_design, check_values, check_within_bounds, match_ids
 from ._warnings import DegenerateIntervalWarning, IntervalMethodWarning
 
@@ -280,11 +284,16 @@ __all__ = [
     "wilson_interval",
 ]
 
-#: Interval methods understood by :func:`mean_ci` and :func:`paired_difference`.
-INTERVAL_METHODS: tuple[str, ...] = ("studentized", "t", "clustered-t", "bootstrap", "bca")
+#: Interval methods understood by :func:`mean_ci` and :func:`paired_difference`. ``"studentized"`` is the
+#: deprecated name of ``"auto"`` (the same numbers; results say ``"auto"``).
+INTERVAL_METHODS: tuple[str, ...] = ("auto", "t", "clustered-t", "bootstrap", "bca", "studentized")
 
-#: The default method, chosen by the coverage study (scripts/coverage_study.py; docs/intervals.md).
-DEFAULT_INTERVAL_METHOD = "studentized"
+#: The default method, chosen by the coverage study (scripts/coverage_study.py; docs/intervals.md): the
+#: policy of :func:`~._interval_policy.single_default`, whose rule each result names (``IntervalResult.rule``).
+DEFAULT_INTERVAL_METHOD = "auto"
+
+#: Deprecated method names and the method they stand for.
+DEPRECATED_METHODS: dict[str, str] = {"studentized": "auto"}
 
 #: Methods of :func:`paired_difference`: those of :func:`mean_ci` and "mover" (two models' intervals combined).
 PAIRED_INTERVAL_METHODS: tuple[str, ...] = (*INTERVAL_METHODS, "mover")
@@ -293,55 +302,51 @@ PAIRED_INTERVAL_METHODS: tuple[str, ...] = (*INTERVAL_METHODS, "mover")
 DEFAULT_PAIRED_METHOD = "mover"
 
 
-#: A paired difference carried by fewer problems than this (and by under a quarter of them) is flagged
-#: for every method but the default (the t interval covered 60.7-92.2% for sparse paired gains); the
-#: default's pooled miss rate does not depend on it (2.5-4.3% per band, docs/intervals-edges.md), and it
-#: warns only where a single problem differs (``_interval_warnings.WARN_FEW_DIFFERING_PROBLEMS``).
-SPARSE_DIFFERENCES = 20
 
 
-def _warn_sparse_differences(differences, results: list[dict[str, Any]], in_unit: bool = True, warn: bool = True) -> None:
+def _warn_sparse_differences(differences, in_unit: bool = True, warn: bool = True) -> list[dict[str, Any]]:
     """Warn when a paired difference rests on a handful of problems or on tiny differences only.
 
     ``details["n_differing"]`` counts the problems where the two models differ and
     ``details["largest_difference"]`` is the largest :math:`|d_j|`. With ``warn`` (every method but
     the default on values in [0, 1]), ``details["sparse_differences"]`` is set and an
-    ``IntervalMethodWarning`` says so when fewer than :data:`SPARSE_DIFFERENCES` problems (and under
+    ``IntervalMethodWarning`` says so when fewer than :attr:`~._interval_policy.IntervalThresholds.sparse_differences` problems (and under
     a quarter) differ, or, for values in [0, 1], when every difference is below
-    :data:`TINY_DIFFERENCE` (``details["tiny_differences"]``). The default's own handling of such
+    :attr:`~._interval_policy.IntervalThresholds.tiny_difference` (``details["tiny_differences"]``). The default's own handling of such
     differences is in ``details["saturated_differences"]`` and ``details["paired_bound_methods"]``.
     """
     n = differences.shape[0]
     differing = (differences != 0.0).sum(axis=0)
     largest = np.abs(differences).max(axis=0)
-    few = (differing > 0) & (differing < SPARSE_DIFFERENCES) & (differing < 0.25 * n)
-    tiny = (differing > 0) & (largest < TINY_DIFFERENCE) & in_unit
-    for j, r in enumerate(results):
-        r["details"]["n_differing"] = int(differing[j])
-        r["details"]["largest_difference"] = float(largest[j])
+    few = (differing > 0) & (differing < THRESHOLDS.sparse_differences) & (differing < 0.25 * n)
+    tiny = (differing > 0) & (largest < THRESHOLDS.tiny_difference) & in_unit
+    k = differences.shape[1]
+    entries: list[dict[str, Any]] = [{"n_differing": int(differing[j]), "largest_difference": float(largest[j])}
+                                     for j in range(k)]
     if not warn:
-        return
-    for j, r in enumerate(results):
+        return entries
+    for j in range(k):
         if few[j] or tiny[j]:
-            r["details"]["sparse_differences"] = True
+            entries[j]["sparse_differences"] = True
         if tiny[j]:
-            r["details"]["tiny_differences"] = True
-    one = len(results) == 1
+            entries[j]["tiny_differences"] = True
+    one = k == 1
     few_columns = np.flatnonzero(few).tolist()
     tiny_columns = np.flatnonzero(tiny & ~few).tolist()
     messages = []
     if few_columns:
-        count = f"{int(differing[few_columns[0]])} of {n} problems" if one else f"fewer than {SPARSE_DIFFERENCES} problems"
+        count = f"{int(differing[few_columns[0]])} of {n} problems" if one else f"fewer than {THRESHOLDS.sparse_differences} problems"
         messages.append((few_columns, f"the two models differ on only {count}", "the paired interval rests on those few "
                          "problems and can miss the true difference more often than its level says (the coverage study's "
                          "sparse-gain regime); treat it as rough, or compare on more problems."))
     if tiny_columns:
-        size = f"{float(largest[tiny_columns[0]]):.3g}" if one else f"less than {TINY_DIFFERENCE}"
+        size = f"{float(largest[tiny_columns[0]]):.3g}" if one else f"less than {THRESHOLDS.tiny_difference}"
         messages.append((tiny_columns, f"the two models' per-problem values differ by at most {size}", "the paired "
                          "interval is as narrow as those small differences and cannot see a larger difference on problems "
                          "outside the sample (a saturated metric such as pass@8 near 1 for both); treat it as rough."))
     for columns, head, tail in messages:
-        warnings.warn(f"{head}{columns_note(columns, len(results))}: {tail}", IntervalMethodWarning, stacklevel=4)
+        warnings.warn(f"{head}{columns_note(columns, k)}: {tail}", IntervalMethodWarning, stacklevel=4)
+    return entries
 
 
 def few_clusters_note(n_clusters: int | None, method: str | None = None) -> str | None:
@@ -355,8 +360,8 @@ def few_clusters_note(n_clusters: int | None, method: str | None = None) -> str 
     n_clusters : int or None
         Number of clusters (``None``: no clusters, no note).
     method : str, optional
-        The interval method; ``None`` or a default (``"studentized"``, ``"mover"``) says that the
-        few-cluster rule applied.
+        The interval method, or the rule a result names (``IntervalResult.rule``); ``None``, a default
+        (``"auto"``, ``"mover"``) or one of the defaults' rules says that the few-cluster rule applied.
 
     Returns
     -------
@@ -373,7 +378,8 @@ def few_clusters_note(n_clusters: int | None, method: str | None = None) -> str 
     """
     if n_clusters is None or n_clusters >= FEW_CLUSTERS:
         return None
-    if method is None or method in (DEFAULT_INTERVAL_METHOD, DEFAULT_PAIRED_METHOD):
+    default = (DEFAULT_INTERVAL_METHOD, DEFAULT_PAIRED_METHOD, *SINGLE_RULES, *PAIRED_RULES)  # a row names its rule
+    if method is None or DEPRECATED_METHODS.get(method, method) in default:
         how = ("kpass's default interval is then the few-cluster score interval (Wilson-type, with the "
                f"design-effect size and {n_clusters - 1} degrees of freedom; its standard error is never below "
                "that of as many independent 0/1 problems)")
@@ -406,7 +412,7 @@ def mean_ci(
               \widehat{SE}_t = \frac{s_v}{\sqrt N}, \qquad
               \widehat{SE}_{cl} = \frac{1}{N}\sqrt{\frac{C}{C-1}\sum_c\Big(\sum_{j\in c}(v_j-\hat\theta)\Big)^2}
 
-    The default ``"studentized"`` interval is
+    The default ``"auto"`` interval (``"studentized"`` is its deprecated name) is
     :math:`[\hat\theta - t^*_{1-\alpha/2}\widehat{SE},\ \hat\theta - t^*_{\alpha/2}\widehat{SE}]`
     with :math:`t^*` the bootstrap distribution of
     :math:`(\hat\theta^* - \hat\theta)/\widehat{SE}^*` (see the module docstring for every method);
@@ -431,7 +437,7 @@ def mean_ci(
     clusters : array_like, shape (N,), optional
         Cluster label of each problem (passage, subject, template). With clusters the standard
         error is clustered and the bootstrap resamples whole clusters. At least 2 clusters.
-    method : {"studentized", "t", "clustered-t", "bootstrap", "bca"}, default: "studentized"
+    method : {"auto", "t", "clustered-t", "bootstrap", "bca"}, default: "auto"
         Interval method. ``"t"`` refuses ``clusters`` (use ``"clustered-t"``).
     confidence_level : float, default: 0.95
         In the open interval (0, 1).
@@ -503,11 +509,11 @@ def mean_ci(
     >>> round(r.standard_error, 12), r.n_clusters, r.details["df"]
     (0.219089023002, 4, 3)
     >>> r = mean_ci([0.2, 0.9, 1.0, 1.0, 0.6, 1.0, 0.95, 0.3], rng=0)
-    >>> r.method, r.low <= r.estimate <= r.high
-    ('studentized', True)
+    >>> r.method, r.rule, r.low <= r.estimate <= r.high       # 8 problems: the arcsine bootstrap-t
+    ('auto', 'bootstrap-t-arcsine', True)
     >>> r = mean_ci([1.0] * 39 + [0.0], rng=0)                 # 0/1 values: Wilson, 39 trials
-    >>> round(r.low, 3), round(r.high, 3), r.details["bound_methods"]
-    (0.864, 0.996, ('score', 'score'))
+    >>> round(r.low, 3), round(r.high, 3), r.rule, r.details["bound_methods"]
+    (0.864, 0.996, 'wilson-deff', ('score', 'score'))
     """
     (result,) = _mean_ci(values, clusters=clusters, method=method, confidence_level=confidence_level, n_resamples=n_resamples,
                     rng=rng, bounds=bounds, max_chunk_elements=max_chunk_elements, one_column=True)
@@ -552,7 +558,8 @@ def _mean_ci(values, *, clusters, method, confidence_level, n_resamples, rng, bo
     n, k = arr.shape
     design = check_design(n, clusters, method, confidence_level, n_resamples, max_chunk_elements, paired=False, methods=INTERVAL_METHODS,
                         paired_methods=PAIRED_INTERVAL_METHODS, too_few=f"`values` has {n} problem; an interval needs at least 2 problems.")
-    level, method, n_clusters = design.level, design.method, design.n_clusters
+    level, n_clusters = design.level, design.n_clusters
+    method = DEPRECATED_METHODS.get(design.method, design.method)
     # canonical order of the problems: the result does not depend on the order they were given in
     order = canonical_order(arr)
     arr = arr[order]
@@ -568,35 +575,49 @@ def _mean_ci(values, *, clusters, method, confidence_level, n_resamples, rng, bo
         value_range = bound_range if bool(np.isfinite(bound_range[0]) and np.isfinite(bound_range[1])) else None
     else:
         value_range = (0.0, 1.0) if in_unit else None
-    fallback = score_fallback(arr, codes, n_clusters, value_range) if method == "studentized" else None
-    results = interval_core(arr, codes, n_clusters, method, level, design.n_resamples, rng, bound_range,
-                             design.max_chunk_elements, False, fallback, scale_range=value_range,
-                             few_clusters=few_clusters_note(n_clusters) is not None,
-                             degenerate_fraction=SINGLE_DEGENERATE_FRACTION)
-    if method == "studentized" and value_range is not None and few_clusters_note(n_clusters) is None:
-        if codes is not None:  # 10 or more clusters: the clustered score interval
-            apply_clustered_score(results, arr, codes, n_clusters, value_range, level, bound_range)
-        elif n >= PROBLEM_SCORE_MIN_PROBLEMS:  # independent problems: the score bound toward the end
-            apply_problem_score(results, arr, value_range, level, bound_range)
-        apply_near_end(results, arr, codes, n_clusters, value_range, level, bound_range)
+    fallback = score_fallback(arr, codes, n_clusters, value_range) if method == "auto" else None
+    request = CoreRequest(method, level, design.n_resamples, rng, bound_range, design.max_chunk_elements,
+                          fallback=fallback, scale_range=value_range, few_clusters=few_clusters_note(n_clusters) is not None,
+                          degenerate_fraction=THRESHOLDS.single_degenerate_fraction)
+    results = interval_core(arr, codes, n_clusters, request)
+    rules = np.full(k, method, dtype=object)
+    if method == "auto":  # the policy's rule per column (_interval_policy.single_default)
+        rules = _single_rules(arr, n_clusters, value_range)
+        if value_range is not None:
+            results = apply_clustered_score(results, rules == "clustered-score", arr, codes, n_clusters, value_range,
+                                            level, bound_range)
+            results = apply_problem_score(results, rules == "score-toward-end", arr, value_range, level, bound_range)
+            near_end_rules = np.isin(rules, ("clustered-score", "score-toward-end", "bootstrap-t-arcsine"))
+            results = apply_near_end(results, near_end_rules, arr, codes, n_clusters, value_range, level, bound_range)
     _warn_few_clusters(n_clusters, method)
     warn_degenerate(results, "value", replaced_tails=method != DEFAULT_INTERVAL_METHOD)
     warn_few_off_end(results)
     out = [
         IntervalResult(
-            estimate=r["estimate"],
-            low=r["low"],
-            high=r["high"],
-            standard_error=r["standard_error"],
+            estimate=r.estimate,
+            low=r.low,
+            high=r.high,
+            standard_error=r.standard_error,
             confidence_level=level,
             n_problems=n,
             n_clusters=n_clusters,
             method=method,
-            details=r["details"],
+            rule=str(rules[j]),
+            details=r.details,
         )
-        for r in results
+        for j, r in enumerate(results)
     ]
     return out
+
+
+def _single_rules(arr, n_clusters: int | None, value_range: tuple[float, float] | None) -> NDArray[np.object_]:
+    """The single-model default's rule of every column (:func:`~._interval_policy.single_default`)."""
+    n, k = arr.shape
+    constant = np.ptp(arr, axis=0) == 0
+    at_ends = np.zeros(k, dtype=bool) if value_range is None else at_range_ends(arr, value_range)
+    facts = [SingleFacts(n_problems=n, n_clusters=n_clusters, known_range=value_range is not None,
+                         at_range_ends=bool(at_ends[j]), constant=bool(constant[j])) for j in range(k)]
+    return np.array([single_default(f) for f in facts], dtype=object)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -644,7 +665,7 @@ def paired_difference(
     losses.
     When both models' values are 0 or 1 (pass@1 from one sample), the interval is Bonett & Price's
     matched-pairs interval of the discordant problems instead (module docstring, "mover"). Every
-    other method (``"studentized"``, ``"t"``, ...) is :func:`mean_ci` of the :math:`d_j`.
+    other method (``"auto"``, ``"t"``, ...) is :func:`mean_ci` of the :math:`d_j`.
 
     Parameters
     ----------
@@ -662,7 +683,7 @@ def paired_difference(
         ``True`` compares on the common problems and reports the dropped ids in the result.
     clusters : array_like, shape (N,), optional
         Cluster label per row of ``a`` (aligned with ``problem_ids_a``).
-    method : {"mover", "studentized", "t", "clustered-t", "bootstrap", "bca"}, default: "mover"
+    method : {"mover", "auto", "t", "clustered-t", "bootstrap", "bca"}, default: "mover"
         ``"mover"``: the two models' studentized limits combined (clustered score limits with 30 or
         more clusters and a model near an end; module docstring);
         the others: :func:`mean_ci` of the differences.
@@ -719,8 +740,8 @@ def paired_difference(
     >>> r.p_value < 0.01
     True
     >>> r = paired_difference(a, b, rng=0)                     # default: MOVER
-    >>> r.method, r.low < r.estimate < r.high
-    ('mover', True)
+    >>> r.method, r.rule, r.low < r.estimate < r.high         # unsaturated differences: the paired t, widened
+    ('mover', 't-split-score', True)
     >>> r.details["paired_bound_methods"]    # no loss on any of 8 problems: the lower bound is the score one
     ('split-score', 't')
     >>> r = paired_difference([0.5, 1.0, 0.0], [0.75, 0.25], problem_ids_a=["p1", "p2", "p3"],
@@ -773,29 +794,12 @@ def _paired_difference(a, b, *, problem_ids_a, problem_ids_b, intersect, cluster
         raise ValueError(f"`a` and `b` have shapes {np.shape(a)} and {np.shape(b)}: paired_difference takes one "
                          "metric's per-problem values (shape (N,)); use paired_difference_columns for K columns "
                          "at once (a list of K results).")
-    if not isinstance(intersect, (bool, np.bool_)):
-        raise TypeError(f"`intersect` must be True or False; got {intersect!r}.")
-    only_a: tuple[Any, ...] = ()
-    only_b: tuple[Any, ...] = ()
-    if (problem_ids_a is None) != (problem_ids_b is None):
-        raise ValueError("give both `problem_ids_a` and `problem_ids_b`, or neither (then rows are matched by position).")
-    if problem_ids_a is not None:
-        pos_a, pos_b, only_a, only_b = match_ids(problem_ids_a, problem_ids_b, arr_a.shape[0], arr_b.shape[0], bool(intersect))
-        if clusters is not None:
-            clusters_arr = np.asarray(clusters, dtype=object)
-            if clusters_arr.ndim != 1 or clusters_arr.shape[0] != arr_a.shape[0]:
-                raise ValueError(f"`clusters` must have one label per row of `a` ({arr_a.shape[0]}); got shape {clusters_arr.shape}.")
-            clusters = clusters_arr[pos_a]
-        arr_a, arr_b = arr_a[pos_a], arr_b[pos_b]
-    elif arr_a.shape[0] != arr_b.shape[0]:
-        raise ValueError(
-            f"`a` has {arr_a.shape[0]} problems and `b` has {arr_b.shape[0]}; without problem ids the rows must be "
-            "the same problems. Pass problem_ids_a/problem_ids_b (and intersect=True to drop unmatched ones)."
-        )
+    arr_a, arr_b, clusters, pos_a, only_a, only_b = _aligned(arr_a, arr_b, problem_ids_a, problem_ids_b, intersect, clusters)
     n, k = arr_a.shape
     design = check_design(n, clusters, method, confidence_level, n_resamples, max_chunk_elements, paired=True, methods=INTERVAL_METHODS,
                         paired_methods=PAIRED_INTERVAL_METHODS, too_few=f"only {n} problem(s) in common; a paired interval needs at least 2.")
-    level, method, n_clusters = design.level, design.method, design.n_clusters
+    level, n_clusters = design.level, design.n_clusters
+    method = DEPRECATED_METHODS.get(design.method, design.method)
     # canonical order of the problems, by both models' values (every method sees a and b)
     order = canonical_order(np.concatenate([arr_a, arr_b], axis=1))
     arr_a, arr_b = arr_a[order], arr_b[order]
@@ -809,55 +813,66 @@ def _paired_difference(a, b, *, problem_ids_a, problem_ids_b, intersect, cluster
                             else (lambda given: f"problem id {problem_ids_a[int(pos_a[given])]!r}"))
     few = few_clusters_note(n_clusters) is not None
     fallback = (paired_score_fallback(arr_a, arr_b, codes, n_clusters, design_effect=few)
-                if method == "studentized" and in_unit else None)
+                if method == "auto" and in_unit else None)
     models = (arr_a, arr_b, (0.0, 1.0) if in_unit else None) if method == "mover" else None
-    results = interval_core(
-        differences, codes, n_clusters, method, level, design.n_resamples, rng, bound_range, design.max_chunk_elements,
-        True, fallback, models, no_difference_range=(0.0, 1.0) if in_unit and not self_comparison else None,
-        few_clusters=few,
-    )
+    request = CoreRequest(method, level, design.n_resamples, rng, bound_range, design.max_chunk_elements, test_zero=True,
+                          fallback=fallback, paired=models, few_clusters=few,
+                          no_difference_range=(0.0, 1.0) if in_unit and not self_comparison else None)
+    results = interval_core(differences, codes, n_clusters, request)
     _warn_few_clusters(n_clusters, method)
     warn_degenerate(results, "difference", replaced_tails=method != DEFAULT_PAIRED_METHOD)
-    _warn_sparse_differences(differences, results, in_unit, warn=not (method == DEFAULT_PAIRED_METHOD and in_unit))
+    added = _warn_sparse_differences(differences, in_unit, warn=not (method == DEFAULT_PAIRED_METHOD and in_unit))
     if method == DEFAULT_PAIRED_METHOD and in_unit:  # (a model with itself: no difference, nothing recorded)
-        warn_tiny_difference_share(differences, results)
-        warn_few_differences(results, n)
-    mean_a = arr_a.mean(axis=0)
-    mean_b = arr_b.mean(axis=0)
-    sd_a = arr_a.std(axis=0)
-    sd_b = arr_b.std(axis=0)
+        tiny_shares = warn_tiny_difference_share(differences)
+        few_differences = warn_few_differences(np.array([entry["n_differing"] for entry in added]), n)
+        added = [{**entry, **tiny, **one} for entry, tiny, one in zip(added, tiny_shares, few_differences)]
+    mean_a, mean_b, correlation = _means_and_correlation(arr_a, arr_b)
+    return [PairedResult(estimate=r.estimate, low=r.low, high=r.high, standard_error=r.standard_error,
+                         confidence_level=level, n_problems=n, n_clusters=n_clusters, method=method,
+                         rule=_differences_rule(r, n_clusters, in_unit) if method == "auto" else r.rule,
+                         details={**r.details, **added[j]}, estimate_a=float(mean_a[j]), estimate_b=float(mean_b[j]),
+                         correlation=float(correlation[j]), p_value=r.p_value, n_unmatched=len(only_a) + len(only_b),
+                         unmatched_ids_a=only_a, unmatched_ids_b=only_b) for j, r in enumerate(results)]
+
+
+def _aligned(arr_a, arr_b, problem_ids_a, problem_ids_b, intersect, clusters):
+    """Rows of ``a`` and ``b`` matched by problem id (or by position), with the clusters of ``a``'s rows;
+    returns ``(a, b, clusters, positions in a or None, ids only in a, ids only in b)``."""
+    if not isinstance(intersect, (bool, np.bool_)):
+        raise TypeError(f"`intersect` must be True or False; got {intersect!r}.")
+    if (problem_ids_a is None) != (problem_ids_b is None):
+        raise ValueError("give both `problem_ids_a` and `problem_ids_b`, or neither (then rows are matched by position).")
+    if problem_ids_a is None:
+        if arr_a.shape[0] != arr_b.shape[0]:
+            raise ValueError(
+                f"`a` has {arr_a.shape[0]} problems and `b` has {arr_b.shape[0]}; without problem ids the rows must be "
+                "the same problems. Pass problem_ids_a/problem_ids_b (and intersect=True to drop unmatched ones).")
+        return arr_a, arr_b, clusters, None, (), ()
+    pos_a, pos_b, only_a, only_b = match_ids(problem_ids_a, problem_ids_b, arr_a.shape[0], arr_b.shape[0], bool(intersect))
+    if clusters is not None:
+        clusters_arr = np.asarray(clusters, dtype=object)
+        if clusters_arr.ndim != 1 or clusters_arr.shape[0] != arr_a.shape[0]:
+            raise ValueError(f"`clusters` must have one label per row of `a` ({arr_a.shape[0]}); got shape {clusters_arr.shape}.")
+        clusters = clusters_arr[pos_a]
+    return arr_a[pos_a], arr_b[pos_b], clusters, pos_a, only_a, only_b
+
+
+def _means_and_correlation(arr_a, arr_b):
+    """Both models' means and the correlation of their per-problem values (NaN, with a warning, for a constant model)."""
+    mean_a, mean_b = arr_a.mean(axis=0), arr_b.mean(axis=0)
     constant_model = (np.ptp(arr_a, axis=0) == 0) | (np.ptp(arr_b, axis=0) == 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         covariance = ((arr_a - mean_a) * (arr_b - mean_b)).mean(axis=0)
-        correlation = np.where(constant_model, np.nan, np.clip(covariance / (sd_a * sd_b), -1.0, 1.0))
-    if constant_model.any():
-        warnings.warn(
-            "one model's per-problem values are constant"
-            + columns_note(np.flatnonzero(constant_model).tolist(), k)
-            + ": their correlation is undefined and is reported as NaN.",
-            DegenerateIntervalWarning,
-            stacklevel=3,
-        )
-    out = []
-    for j, r in enumerate(results):
-        out.append(
-            PairedResult(
-                estimate=r["estimate"],
-                low=r["low"],
-                high=r["high"],
-                standard_error=r["standard_error"],
-                confidence_level=level,
-                n_problems=n,
-                n_clusters=n_clusters,
-                method=method,
-                details=r["details"],
-                estimate_a=float(mean_a[j]),
-                estimate_b=float(mean_b[j]),
-                correlation=float(correlation[j]),
-                p_value=r["p_value"],
-                n_unmatched=len(only_a) + len(only_b),
-                unmatched_ids_a=only_a,
-                unmatched_ids_b=only_b,
-            )
-        )
-    return out
+        correlation = np.where(constant_model, np.nan, np.clip(covariance / (arr_a.std(axis=0) * arr_b.std(axis=0)), -1.0, 1.0))
+    if constant_model.any():  # stacklevel: this helper, the body, the public function, its caller
+        warnings.warn("one model's per-problem values are constant"
+                      + columns_note(np.flatnonzero(constant_model).tolist(), arr_a.shape[1])
+                      + ": their correlation is undefined and is reported as NaN.", DegenerateIntervalWarning, stacklevel=4)
+    return mean_a, mean_b, correlation
+
+
+def _differences_rule(result: ColumnInterval, n_clusters: int | None, in_unit: bool) -> str:
+    """The rule of :func:`paired_difference` with ``method="auto"`` (:func:`~._interval_policy.differences_default`)."""
+    if result.no_difference:
+        return "no-difference-bound"
+    return differences_default(n_clusters=n_clusters, known_range=in_unit, constant=result.constant)

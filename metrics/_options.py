@@ -50,7 +50,7 @@ def check_interval_options(*, method: str | None = None, confidence_level: float
     Examples
     --------
     >>> check_interval_options(confidence_level=0.9, rng=3)["method"]
-    'studentized'
+    'auto'
     """
     if method is None:
         method = DEFAULT_PAIRED_METHOD if paired else DEFAULT_INTERVAL_METHOD

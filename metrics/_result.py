@@ -52,13 +52,20 @@ class IntervalResult:
     n_clusters : int or None
         Number of clusters, ``None`` when problems were resampled individually.
     method : str
-        ``"t"``, ``"clustered-t"``, ``"bootstrap"``, ``"bca"`` or ``"studentized"``.
+        ``"auto"`` (the default; ``"studentized"`` is its deprecated name), ``"t"``, ``"clustered-t"``,
+        ``"bootstrap"``, ``"bca"`` or, for a :class:`PairedResult`, ``"mover"``.
+    rule : str
+        The rule that made this interval: for the defaults (``"auto"``, ``"mover"``) the policy's choice for
+        this column (``"wilson-deff"``, ``"score-toward-end"``, ``"bootstrap-t-arcsine"``, ``"t-split-score"``,
+        ``"matched-pairs"``, ``"mover"``, ...; :func:`~kpass.metrics._interval_policy.single_default`,
+        :func:`~kpass.metrics._interval_policy.paired_default`, docs/intervals.md "Rules"), for any other
+        method the method's name.
     details : Mapping[str, Any]
         Read-only; what the method needs to explain itself, e.g. ``df``, ``critical_value``,
         ``n_resamples``, ``seed``, ``resampling`` (``"problems"`` or ``"clusters"``),
         ``bounds`` and ``clipped`` (whether the raw interval left the range of the metric and
         was cut back to it), ``bias_correction`` and ``acceleration`` for BCa; for
-        ``"studentized"`` also ``scale`` (``"arcsine"``, ``"identity"``, ``"score (0/1 values)"``,
+        ``"auto"`` also ``scale`` (``"arcsine"``, ``"identity"``, ``"score (0/1 values)"``,
         ``"score (effective size)"`` or ``"score (clustered)"``), ``studentized_bounds`` (the
         bootstrap-t's bounds where a score rule set the interval), ``t_quantiles`` and ``bound_methods`` (the method of each
         bound) and, for ``"mover"``, ``interval_a``/``interval_b`` (the per-model limits it
@@ -74,6 +81,7 @@ class IntervalResult:
     n_problems: int
     n_clusters: int | None
     method: str
+    rule: str = ""
     details: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special, stats
 
+from ._interval_policy import THRESHOLDS
 from ._bootstrap import analytic_se
 from ._resampling import Units
 from ._validation import check_confidence_level, check_counts, describe_offenders
@@ -89,8 +90,9 @@ def mover_bounds(difference, down_a, up_a, down_b, up_b, correlation) -> tuple[N
     return difference - below, difference + above
 
 
-#: Fewer clusters than this: cluster-robust intervals are unreliable (Cameron & Miller 2015, VI).
-FEW_CLUSTERS = 10
+#: Fewer clusters than this: cluster-robust intervals are unreliable (Cameron & Miller 2015, VI); the public
+#: name of :attr:`~._interval_policy.IntervalThresholds.few_clusters`.
+FEW_CLUSTERS = THRESHOLDS.few_clusters
 
 #: Bisection steps when a p-value is found by inverting an interval in its level (2**-48 precision).
 _LEVEL_BISECTION_STEPS = 48
@@ -366,53 +368,12 @@ def matched_pairs_bounds(differences: NDArray[np.float64], codes, n_clusters) ->
     return bounds
 
 
-#: A paired difference is *saturated* when at least this share of the problems where the two models
-#: differ differ by less than :data:`TINY_DIFFERENCE` (values in [0, 1]): a saturated metric (pass@8
-#: of two strong models) compresses large differences in the models' success rates into tiny ones,
-#: and the true difference then rests on rare problems with a large one that the sample may lack.
-SATURATED_SHARE = 0.5
 
-#: Per-problem differences below this (values in [0, 1]) count as tiny (:data:`SATURATED_SHARE`; the
-#: tiny-difference warning of :func:`~kpass.metrics.paired_difference`).
-TINY_DIFFERENCE = 0.05
 
-#: Saturated differences without clusters: a part (gains or losses, on [0, 1]) within
-#: :data:`NEAR_END_PROBLEMS` problems' worth of 0 is no more informative than this many times
-#: :math:`n_B` problems (chosen by measured coverage, docs/intervals-edges.md: 4 put the main grid's
-#: paired pass@8 of Beta(2, 2), N = 30, n = 16 at 98.6% with 2,000 simulations; 6 let point-mass
-#: pass@8 at N = 100 fall to 91.3% and sparse-gain mG-Pass@8 at N = 30 to 91.2%). A part that rests on
-#: :data:`PAIRED_NEAR_END_CONTRIBUTING` or more problems gets :data:`PAIRED_NEAR_END_SPREAD_SIZE_FACTOR` instead.
-PAIRED_NEAR_END_SIZE_FACTOR = 5.0
 
-#: The near-end split bound applies to saturated differences only where fewer than this share of the
-#: problems differ at all: where nearly every problem differs (pass@8 from n = 64 samples of two mid-range
-#: models) it put the main grid's Beta(2, 2) pass@8 at N = 30 at 99.1% (2,000 simulations), MOVER alone 94.0%.
-PAIRED_NEAR_END_DIFFERING_SHARE = 0.75
 
-#: A part (gains or losses) near its end that rests on at least this many problems, measured by its
-#: participation ratio :math:`(\sum_j x_j)^2 / \sum_j x_j^2` (:func:`contributing_problems`), is capped at
-#: :data:`PAIRED_NEAR_END_SPREAD_SIZE_FACTOR` :math:`n_B` instead of :data:`PAIRED_NEAR_END_SIZE_FACTOR`
-#: :math:`n_B`: a part within 3 problems' worth of 0 that is spread over many small differences (pass@1
-#: from 64 samples of two models near the ceiling, most differing problems off by 1-3 of 64) is seen by
-#: the sample, not carried by a few large differences it may lack. Chosen by measured coverage on the
-#: coverage study's 315 paired edge cells and 48 paired cells of the main grid's populations (scratch
-#: recomputation of the default on the study's benchmarks, docs/intervals-edges.md, "Near-end split
-#: bound: parts spread over many problems"): with 6 and 15, 204 of the 315 cells in 93-98% and 8 below
-#: (before, 199 and 8); pass@1 from 64 samples at N = 100 and 200 at the ceiling and the floor
-#: 95.4-96.8% instead of 99.7-99.8%, 0.69-0.76x as wide. No cap at all for such parts gave the same
-#: counts but 93.4% at the ceiling, N = 100 (6.4% of the truths below the interval); with 15 n_B a
-#: threshold of 3 gave 205 and 12 below, 4 gave 203 and 10, 8 gave 203 and 8.
-PAIRED_NEAR_END_CONTRIBUTING = 6.0
 
-#: The cap, in units of :math:`n_B`, of a part near its end that rests on
-#: :data:`PAIRED_NEAR_END_CONTRIBUTING` or more problems (the others: :data:`PAIRED_NEAR_END_SIZE_FACTOR`).
-PAIRED_NEAR_END_SPREAD_SIZE_FACTOR = 15.0
 
-#: Unsaturated differences with at least this many clusters (or none) take the paired t interval
-#: widened to the split score bound; with 10 to 29 clusters MOVER of the models stays (the clustered
-#: t interval of the differences covered 90.7-93.2% in the point-mass regime with 10 clusters), but for
-#: two models near the same end (:func:`near_same_end`).
-PAIRED_T_MIN_CLUSTERS = 30
 
 
 def end_share(mean: NDArray[np.float64], value_range: tuple[float, float]) -> NDArray[np.float64]:
@@ -430,7 +391,7 @@ def _both_models_at(top: NDArray[np.bool_], bottom: NDArray[np.bool_]) -> NDArra
 def near_same_end(stacked: NDArray[np.float64], codes, n_clusters, value_range: tuple[float, float]) -> NDArray[np.bool_]:
     r"""Per pair of columns ``(j, K + j)`` of ``stacked`` (model a's, then model b's): both means near the same end.
 
-    *Near an end* is the single-model rule (:data:`NEAR_END_PROBLEMS`): :math:`n_B \min(\hat p, 1-\hat p) < 3`
+    *Near an end* is the single-model rule (:attr:`~._interval_policy.IntervalThresholds.near_end_problems`): :math:`n_B \min(\hat p, 1-\hat p) < 3`
     with :math:`n_B` Kish's size. With 10 to 29 clusters, unsaturated differences of such a pair take the
     clustered t interval widened to the split score interval instead of MOVER of the models: each model's
     studentized cluster bootstrap there is degenerate on its interior side, its limit is the score bound of
@@ -448,23 +409,13 @@ def near_same_end(stacked: NDArray[np.float64], codes, n_clusters, value_range: 
     """
     _, _, n_bernoulli, _ = mean_and_se(stacked, codes, n_clusters)
     p = end_share(stacked.mean(axis=0), value_range)
-    return _both_models_at(n_bernoulli * (1.0 - p) < NEAR_END_PROBLEMS, n_bernoulli * p < NEAR_END_PROBLEMS)
+    return _both_models_at(n_bernoulli * (1.0 - p) < THRESHOLDS.near_end_problems, n_bernoulli * p < THRESHOLDS.near_end_problems)
 
 
-#: Saturated differences without clusters take their own studentized bootstrap instead of MOVER of the
-#: models where both models' means lie within this share of the same end of their range
-#: (:func:`within_share_of_same_end`). Measured on the coverage study's 315 paired edge cells (scratch
-#: dump of the default's parts, 1,000 simulated benchmarks per cell, docs/intervals-edges.md): with 0.1,
-#: 0.15 or 0.2, 200 in 93-98% and 8 below, with 0.3 201 and 8 (MOVER everywhere: 194 and 8); applied to
-#: every saturated column, 202 and 8 but point-mass and sparse-gain pass@8 (means near 0.5-0.7) up to
-#: 1.46x wider than MOVER there. 0.1 keeps the rule to means within 10% of an end, where its reason holds
-#: (a bootstrap-t of few problems' skewed differences is long on one side: pass@8 means of 0.92 and 0.80
-#: on 21 problems gave [0.008, 0.362] against MOVER's [0.030, 0.275]).
-PAIRED_OWN_BOOTSTRAP_END_SHARE = 0.1
 
 
 def within_share_of_same_end(stacked: NDArray[np.float64], value_range: tuple[float, float],
-                             share: float = PAIRED_OWN_BOOTSTRAP_END_SHARE) -> NDArray[np.bool_]:
+                             share: float = THRESHOLDS.paired_own_bootstrap_end_share) -> NDArray[np.bool_]:
     r"""Per pair of columns ``(j, K + j)`` of ``stacked``: both means within ``share`` of the same end.
 
     With :math:`\hat p` each mean's position in the range (:func:`end_share`): :math:`\hat p_a, \hat p_b > 1 - s`
@@ -475,11 +426,11 @@ def within_share_of_same_end(stacked: NDArray[np.float64], value_range: tuple[fl
 
 
 def saturated_differences(differences: NDArray[np.float64]) -> NDArray[np.bool_]:
-    """Per column: at least :data:`SATURATED_SHARE` of the nonzero differences are below :data:`TINY_DIFFERENCE`."""
+    """Per column: at least :attr:`~._interval_policy.IntervalThresholds.saturated_share` of the nonzero differences are below :attr:`~._interval_policy.IntervalThresholds.tiny_difference`."""
     differing = differences != 0.0
-    tiny = differing & (np.abs(differences) < TINY_DIFFERENCE)
+    tiny = differing & (np.abs(differences) < THRESHOLDS.tiny_difference)
     count = differing.sum(axis=0)
-    return (count > 0) & (tiny.sum(axis=0) >= SATURATED_SHARE * count)
+    return (count > 0) & (tiny.sum(axis=0) >= THRESHOLDS.saturated_share * count)
 
 
 def contributing_problems(parts: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -499,26 +450,26 @@ def near_end_split_bounds(differences: NDArray[np.float64], codes, n_clusters) -
 
     The gains :math:`\max(d_j, 0)` and losses :math:`\max(-d_j, 0)` are taken on their own range
     [0, 1] (not scaled by the largest :math:`|d_j|`); a part whose mean :math:`\hat p` is within
-    :data:`NEAR_END_PROBLEMS` problems' worth of 0 (:math:`n_B \hat p <` 3) gets Wilson's interval
-    with the effective size capped at :data:`PAIRED_NEAR_END_SIZE_FACTOR` :math:`n_B`,
+    :attr:`~._interval_policy.IntervalThresholds.near_end_problems` problems' worth of 0 (:math:`n_B \hat p <` 3) gets Wilson's interval
+    with the effective size capped at :attr:`~._interval_policy.IntervalThresholds.paired_near_end_size_factor` :math:`n_B`,
     :math:`n_{\mathrm{eff}} = \min(\hat p(1-\hat p)/\widehat{SE}^2,\ 5 n_B)` (a part with no problem
     at all: :math:`5 n_B`), reduced for the degrees of freedom (Korn & Graubard 1998); the other parts
     keep the design-effect size. Combined by MOVER as in :func:`split_score_bounds`. Where the
     differences are saturated (:func:`saturated_differences`), the tiny differences seen say little
     about the rare large ones the sample lacks, and this bounds how informative the sample may be,
     as :func:`near_end_bounds` does for one model near an end. A part near its end that rests on
-    :data:`PAIRED_NEAR_END_CONTRIBUTING` or more problems (:func:`contributing_problems`) is capped at
-    :data:`PAIRED_NEAR_END_SPREAD_SIZE_FACTOR` :math:`n_B` (15) instead: the sample sees how it is
+    :attr:`~._interval_policy.IntervalThresholds.paired_near_end_contributing` or more problems (:func:`contributing_problems`) is capped at
+    :attr:`~._interval_policy.IntervalThresholds.paired_near_end_spread_size_factor` :math:`n_B` (15) instead: the sample sees how it is
     spread, and only the few large differences it may lack are left to bound.
     """
     ones = np.ones(differences.shape[1])
     mean_gain, se_gain, mean_loss, se_loss, n_bernoulli, df, correlation = _gains_and_losses(differences, codes, n_clusters, ones)
 
     def size(mean, se, part):
-        near_end = n_bernoulli * mean < NEAR_END_PROBLEMS
+        near_end = n_bernoulli * mean < THRESHOLDS.near_end_problems
         # (a rounding margin: six equal values' ratio can come out as 5.999999999999999)
-        spread = contributing_problems(part) >= PAIRED_NEAR_END_CONTRIBUTING * (1.0 - 1e-12)
-        factor = np.where(spread, PAIRED_NEAR_END_SPREAD_SIZE_FACTOR, PAIRED_NEAR_END_SIZE_FACTOR)
+        spread = contributing_problems(part) >= THRESHOLDS.paired_near_end_contributing * (1.0 - 1e-12)
+        factor = np.where(spread, THRESHOLDS.paired_near_end_spread_size_factor, THRESHOLDS.paired_near_end_size_factor)
         return np.where(near_end, factor * n_bernoulli, np.where(se > 0, np.inf, n_bernoulli))
 
     gains, losses = np.maximum(differences, 0.0), np.maximum(-differences, 0.0)
@@ -632,29 +583,9 @@ def wilson_interval(
     return low, high
 
 
-#: A mean within this many problems' worth of an end of its range (:math:`n_B \min(\hat p, 1-\hat p)`,
-#: e.g. fewer than 3 failures' worth near the ceiling) is "near the end": the sample's spread then
-#: rests on the few problems off that end, and rare problems it happens to lack are invisible to
-#: any resampling of it (issue #16; the coverage study's ceiling and floor regimes).
-NEAR_END_PROBLEMS = 3.0
-
-#: Near an end, the interior bound is no tighter than the Wilson bound with at most this many times
-#: the Bernoulli worst-case size n_B (chosen by measured coverage: 1 covered 98.3-99.0% in the
-#: floor regime at N = 100, 4 let pass@1 at the ceiling fall to 92.2% at N = 100).
-NEAR_END_SIZE_FACTOR = 2.0
 
 
-#: MOVER's per-model limits with :data:`PAIRED_T_MIN_CLUSTERS` or more clusters
-#: (:func:`clustered_model_limits`): near an end, the interior leg is no shorter than the Wilson bound with
-#: at most this many times :math:`n_B`. Chosen by measured coverage on the 51 clustered paired edge cells
-#: (33 and 66 clusters) whose saturated differences take MOVER (scratch recomputation on the study's
-#: benchmarks, 1,000 per cell; below 93% / in band / above 98%): the studentized cluster bootstrap legs
-#: 5 / 32 / 14; the clustered score legs with a cap of 2 or 3, 5, 8, 12, 15, 20, 40 and none
-#: 0 / 21 / 30, 0 / 22 / 29, 0 / 25 / 26, **0 / 30 / 21**, 1 / 32 / 18, 3 / 33 / 15, 16 / 30 / 5 and 27 / 23 / 1.
-#: Applied where either model of a pair is near an end, all 90 paired cells at 33 and 66 clusters: 6 / 63 / 21
-#: before, 2 / 62 / 26 after (to every pair: 1 / 59 / 30, the mid-range point-mass pass@8 cells 1.2-1.5x wider).
-#: docs/intervals-edges.md, "MOVER's limits with 30 or more clusters".
-MOVER_NEAR_END_SIZE_FACTOR = 12.0
+
 
 
 def near_end_score(values: NDArray[np.float64], codes, n_clusters, value_range: tuple[float, float],
@@ -663,7 +594,7 @@ def near_end_score(values: NDArray[np.float64], codes, n_clusters, value_range: 
 
     With :math:`\hat p` the mean rescaled to [0, 1] and :math:`n_B` the Bernoulli worst-case size (N, or
     Kish's with clusters), returns which columns are near an end
-    (:math:`n_B \min(\hat p, 1-\hat p) <` :data:`NEAR_END_PROBLEMS`), whether that end is the top,
+    (:math:`n_B \min(\hat p, 1-\hat p) <` :attr:`~._interval_policy.IntervalThresholds.near_end_problems`), whether that end is the top,
     :math:`n_B \min(\hat p, 1-\hat p)` itself and the Wilson bounds (:func:`wilson_effective`) with the
     design-effect size capped at ``size_factor`` :math:`n_B`, as a function of the level.
     """
@@ -671,7 +602,7 @@ def near_end_score(values: NDArray[np.float64], codes, n_clusters, value_range: 
     p = end_share(mean, value_range)
     off_end = n_bernoulli * np.minimum(p, 1.0 - p)
     capped = wilson_effective(mean, se, size_factor * n_bernoulli, df, value_range)
-    return off_end < NEAR_END_PROBLEMS, p > 0.5, off_end, capped
+    return off_end < THRESHOLDS.near_end_problems, p > 0.5, off_end, capped
 
 
 def clustered_model_limits(values: NDArray[np.float64], codes, n_clusters,
@@ -682,9 +613,9 @@ def clustered_model_limits(values: NDArray[np.float64], codes, n_clusters,
     Each column (one model) takes the clustered score interval of the single-model default
     (:func:`apply_clustered_score`: Wilson's interval with Korn & Graubard's design-effect size
     :math:`n_{\mathrm{eff}} = \hat p(1-\hat p)/\widehat{SE}_{cl}^2`, not cut at N, and C - 1 degrees of
-    freedom). A column within :data:`NEAR_END_PROBLEMS` problems' worth of an end
+    freedom). A column within :attr:`~._interval_policy.IntervalThresholds.near_end_problems` problems' worth of an end
     (:math:`n_B \min(\hat p, 1-\hat p) < 3`, Kish's :math:`n_B`) has its bound on the side away from
-    that end widened to the Wilson bound with the size capped at :data:`MOVER_NEAR_END_SIZE_FACTOR`
+    that end widened to the Wilson bound with the size capped at :attr:`~._interval_policy.IntervalThresholds.mover_near_end_size_factor`
     :math:`n_B`, as the single-model near-end rule does with 2 :math:`n_B`: a difference of two means is
     told apart by the problems where the models differ, so its legs need less of that protection than
     one mean does (with the cap of 2, 30 of the 51 clustered edge cells it applies to covered more than 98%). The studentized
@@ -697,11 +628,11 @@ def clustered_model_limits(values: NDArray[np.float64], codes, n_clusters,
         The (low, high) limits of every column at a (two-sided) level per column, and the clustered
         score interval alone (where ``bounds`` is wider, the near-end cap set the bound).
     near_end : ndarray of bool, shape (K,)
-        The columns within :data:`NEAR_END_PROBLEMS` problems' worth of an end.
+        The columns within :attr:`~._interval_policy.IntervalThresholds.near_end_problems` problems' worth of an end.
     """
     clustered = score_fallback(values, codes, n_clusters, value_range, cut_at_n=False)
     assert clustered is not None  # value_range is known
-    near_end, at_top, _, capped = near_end_score(values, codes, n_clusters, value_range, MOVER_NEAR_END_SIZE_FACTOR)
+    near_end, at_top, _, capped = near_end_score(values, codes, n_clusters, value_range, THRESHOLDS.mover_near_end_size_factor)
 
     def bounds(level: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         low, high = clustered.bounds(level)

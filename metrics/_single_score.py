@@ -13,39 +13,20 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ._score_intervals import NEAR_END_PROBLEMS, NEAR_END_SIZE_FACTOR, end_share, near_end_score, score_fallback
+from ._interval_policy import THRESHOLDS
+from ._interval_types import ColumnInterval
+from ._score_intervals import end_share, near_end_score, score_fallback
 
 __all__ = [
     "CLUSTERED_SCORE",
     "PROBLEM_SCORE",
-    "PROBLEM_SCORE_MIN_PROBLEMS",
-    "VERY_NEAR_END_PROBLEMS",
-    "WARN_END_SHARE",
-    "WARN_MAX_OFF_END_PROBLEMS",
-    "WARN_OFF_END_PROBLEMS",
     "apply_clustered_score",
     "apply_near_end",
     "apply_problem_score",
-    "keeps_its_score_interval",
     "near_end_bounds",
 ]
 
 
-#: The single-model reliability warning: a mean within WARN_END_SHARE of an end of its range (on
-#: [0, 1]) that rests on WARN_OFF_END_PROBLEMS to WARN_MAX_OFF_END_PROBLEMS problems' worth off that
-#: end (:math:`n_B \min(\hat p, 1-\hat p)`) gets an ``IntervalMethodWarning``. Closer to the end the
-#: near-end score bound makes the interval conservative (below :data:`NEAR_END_PROBLEMS`); with more
-#: problems off the end the bootstrap's tails are well fed. Chosen by how much more often the
-#: warned intervals miss than the others of the same cell (scratch runs of the default on the 315
-#: single-model edge cells at N >= 30 and on 78 cells of the main grid's populations; misses of a
-#: cell's warned intervals over the cell's miss rate times their number): 1.94x on the edge cells
-#: (28% of the misses on 13% of the intervals) and 1.70x on the main grid (12% on 9%), where the
-#: previous band (within 15% of an end, 1.5 or more problems' worth) gave 1.49x and 1.25x, and every
-#: warning the default gave then (that band and the replaced bootstrap-t tails) 0.97x: no better than
-#: chance. docs/intervals-edges.md, "Warnings".
-WARN_END_SHARE = 0.30
-WARN_OFF_END_PROBLEMS = NEAR_END_PROBLEMS
-WARN_MAX_OFF_END_PROBLEMS = 15.0
 
 
 def near_end_bounds(values: NDArray[np.float64], codes, n_clusters, value_range: tuple[float, float],
@@ -56,9 +37,9 @@ def near_end_bounds(values: NDArray[np.float64], codes, n_clusters, value_range:
     With the values rescaled to [0, 1], :math:`\hat p` their mean and :math:`n_B` the Bernoulli
     worst-case size (N without clusters; Kish's :math:`N^2/\sum_c N_c^2` with clusters, what N
     problems weigh when every problem of a cluster is alike), a column is *near the end* when
-    :math:`n_B \min(\hat p, 1 - \hat p) <` :data:`NEAR_END_PROBLEMS`. Its bound on the
+    :math:`n_B \min(\hat p, 1 - \hat p) <` :attr:`~._interval_policy.IntervalThresholds.near_end_problems`. Its bound on the
     side away from that end (the lower bound near 1, the upper bound near 0) is the Wilson bound
-    (Wilson 1927) with the design-effect size capped at :data:`NEAR_END_SIZE_FACTOR` :math:`n_B`,
+    (Wilson 1927) with the design-effect size capped at :attr:`~._interval_policy.IntervalThresholds.near_end_size_factor` :math:`n_B`,
 
     .. math:: n_{\mathrm{eff}} = \min\Big(\frac{\hat p(1-\hat p)}{\widehat{SE}^2},\ 2 n_B\Big),
               \qquad n^* = n_{\mathrm{eff}}\,(z_{1-\alpha/2}/t_{df,\,1-\alpha/2})^2
@@ -78,16 +59,9 @@ def near_end_bounds(values: NDArray[np.float64], codes, n_clusters, value_range:
     off_end : ndarray of float64, shape (K,)
         :math:`n_B \min(\hat p, 1 - \hat p)`, the problems' worth off the nearer end.
     """
-    near_end, at_top, off_end, bounds = near_end_score(values, codes, n_clusters, value_range, NEAR_END_SIZE_FACTOR)
+    near_end, at_top, off_end, bounds = near_end_score(values, codes, n_clusters, value_range, THRESHOLDS.near_end_size_factor)
     low, high = bounds(np.full(values.shape[1], level))
     return near_end, at_top, low, high, off_end
-
-
-def keeps_its_score_interval(result: dict) -> bool:
-    """A constant or degenerate column, or 0/1 values: their score interval already counts N trials, and
-    neither the clustered score interval nor the near-end rule applies to them."""
-    details = result["details"]
-    return bool(result["constant"] or details.get("degenerate") or details.get("scale") == "score (0/1 values)")
 
 
 #: The scale name of the single-model default's interval with 10 or more clusters (``details["scale"]``).
@@ -105,10 +79,12 @@ def _score_bounds(arr: NDArray[np.float64], codes, n_clusters, value_range: tupl
     return low, high
 
 
-def apply_clustered_score(results: list[dict], arr: NDArray[np.float64], codes, n_clusters,
-                          value_range: tuple[float, float], level: float,
-                          bound_range: tuple[float, float] | None) -> None:
-    r"""The single-model default with :data:`FEW_CLUSTERS` or more clusters: the clustered score interval, in place.
+def apply_clustered_score(results: list[ColumnInterval], chosen: NDArray[np.bool_], arr: NDArray[np.float64], codes,
+                          n_clusters, value_range: tuple[float, float], level: float,
+                          bound_range: tuple[float, float] | None) -> list[ColumnInterval]:
+    r"""The single-model default with :data:`FEW_CLUSTERS` or more clusters: the clustered score interval.
+
+    Returns the results with the ``chosen`` columns (rule ``clustered-score``) replaced.
 
     Every column of values in ``value_range`` with spread (other than 0/1 values, which keep their
     score interval, and degenerate columns) takes Wilson's interval (Wilson 1927) with Korn &
@@ -133,34 +109,26 @@ def apply_clustered_score(results: list[dict], arr: NDArray[np.float64], codes, 
     ``details["studentized_degenerate_tail"]``.
     """
     low, high = _score_bounds(arr, codes, n_clusters, value_range, level, bound_range)
-    for j, r in enumerate(results):
-        d = r["details"]
-        if keeps_its_score_interval(r):
-            continue
-        d["studentized_bounds"] = (r["low"], r["high"])
-        d["studentized_degenerate_tail"] = d.get("degenerate_tail", (False, False))
-        d["degenerate_tail"] = (False, False)  # the interval shown replaced no bootstrap-t tail
-        r["low"], r["high"] = float(low[j]), float(high[j])
-        d["scale"] = CLUSTERED_SCORE
-        d["bound_methods"] = (CLUSTERED_SCORE, CLUSTERED_SCORE)
+    return [r if not chosen[j] else r.with_bounds(
+        float(low[j]), float(high[j]), studentized_bounds=(r.low, r.high),
+        studentized_degenerate_tail=r.details.get("degenerate_tail", (False, False)),
+        degenerate_tail=(False, False),  # the interval shown replaced no bootstrap-t tail
+        scale=CLUSTERED_SCORE, bound_methods=(CLUSTERED_SCORE, CLUSTERED_SCORE)) for j, r in enumerate(results)]
 
 
 #: The scale name of the single-model default's interval with 10 or more independent problems
 #: (``details["scale"]``; :func:`apply_problem_score`).
 PROBLEM_SCORE = "score (effective size)"
 
-#: The fewest independent problems that take :func:`apply_problem_score` (as many as the clustered score
-#: interval needs clusters: :data:`~._score_intervals.FEW_CLUSTERS`).
-PROBLEM_SCORE_MIN_PROBLEMS = 10
-
-#: Within this many problems' worth of an end (:math:`N \min(\hat p, 1-\hat p)`), :func:`apply_problem_score`
-#: keeps the studentized bound on the end side too where it is the wider (chosen by measured coverage, see there).
-VERY_NEAR_END_PROBLEMS = 1.5
 
 
-def apply_problem_score(results: list[dict], arr: NDArray[np.float64], value_range: tuple[float, float], level: float,
-                        bound_range: tuple[float, float] | None) -> None:
-    r"""The single-model default with :data:`PROBLEM_SCORE_MIN_PROBLEMS` or more independent problems, in place.
+
+def apply_problem_score(results: list[ColumnInterval], chosen: NDArray[np.bool_], arr: NDArray[np.float64],
+                        value_range: tuple[float, float], level: float,
+                        bound_range: tuple[float, float] | None) -> list[ColumnInterval]:
+    r"""The single-model default with 10 or more independent problems: the score bound toward the end.
+
+    Returns the results with the ``chosen`` columns (rule ``score-toward-end``) replaced.
 
     Every column of values in ``value_range`` with spread (other than 0/1 values, which keep their
     score interval, and degenerate columns) takes, on the side toward the nearer end of the range
@@ -173,7 +141,7 @@ def apply_problem_score(results: list[dict], arr: NDArray[np.float64], value_ran
     the clustered score interval of :func:`apply_clustered_score` with every problem its own
     cluster; on the side away from that end it takes the wider of that bound and the studentized
     (arcsine bootstrap-t) bound, and so does the end side when the mean is within
-    :data:`VERY_NEAR_END_PROBLEMS` problems' worth of its end. :func:`apply_near_end` then bounds
+    :attr:`~._interval_policy.IntervalThresholds.very_near_end_problems` problems' worth of its end. :func:`apply_near_end` then bounds
     the interior side near an end as before.
 
     Why each side: near an end the bootstrap-t's end-side bound over-covers, because resamples
@@ -194,30 +162,31 @@ def apply_problem_score(results: list[dict], arr: NDArray[np.float64], value_ran
     low, high = _score_bounds(arr, None, None, value_range, level, bound_range)
     p = end_share(arr.mean(axis=0), value_range)
     at_top, at_bottom = p > 0.5, p < 0.5  # at exactly 1/2 both sides are "away from the end": mirror-symmetric
-    very_near = arr.shape[0] * np.minimum(p, 1.0 - p) < VERY_NEAR_END_PROBLEMS
+    very_near = arr.shape[0] * np.minimum(p, 1.0 - p) < THRESHOLDS.very_near_end_problems
+    out = []
     for j, r in enumerate(results):
-        d = r["details"]
-        if keeps_its_score_interval(r):
+        if not chosen[j]:
+            out.append(r)
             continue
-        d["studentized_bounds"] = (r["low"], r["high"])
-        d["studentized_degenerate_tail"] = tail = d.get("degenerate_tail", (False, False))
-        methods = list(d.get("bound_methods", ("studentized", "studentized")))
+        tail = r.details.get("degenerate_tail", (False, False))
+        methods = r.details.get("bound_methods", ("studentized", "studentized"))
         # the studentized bound is kept where it is the wider on the interior side, and on both sides very near an end
-        keep_low = bool(r["low"] <= low[j] and (not at_bottom[j] or very_near[j]))
-        keep_high = bool(r["high"] >= high[j] and (not at_top[j] or very_near[j]))
-        r["low"] = r["low"] if keep_low else float(low[j])
-        r["high"] = r["high"] if keep_high else float(high[j])
-        methods = [methods[0] if keep_low else PROBLEM_SCORE, methods[1] if keep_high else PROBLEM_SCORE]
-        d["degenerate_tail"] = (bool(tail[0]) and keep_low, bool(tail[1]) and keep_high)
-        d["scale"] = PROBLEM_SCORE
-        d["bound_methods"] = tuple(methods)
+        keep_low = bool(r.low <= low[j] and (not at_bottom[j] or very_near[j]))
+        keep_high = bool(r.high >= high[j] and (not at_top[j] or very_near[j]))
+        out.append(r.with_bounds(
+            r.low if keep_low else float(low[j]), r.high if keep_high else float(high[j]),
+            studentized_bounds=(r.low, r.high), studentized_degenerate_tail=tail,
+            degenerate_tail=(bool(tail[0]) and keep_low, bool(tail[1]) and keep_high), scale=PROBLEM_SCORE,
+            bound_methods=(methods[0] if keep_low else PROBLEM_SCORE, methods[1] if keep_high else PROBLEM_SCORE)))
+    return out
 
 
-def apply_near_end(results: list[dict], arr: NDArray[np.float64], codes, n_clusters, value_range: tuple[float, float],
-                   level: float, bound_range: tuple[float, float] | None) -> None:
-    r"""The near-end rule of the default single-model interval (:func:`near_end_bounds`), in place.
+def apply_near_end(results: list[ColumnInterval], chosen: NDArray[np.bool_], arr: NDArray[np.float64], codes, n_clusters,
+                   value_range: tuple[float, float], level: float,
+                   bound_range: tuple[float, float] | None) -> list[ColumnInterval]:
+    r"""The near-end rule of the default single-model interval (:func:`near_end_bounds`); returns the new results.
 
-    A column whose mean lies within :data:`NEAR_END_PROBLEMS` problems' worth of an end of its
+    A column whose mean lies within :attr:`~._interval_policy.IntervalThresholds.near_end_problems` problems' worth of an end of its
     range (other than 0/1 values and constant columns, whose score interval already counts N
     trials) gets, on the side away from that end, the wider of the studentized bound and the
     Wilson bound with at most twice the Bernoulli worst-case size; ``details["near_end"]`` says
@@ -225,28 +194,32 @@ def apply_near_end(results: list[dict], arr: NDArray[np.float64], codes, n_clust
     :func:`apply_clustered_score` with clusters) and
     ``details["bound_methods"]`` names "score (near end)" when the score bound was the wider.
     Every such column records ``details["off_end_problems"]`` (:math:`n_B \min(\hat p, 1-\hat p)`);
-    ``details["few_off_end"]`` marks those within :data:`WARN_END_SHARE` of an end and
-    :data:`WARN_OFF_END_PROBLEMS` to :data:`WARN_MAX_OFF_END_PROBLEMS` problems' worth from it, which
+    ``details["few_off_end"]`` marks those within :attr:`~._interval_policy.IntervalThresholds.warn_end_share` of an end and
+    :attr:`~._interval_policy.IntervalThresholds.warn_off_end_problems` to :attr:`~._interval_policy.IntervalThresholds.warn_max_off_end_problems` problems' worth from it, which
     :func:`~kpass.metrics.mean_ci` warns about.
     """
     near_end, at_top, low, high, off_end = near_end_bounds(arr, codes, n_clusters, value_range, level)
     p = end_share(arr.mean(axis=0), value_range)
-    close = np.minimum(p, 1.0 - p) < WARN_END_SHARE
+    close = np.minimum(p, 1.0 - p) < THRESHOLDS.warn_end_share
+    out = []
     for j, r in enumerate(results):
-        if keeps_its_score_interval(r):
+        if not chosen[j]:
+            out.append(r)
             continue
-        r["details"]["off_end_problems"] = float(off_end[j])
-        if close[j] and WARN_OFF_END_PROBLEMS <= off_end[j] < WARN_MAX_OFF_END_PROBLEMS:
-            r["details"]["few_off_end"] = True
+        entries: dict = {"off_end_problems": float(off_end[j])}
+        if close[j] and THRESHOLDS.warn_off_end_problems <= off_end[j] < THRESHOLDS.warn_max_off_end_problems:
+            entries["few_off_end"] = True
         if not near_end[j]:
+            out.append(r.with_details(**entries))
             continue
-        r["details"]["near_end"] = True
-        r["details"].setdefault("studentized_bounds", (r["low"], r["high"]))
-        methods = list(r["details"].get("bound_methods", ("studentized", "studentized")))
-        if at_top[j] and low[j] < r["low"]:
-            r["low"] = float(low[j] if bound_range is None else max(low[j], bound_range[0]))
+        entries.update(near_end=True, studentized_bounds=r.details.get("studentized_bounds", (r.low, r.high)))
+        methods = list(r.details.get("bound_methods", ("studentized", "studentized")))
+        low_j, high_j = r.low, r.high
+        if at_top[j] and low[j] < r.low:
+            low_j = float(low[j] if bound_range is None else max(low[j], bound_range[0]))
             methods[0] = "score (near end)"
-        elif not at_top[j] and high[j] > r["high"]:
-            r["high"] = float(high[j] if bound_range is None else min(high[j], bound_range[1]))
+        elif not at_top[j] and high[j] > r.high:
+            high_j = float(high[j] if bound_range is None else min(high[j], bound_range[1]))
             methods[1] = "score (near end)"
-        r["details"]["bound_methods"] = tuple(methods)
+        out.append(r.with_bounds(low_j, high_j, **entries, bound_methods=tuple(methods)))
+    return out

@@ -105,9 +105,9 @@ PROBLEMS_PER_CLUSTER = 3
 REGIME_N_PROBLEMS = (10, 30, 100, 200)
 REGIME_N_SAMPLES = (1, 4, 16, 64)
 #: Methods of the regime table (the default first); the width rule compares the default with them.
-REGIME_METHODS = {"single": ("studentized", "t", "bootstrap", "bca"), "paired": ("mover", "studentized", "t", "bootstrap")}
-CLUSTERED_REGIME_METHODS = {"single": ("studentized", "clustered-t", "bootstrap", "bca"),
-                            "paired": ("mover", "studentized", "clustered-t", "bootstrap")}
+REGIME_METHODS = {"single": ("auto", "t", "bootstrap", "bca"), "paired": ("mover", "auto", "t", "bootstrap")}
+CLUSTERED_REGIME_METHODS = {"single": ("auto", "clustered-t", "bootstrap", "bca"),
+                            "paired": ("mover", "auto", "clustered-t", "bootstrap")}
 #: The band (93-98%) is judged at N >= ASSESSED_PROBLEMS; the N = 10 cells get SMALL_N_SIM_SHARE of
 #: the simulations (they are shown for the record).
 ASSESSED_PROBLEMS = 30

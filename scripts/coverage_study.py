@@ -10,7 +10,7 @@ share of simulated benchmarks whose interval contains the *population* value of 
 - metrics pass@1, pass@8 and G-Pass@8_0.5, each for one model ("single") and for the paired
   difference of two correlated models ("paired"); cells with k > n are skipped and marked so;
 - methods: every :data:`kpass.metrics.INTERVAL_METHODS` entry that applies without clusters
-  ("studentized", "t", "bootstrap", "bca"), for paired differences also "mover" (the default of
+  ("auto", "t", "bootstrap", "bca"), for paired differences also "mover" (the default of
   :func:`kpass.metrics.paired_difference`; the table bolds each row's default), and the naive
   interval that treats the N*n samples
   as independent Bernoulli trials, ``est +- z * sqrt(est (1 - est) / (N n))`` (for a paired
@@ -128,8 +128,8 @@ N_PROBLEMS = (10, 30, 100, 1000)
 N_SAMPLES = (1, 4, 16, 64)
 #: name -> (k, m): per-problem value unbiased for P(Binomial(k, p) >= m)
 METRICS: dict[str, tuple[int, int]] = {"pass@1": (1, 1), "pass@8": (8, 1), "G-Pass@8_0.5": (8, 4)}
-METHODS = ("studentized", "t", "bootstrap", "bca")
-CLUSTER_METHODS = ("studentized", "clustered-t", "bootstrap", "bca")
+METHODS = ("auto", "t", "bootstrap", "bca")
+CLUSTER_METHODS = ("auto", "clustered-t", "bootstrap", "bca")
 #: extra methods of paired differences only (combinations of the two models' intervals)
 PAIRED_ONLY_METHODS = ("mover",)
 MODEL_B_SHAPE_FACTOR = 1.5

@@ -237,7 +237,7 @@ def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], mat
                 "estimate_a": _none_if_nan(result.estimate_a),
                 "estimate_b": _none_if_nan(result.estimate_b),
                 "n_problems": int(result.n_problems), "n_clusters": result.n_clusters,
-                "method": result.method, "note": _pair_note(result),
+                "method": result.rule or result.method, "note": _pair_note(result),
             })
     tested = [i for i, c in enumerate(comparisons) if c["p_value"] is not None]
     adjusted = holm_adjust([comparisons[i]["p_value"] for i in tested])

@@ -114,7 +114,7 @@ class ReportRow(_ModelAndTaskOfGroup):
     n_clusters : int or None
         Clusters (with ``cluster_by``).
     method : str or None
-        Interval method (see :func:`kpass.mean_ci`).
+        The interval's rule, ``IntervalResult.rule`` (docs/intervals.md "Rules"; see :func:`kpass.mean_ci`).
     n_excluded : int
         Problems of the group left out (listed in :attr:`Report.exclusions`).
     note : str
@@ -664,7 +664,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
                 else:
                     rows.append(ReportRow(group, spec.name, float(result.estimate), _nan_to_none(result.low),
                                           _nan_to_none(result.high), _nan_to_none(result.standard_error),
-                                          int(chosen.size), n_samples, result.n_clusters, result.method,
+                                          int(chosen.size), n_samples, result.n_clusters, result.rule or result.method,
                                           n_excluded, "", result))
             else:
                 try:
@@ -677,7 +677,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
                     warning_notes.extend(f"{prefix}{spec.name}: {message}" for message in caught)
                     rows.append(ReportRow(group, spec.name, float(result.estimate), _nan_to_none(result.low),
                                           _nan_to_none(result.high), _nan_to_none(result.standard_error),
-                                          int(chosen.size), n_samples, result.n_clusters, result.method,
+                                          int(chosen.size), n_samples, result.n_clusters, result.rule or result.method,
                                           n_excluded, "", result))
             done += 1
             if progress is not None:
@@ -873,7 +873,7 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
                             standard_error=_nan_to_none(result.standard_error),
                             p_value=_nan_to_none(result.p_value), correlation=_nan_to_none(result.correlation),
                             estimate_model=float(result.estimate_a), estimate_baseline=float(result.estimate_b),
-                            n_clusters=result.n_clusters, method=result.method, result=result))
+                            n_clusters=result.n_clusters, method=result.rule or result.method, result=result))
                 done += 1
                 if progress is not None:
                     progress(done, total)

@@ -289,7 +289,7 @@ def test_metric_errors_are_clear():
         kpass_metrics("frob@2")
     with pytest.raises(ValueError, match="confidence_level"):
         kpass_metrics("pass@1", confidence_level=1.5)
-    with pytest.raises(ValueError, match="`method` must be one of studentized, t, clustered-t"):
+    with pytest.raises(ValueError, match="`method` must be one of auto, t, clustered-t"):
         kpass_metrics("pass@1", method="wald")
     with pytest.raises(ValueError, match="'clustered-t' needs `cluster`"):
         kpass_metrics("pass@1", method="clustered-t")

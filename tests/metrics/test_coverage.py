@@ -106,11 +106,11 @@ def test_hard_cell_intervals_are_finite_without_clipping():
 def test_paired_hard_cell_mover_covers_where_studentized_differences_do_not():
     # two strong models (pass@8 0.95 and 0.98): their few failures decide the difference
     config = _config(priors=("Beta(2,2)",), n_problems=(30,), n_samples=(16,), metrics=("pass@8",),
-                     comparisons=("paired",), methods=("studentized",))
+                     comparisons=("paired",), methods=("auto",))
     (cell,) = study.run_independent(config)
     assert DEFAULT_PAIRED_METHOD == "mover"
     assert LOW <= cell.coverage["mover"] <= HIGH, cell.coverage
-    assert cell.coverage["studentized"] < 0.93, cell.coverage
+    assert cell.coverage["auto"] < 0.93, cell.coverage
 
 
 @pytest.mark.slow
@@ -358,7 +358,7 @@ def test_clopper_pearson_never_covers_less_than_its_level(n_trials, p):
 def test_one_sided_line_counts_cells_above_the_band_that_never_missed_on_one_side():
     def cell(coverage, low, high):
         c = regimes.RegimeCell("ceiling (rare hard problems)", "single", "pass@8", 100, 16, 0.99, n_sims=1000)
-        c.coverage["studentized"], c.miss_low["studentized"], c.miss_high["studentized"] = coverage, low, high
+        c.coverage["auto"], c.miss_low["auto"], c.miss_high["auto"] = coverage, low, high
         return c
 
     cells = [cell(0.985, 0.0, 0.015), cell(0.990, 0.002, 0.008), cell(0.950, 0.02, 0.03)]
@@ -387,7 +387,7 @@ def test_no_method_in_band_line_counts_cells_that_no_method_of_the_table_brings_
 def test_warned_miss_ratio_compares_warned_intervals_with_their_own_cell():
     def cell(coverage, warned_of_misses, warned_of_all):
         c = regimes.RegimeCell("ceiling (rare hard problems)", "single", "pass@8", 100, 16, 0.99, n_sims=1000)
-        c.coverage["studentized"] = coverage
+        c.coverage["auto"] = coverage
         c.warned_share_of_misses, c.warned_share = warned_of_misses, warned_of_all
         return c
 
@@ -425,13 +425,13 @@ def _kpass_warned(function, *args, **kwargs):
     (np.random.default_rng(2).beta(2, 2, 50), None),      # mid-range: nothing
 ])
 def test_the_studys_warned_flag_is_what_kpass_warns(values, clusters):
-    for method in ("studentized", "t" if clusters is None else "clustered-t"):
+    for method in ("auto", "t" if clusters is None else "clustered-t"):
         result, warned = _kpass_warned(study.mean_ci_columns, values[:, None], clusters=clusters, method=method,
                                        n_resamples=199, rng=0)
         assert regimes._warned(result) is warned, (method, result.details)
 
 
-@pytest.mark.parametrize("method", ["mover", "studentized", "t"])
+@pytest.mark.parametrize("method", ["mover", "auto", "t"])
 def test_the_studys_warned_flag_is_what_kpass_warns_for_paired_differences(method):
     a, b = _sparse_block(6)
     tiny_a = np.r_[np.ones(20), np.full(10, 0.98)][:, None]  # ten tiny losses of 0.02 and one of 0.1:

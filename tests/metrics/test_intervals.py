@@ -233,7 +233,7 @@ def test_studentized_matches_literal_loop():
     values = np.random.default_rng(9).beta(2, 0.5, size=40)
     ours = mean_ci(values, n_resamples=20_000, rng=3)
     low, high = _literal_studentized(values, 6000, seed=4)
-    assert ours.method == "studentized"
+    assert ours.method == "auto"
     assert ours.low == pytest.approx(low, abs=0.006)
     assert ours.high == pytest.approx(high, abs=0.006)
     assert ours.standard_error == pytest.approx(np.std(values, ddof=1) / math.sqrt(40))

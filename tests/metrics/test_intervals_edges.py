@@ -403,13 +403,13 @@ def test_two_dimensional_values_report_each_replaced_column():
 def test_a_tail_with_more_than_a_quarter_of_alpha_degenerate_takes_the_score_bound():
     # 96 values at 1 and 4 at 0.2: a resample without any of the four (0.96^100 = 1.7% of them) has no
     # spread; between alpha/4 and alpha/2 degenerate the bootstrap-t quantile sits among near-degenerate
-    # resamples, so the single-model default takes the score bound there (SINGLE_DEGENERATE_FRACTION)
-    from kpass.metrics._interval_engine import SINGLE_DEGENERATE_FRACTION
+    # resamples, so the single-model default takes the score bound there (THRESHOLDS.single_degenerate_fraction)
+    from kpass.metrics._interval_policy import THRESHOLDS
 
     values = np.r_[np.ones(96), np.full(4, 0.2)]
     result = mean_ci(values, rng=0)
     share = result.details["degenerate_share"][1]  # resamples above the estimate: they set the lower bound
-    assert SINGLE_DEGENERATE_FRACTION * 0.025 < share < 0.025
+    assert THRESHOLDS.single_degenerate_fraction * 0.025 < share < 0.025
     assert result.details["degenerate_tail"] == (True, False) and result.details["bound_methods"][0] == "score"
     se = values.std(ddof=1) / math.sqrt(100)
     assert result.low == pytest.approx(_wilson_lower_by_hand(values.mean(), se, 100, 99), abs=1e-12)

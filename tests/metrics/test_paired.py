@@ -772,7 +772,7 @@ def test_mover_with_thirty_or_more_clusters_near_an_end_combines_the_models_clus
     """#16: with 30 or more clusters and a model near an end, MOVER's legs are each model's clustered score
     interval (capped near the end), not its studentized cluster bootstrap, whose legs under-covered the
     clustered ceiling and floor cells; mid-range pairs keep the bootstrap's legs."""
-    from kpass.metrics._score_intervals import MOVER_NEAR_END_SIZE_FACTOR
+    from kpass.metrics._interval_policy import THRESHOLDS
 
     rng = np.random.default_rng(5)
     clusters = np.repeat(np.arange(30), 3)  # 90 problems, 30 clusters of 3: Kish's n_B = 30
@@ -809,7 +809,7 @@ def test_mover_with_thirty_or_more_clusters_near_an_end_combines_the_models_clus
     assert result.details["saturated_differences"]
     n_eff = p * (1 - p) / clustered_se(a) ** 2
     score_low, score_high = _wilson(p, n_eff * (z / t) ** 2, z)
-    capped_low, _ = _wilson(p, min(n_eff, MOVER_NEAR_END_SIZE_FACTOR * 30) * (z / t) ** 2, z)
+    capped_low, _ = _wilson(p, min(n_eff, THRESHOLDS.mover_near_end_size_factor * 30) * (z / t) ** 2, z)
     assert capped_low < score_low  # the cap binds in this sample
     assert result.details["interval_a"] == pytest.approx((capped_low, score_high), abs=1e-12)
     assert result.details["model_bound_methods"][0] == ("score (clustered, near end)", "score (clustered)")
@@ -820,7 +820,7 @@ def test_mover_with_thirty_or_more_clusters_near_an_end_combines_the_models_clus
     r, ma, mb = result.details["correlation_of_means"], a.mean(), b.mean()
     q = b.mean()
     n_eff_b = q * (1 - q) / clustered_se(b) ** 2
-    assert (lb, ub) == pytest.approx((_wilson(q, min(n_eff_b, MOVER_NEAR_END_SIZE_FACTOR * 30) * (z / t) ** 2, z)[0],
+    assert (lb, ub) == pytest.approx((_wilson(q, min(n_eff_b, THRESHOLDS.mover_near_end_size_factor * 30) * (z / t) ** 2, z)[0],
                                       _wilson(q, n_eff_b * (z / t) ** 2, z)[1]), abs=1e-12)
     low = ma - mb - math.sqrt((ma - la) ** 2 + (ub - mb) ** 2 - 2 * r * (ma - la) * (ub - mb))
     high = ma - mb + math.sqrt((ua - ma) ** 2 + (mb - lb) ** 2 - 2 * r * (ua - ma) * (mb - lb))

@@ -25,7 +25,7 @@ def test_method_is_checked_before_any_file_is_read(run_cli, tmp_path):
     missing = tmp_path / "missing.jsonl"  # never opened: the option is wrong whatever the data
     code, out, err = run_cli("report", missing, "--method", "magic")
     assert code == 2 and out == ""
-    assert ("--method must be one of ['studentized', 't', 'clustered-t', 'bootstrap', 'bca']; got 'magic'."
+    assert ("--method must be one of ['auto', 't', 'clustered-t', 'bootstrap', 'bca', 'studentized']; got 'magic'."
             in err), err
     code, _, err = run_cli("report", missing, "--method", "mover")
     assert code == 2 and "--method 'mover' combines the intervals of two models" in err

@@ -89,7 +89,8 @@ def test_the_cli_seeds_and_the_python_api_draws_one_seed_per_call(run_cli, examp
     assert code == 0, err
     comparison = kpass.compute_comparison(example, "pass@1", baseline="base", plugin_manager=pm, rng=DEFAULT_SEED)
     assert json.loads(out)["rows"] == [row.as_dict() for row in comparison.rows]
-    assert {row.method for row in comparison.rows} == {kpass.metrics.DEFAULT_PAIRED_METHOD}
+    assert {row.result.method for row in comparison.rows} == {kpass.metrics.DEFAULT_PAIRED_METHOD}
+    assert [row.method for row in comparison.rows] == [row.result.rule for row in comparison.rows]  # the rule shown
     # no rng: as the core (SciPy SPEC 7), fresh entropy, drawn once for the whole call and recorded in
     # every row, so the call can be repeated
     for compute, options, result in ((kpass.compute_report, {}, "interval"),
