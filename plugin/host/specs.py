@@ -262,6 +262,7 @@ def _unbalanced_bracket(text: str) -> str | None:
 
 
 def _parse_one(text: str, registry: Registry) -> list[MetricSpec]:
+    """The specs of one spec text (``pass@1,8``: two), each checked against its family."""
     match = _SPEC.match(text.strip())
     if match is None:
         bracket = _unbalanced_bracket(text.strip())
@@ -274,34 +275,55 @@ def _parse_one(text: str, registry: Registry) -> list[MetricSpec]:
         raise _spec_error(text, f"unknown metric {match.group('prefix')!r}", registry, UnknownMetricError)
     family_name = symbols[prefix]
     family = registry.metrics[family_name]
-    ks_text = match.group("ks")
+    ks = _ks_of(text, match.group("ks"), registry)
+    values = _parameter_values(text, family, match.group("params"), registry)
+    options, budget = _options_of(text, family, match.group("rest"), registry)
+    parameter = getattr(family, "parameter", None)
+    return [MetricSpec(name=_spec_name(family, k, value, options, budget), family=family_name, k=k,
+                       params={**options, **({parameter: value} if parameter else {})}, budget=budget, text=text,
+                       implementation=family)
+            for k in ks for value in values]
+
+
+def _ks_of(text: str, ks_text: str, registry: Registry) -> list[int]:
+    """The k of ``NAME@K`` (several as ``1,8,64``), each a positive integer."""
     ks: list[int] = []
     for part in ks_text.split(","):
         part = part.strip()
         if not _INTEGER.fullmatch(part) or int(part) < 1:
             raise _spec_error(text, f"k must be a positive integer (several as 1,8,64); got {part!r}", registry)
         ks.append(int(part))
+    return ks
+
+
+def _parameter_values(text: str, family: Any, params_text: str | None, registry: Registry) -> list[Any]:
+    """The values of the family's ``_`` parameter (``g-pass@16_0.5,1.0``: two); ``[None]`` when it has none."""
     parameter = getattr(family, "parameter", None)
-    params_text = match.group("params")
-    values: list[Any] = [None]
-    if params_text is not None:
-        if not parameter:
-            raise _spec_error(text, f"{family.symbol}k takes no '_' parameter", registry)
-        values = []
-        for part in params_text.split(","):
-            try:
-                values.append(family.parse_parameter(part.strip()))
-            except ValueError as exc:
-                raise _spec_error(text, str(exc), registry) from None
-    elif parameter:
-        raise _spec_error(text, f"{family.symbol}k needs {parameter}, e.g. {family.example or family.symbol + '16_0.5'}",
-                          registry)
+    if params_text is None:
+        if parameter:
+            raise _spec_error(text, f"{family.symbol}k needs {parameter}, e.g. "
+                                    f"{family.example or family.symbol + '16_0.5'}", registry)
+        return [None]
+    if not parameter:
+        raise _spec_error(text, f"{family.symbol}k takes no '_' parameter", registry)
+    values = []
+    for part in params_text.split(","):
+        try:
+            values.append(family.parse_parameter(part.strip()))
+        except ValueError as exc:
+            raise _spec_error(text, str(exc), registry) from None
+    return values
+
+
+def _options_of(text: str, family: Any, rest: str, registry: Registry) -> tuple[dict[str, Any], int | None]:
+    """``(options, budget)`` of the ``[name=value, flag]`` and ``(B=N)`` groups, every option at its
+    default unless given; the budget only for a family that supports one."""
     allowed = dict(getattr(family, "options", {}) or {})
     flags = tuple(getattr(family, "flags", ()) or ())
     options: dict[str, Any] = {name: choices[0] for name, choices in allowed.items()}
     options.update({flag: False for flag in flags})
     budget: int | None = None
-    for bracket, paren in _GROUP.findall(match.group("rest")):
+    for bracket, paren in _GROUP.findall(rest):
         body = bracket if bracket or not paren else paren
         for item in filter(None, (piece.strip() for piece in body.split(","))):
             if "=" not in item:
@@ -317,36 +339,40 @@ def _parse_one(text: str, registry: Registry) -> list[MetricSpec]:
                                       registry)
                 budget = int(value)
                 continue
-            key_lower = key.lower()
-            if key_lower not in allowed:
-                valid = ", ".join(f"{name}={'|'.join(choices)}" for name, choices in allowed.items()) or "none"
-                raise _spec_error(text, f"unknown option {key!r} for {family.symbol}k (options: {valid}; "
-                                        "budget: (B=N))", registry)
-            if value.lower() not in allowed[key_lower]:
-                raise _spec_error(text, f"option {key_lower}={value!r} must be one of "
-                                        f"{', '.join(allowed[key_lower])}", registry)
-            options[key_lower] = value.lower()
+            options[key.lower()] = _option_value(text, family, allowed, key, value, registry)
     if budget is not None and not getattr(family, "supports_budget", False):
         raise _spec_error(text, f"{family.symbol}k does not support a token budget yet (families that do: "
                                 + ", ".join(f.symbol + "k" for f in registry.metrics.values()
                                             if getattr(f, "supports_budget", False)) + ")", registry)
-    specs = []
-    for k in ks:
-        for value in values:
-            params: dict[str, Any] = dict(options)
-            name = f"{family.symbol}{k}"
-            if parameter:
-                params[parameter] = value
-                name += f"_{family.format_parameter(value)}"
-            changed = [f"{key}={options[key]}" for key in sorted(allowed) if options[key] != allowed[key][0]]
-            changed += [flag for flag in flags if options[flag]]
-            if changed:
-                name += "[" + ",".join(changed) + "]"
-            if budget is not None:
-                name += f"(B={budget})"
-            specs.append(MetricSpec(name=name, family=family_name, k=k, params=params, budget=budget,
-                                    text=text, implementation=family))
-    return specs
+    return options, budget
+
+
+def _option_value(text: str, family: Any, allowed: dict[str, Any], key: str, value: str, registry: Registry) -> str:
+    """The value of option ``key``, one of the family's choices for it."""
+    key_lower = key.lower()
+    if key_lower not in allowed:
+        valid = ", ".join(f"{name}={'|'.join(choices)}" for name, choices in allowed.items()) or "none"
+        raise _spec_error(text, f"unknown option {key!r} for {family.symbol}k (options: {valid}; "
+                                "budget: (B=N))", registry)
+    if value.lower() not in allowed[key_lower]:
+        raise _spec_error(text, f"option {key_lower}={value!r} must be one of "
+                                f"{', '.join(allowed[key_lower])}", registry)
+    return value.lower()
+
+
+def _spec_name(family: Any, k: int, value: Any, options: dict[str, Any], budget: int | None) -> str:
+    """The canonical name: ``symbol k``, ``_parameter``, ``[options not at their default]``, ``(B=budget)``."""
+    name = f"{family.symbol}{k}"
+    if getattr(family, "parameter", None):
+        name += f"_{family.format_parameter(value)}"
+    allowed = dict(getattr(family, "options", {}) or {})
+    changed = [f"{key}={options[key]}" for key in sorted(allowed) if options[key] != allowed[key][0]]
+    changed += [flag for flag in tuple(getattr(family, "flags", ()) or ()) if options[flag]]
+    if changed:
+        name += "[" + ",".join(changed) + "]"
+    if budget is not None:
+        name += f"(B={budget})"
+    return name
 
 
 def with_option_default(specs: str | Sequence[str], family: str, option: str, value: str,
