@@ -236,6 +236,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -749,9 +750,10 @@ def paired_difference(
     >>> r.n_problems, r.unmatched_ids_a, r.estimate
     (2, ('p1',), 0.0)
     """
-    (result,) = _paired_difference(a, b, problem_ids_a=problem_ids_a, problem_ids_b=problem_ids_b, intersect=intersect, clusters=clusters,
-                              method=method, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng,
-                              bounds=bounds, max_chunk_elements=max_chunk_elements, one_column=True)
+    (result,) = _paired_difference(a, b, _PairedOptions(
+        problem_ids_a=problem_ids_a, problem_ids_b=problem_ids_b, intersect=intersect, clusters=clusters, method=method,
+        confidence_level=confidence_level, n_resamples=n_resamples, rng=rng, bounds=bounds,
+        max_chunk_elements=max_chunk_elements), one_column=True)
     return result
 
 
@@ -777,14 +779,32 @@ def paired_difference_columns(
     resampled on its own, all in one pass). Parameters, errors and warnings as
     :func:`paired_difference` (``a is b``, the same array, compares every model with itself: 0).
     """
-    return _paired_difference(a, b, problem_ids_a=problem_ids_a, problem_ids_b=problem_ids_b, intersect=intersect, clusters=clusters,
-                              method=method, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng,
-                              bounds=bounds, max_chunk_elements=max_chunk_elements, one_column=False)
+    return _paired_difference(a, b, _PairedOptions(
+        problem_ids_a=problem_ids_a, problem_ids_b=problem_ids_b, intersect=intersect, clusters=clusters, method=method,
+        confidence_level=confidence_level, n_resamples=n_resamples, rng=rng, bounds=bounds,
+        max_chunk_elements=max_chunk_elements), one_column=False)
 
 
-def _paired_difference(a, b, *, problem_ids_a, problem_ids_b, intersect, clusters, method, confidence_level,
-                       n_resamples, rng, bounds, max_chunk_elements, one_column: bool) -> list[PairedResult]:
+@dataclasses.dataclass(frozen=True)
+class _PairedOptions:
+    """The keyword arguments of :func:`paired_difference` (and ``_columns``), as the caller gave them."""
+
+    problem_ids_a: Sequence[Any] | None
+    problem_ids_b: Sequence[Any] | None
+    intersect: bool
+    clusters: ArrayLike | None
+    method: str
+    confidence_level: float
+    n_resamples: int
+    rng: int | np.random.Generator | None
+    bounds: str | tuple[float, float] | None
+    max_chunk_elements: int
+
+
+def _paired_difference(a: ArrayLike, b: ArrayLike, options: _PairedOptions, one_column: bool) -> list[PairedResult]:
     """The body of :func:`paired_difference` and :func:`paired_difference_columns`."""
+    problem_ids_a, problem_ids_b, clusters = options.problem_ids_a, options.problem_ids_b, options.clusters
+    method, bounds, rng = options.method, options.bounds, options.rng
     self_comparison = a is b  # a model compared with itself: a difference of exactly 0
     arr_a, one_d_a = check_values(a, "a")
     arr_b, one_d_b = check_values(b, "b")
@@ -794,9 +814,11 @@ def _paired_difference(a, b, *, problem_ids_a, problem_ids_b, intersect, cluster
         raise ValueError(f"`a` and `b` have shapes {np.shape(a)} and {np.shape(b)}: paired_difference takes one "
                          "metric's per-problem values (shape (N,)); use paired_difference_columns for K columns "
                          "at once (a list of K results).")
-    arr_a, arr_b, clusters, pos_a, only_a, only_b = _aligned(arr_a, arr_b, problem_ids_a, problem_ids_b, intersect, clusters)
+    arr_a, arr_b, clusters, pos_a, only_a, only_b = _aligned(arr_a, arr_b, problem_ids_a, problem_ids_b,
+                                                             options.intersect, clusters)
     n, k = arr_a.shape
-    design = check_design(n, clusters, method, confidence_level, n_resamples, max_chunk_elements, paired=True, methods=INTERVAL_METHODS,
+    design = check_design(n, clusters, method, options.confidence_level, options.n_resamples,
+                          options.max_chunk_elements, paired=True, methods=INTERVAL_METHODS,
                         paired_methods=PAIRED_INTERVAL_METHODS, too_few=f"only {n} problem(s) in common; a paired interval needs at least 2.")
     level, n_clusters = design.level, design.n_clusters
     method = DEPRECATED_METHODS.get(design.method, design.method)
