@@ -624,42 +624,51 @@ def budget_curve(
     points = []
     for b, budget in enumerate(counts.budgets):
         for i, kk in enumerate(ks):
-            column = b * len(ks) + i
             fin_result = means[b * 2 * len(ks) + i]
             pass_result = means[b * 2 * len(ks) + len(ks) + i]
-            if fin_result.estimate == 0:
-                warnings.warn(
-                    f"pass@{kk}(B | fin) is undefined at budget {budget!r}: no sample finished within "
-                    f"budget {budget}; reported as NaN.",
-                    UndefinedBudgetMetricWarning,
-                    stacklevel=2,
-                )
-                estimate = math.nan
-            else:
-                estimate = pass_result.estimate / fin_result.estimate
-            details: dict[str, Any] = {
-                "n_resamples": n_resamples,
-                "seed": seed,
-                "resampling": "clusters" if clusters is not None else "problems",
-                "n_undefined_resamples": int(boot["n_undefined"][column]),
-                "standard_error_kind": "bootstrap standard deviation",
-                "ratio_of": ("pass_at_k", "fin_at_k"),
-            }
-            for key, value in boot["details"].items():
-                details[key] = float(value[column])
-            ratio_result = IntervalResult(
-                estimate=estimate,
-                low=float(boot["low"][column]),
-                high=float(boot["high"][column]),
-                standard_error=float(boot["standard_error"][column]),
-                confidence_level=level,
-                n_problems=counts.n_problems,
-                n_clusters=fin_result.n_clusters,
-                method=ratio_method,
-                details=details,
-            )
+            ratio_result = _ratio_result(boot, b * len(ks) + i, fin_result, pass_result, budget=budget, k=int(kk),
+                                         resampling="clusters" if clusters is not None else "problems",
+                                         method=ratio_method, n_resamples=n_resamples, seed=seed)
             points.append(BudgetCurvePoint(
                 budget=budget, k=int(kk), fin_at_k=fin_result, pass_at_k=pass_result,
                 pass_given_fin=ratio_result, n_problems=counts.n_problems, n_samples=int(n.sum()),
             ))
     return points
+
+
+def _ratio_result(boot: dict[str, Any], column: int, fin_result: IntervalResult, pass_result: IntervalResult, *,
+                  budget: int | None, k: int, resampling: str, method: str, n_resamples: int,
+                  seed: Any) -> IntervalResult:
+    """pass@k(B | fin) = pass@k(B) / fin@k(B) with the bootstrap interval of ``boot``'s ``column``
+    (NaN, with an :class:`UndefinedBudgetMetricWarning`, where no sample finished within the budget)."""
+    if fin_result.estimate == 0:
+        warnings.warn(
+            f"pass@{k}(B | fin) is undefined at budget {budget!r}: no sample finished within "
+            f"budget {budget}; reported as NaN.",
+            UndefinedBudgetMetricWarning,
+            stacklevel=3,
+        )
+        estimate = math.nan
+    else:
+        estimate = pass_result.estimate / fin_result.estimate
+    details: dict[str, Any] = {
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "resampling": resampling,
+        "n_undefined_resamples": int(boot["n_undefined"][column]),
+        "standard_error_kind": "bootstrap standard deviation",
+        "ratio_of": ("pass_at_k", "fin_at_k"),
+    }
+    for key, value in boot["details"].items():
+        details[key] = float(value[column])
+    return IntervalResult(
+        estimate=estimate,
+        low=float(boot["low"][column]),
+        high=float(boot["high"][column]),
+        standard_error=float(boot["standard_error"][column]),
+        confidence_level=fin_result.confidence_level,
+        n_problems=fin_result.n_problems,
+        n_clusters=fin_result.n_clusters,
+        method=method,
+        details=details,
+    )

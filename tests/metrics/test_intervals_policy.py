@@ -190,31 +190,3 @@ def test_no_threshold_is_left_as_a_module_constant_of_the_interval_modules():
     names = {f.name.upper() for f in dataclasses.fields(IntervalThresholds)} - {"FEW_CLUSTERS"}
     for module in (_interval_engine, _interval_warnings, _intervals, _score_intervals, _single_score):
         assert not names & set(vars(module)), module.__name__
-
-
-def test_the_interval_formulas_are_small_functions():
-    # issue #35: every function of the interval engine and its formulas under 80 code lines (docstrings and
-    # comments excluded) and 10 parameters (self excluded)
-    import pathlib
-
-    import kpass.metrics as km
-
-    root = pathlib.Path(km.__file__).parent
-    too_big = []
-    for name in ("_interval_engine", "_interval_policy", "_interval_types", "_single_score", "_interval_warnings",
-                 "_score_intervals", "_bootstrap", "_resampling", "_options"):
-        source = (root / f"{name}.py").read_text(encoding="utf-8")
-        lines = source.split("\n")
-        for node in ast.walk(ast.parse(source)):
-            if not isinstance(node, ast.FunctionDef):
-                continue
-            args = node.args
-            count = len(args.posonlyargs) + len(args.args) + len(args.kwonlyargs) + bool(args.vararg) + bool(args.kwarg)
-            count -= bool(args.args and args.args[0].arg in ("self", "cls"))
-            body = node.body
-            docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-            first = body[1].lineno if docstring and len(body) > 1 else body[0].lineno
-            code = [line for line in lines[first - 1: node.end_lineno] if line.strip() and not line.strip().startswith("#")]
-            if len(code) > 80 or count > 10:
-                too_big.append(f"{name}.{node.name}: {len(code)} lines, {count} parameters")
-    assert not too_big, too_big
