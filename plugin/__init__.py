@@ -35,6 +35,7 @@ _HOST_NAMES: dict[str, str] = {
     "format_comparison": "render.formatting", "format_report": "render.formatting",
     "write_atomically": "cli.output",
     "OutputError": "errors", "PluginHookError": "errors",
+    "Note": "notes",
     "BoundedPattern": "data.patterns", "bounded_filter_factory": "data.patterns", "check_pattern": "data.patterns",
     "loads_json_strict": "data.validation", "parse_byte_size": "data.validation",
     "IdenticalSamples": "reports.sample_checks", "identical_sample_groups": "reports.sample_checks",
@@ -60,6 +61,7 @@ if TYPE_CHECKING:  # static tools see the eager imports
     from kpass.data.patterns import BoundedPattern, bounded_filter_factory, check_pattern
     from kpass.data.validation import loads_json_strict, parse_byte_size
     from kpass.errors import OutputError, PluginHookError
+    from kpass.notes import Note
     from kpass.reports.sample_checks import IdenticalSamples, identical_sample_groups
     from kpass.data.tokenizers import parse_reasoning_markers
 
