@@ -251,14 +251,7 @@ def _details(report: Any, specs: Sequence[Any], prefix: str, cluster: str | None
             "n_excluded": int(row.n_excluded), **({"note": row.note} if row.note else {}),
         }
     return {"cluster": cluster, "confidence_level": confidence_level, "intervals": intervals,
-            "notes": [_without_inspect_group(note.as_dict()) for note in report.notes]}
-
-
-def _without_inspect_group(note: dict[str, Any]) -> dict[str, Any]:
-    """A note record of the metric's one-group report, its rows without the group
-    (``inspect / inspect / pass@8`` is ``pass@8``; the whole group is the whole table)."""
-    rows = [row.replace("inspect / inspect / ", "").replace("inspect / inspect", "").strip() for row in note["rows"]]
-    return {**note, "rows": [row for row in rows if row]}
+            "notes": [inspect_warnings.note_record(note) for note in report.notes]}
 
 
 #: Keys already reported for one list of scores, by metric: Inspect hands the same list object

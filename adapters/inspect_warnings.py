@@ -76,6 +76,14 @@ def short_line(subject: str, text: str, kind: str) -> str:
     return f"{subject}: {head} ({FULL_TEXT}; docs/notes.md#{kind})"
 
 
+def note_record(note: Any) -> dict[str, Any]:
+    """A note of a metric's one-group report (model and task ``inspect``) as the record the log
+    keeps, its rows without the group (``inspect / inspect / pass@8`` is ``pass@8``)."""
+    record = note.as_dict()
+    rows = [row.replace("inspect / inspect / ", "").replace("inspect / inspect", "").strip() for row in record["rows"]]
+    return {**record, "rows": [row for row in rows if row]}
+
+
 def seed_trap_line(trap: Any) -> str:
     """The console's short line for the seed trap (the full warning is the log's ``seed_trap`` entry)."""
     return (f"{trap.n_identical} of {trap.n_problems} problems got {trap.k} identical epochs: pass@k = pass@1; "
