@@ -156,3 +156,32 @@ def test_the_cluster_and_by_columns_are_not_listed_as_uninterpreted(run_cli, wri
     code, out, err = run_cli("report", path, "--by", "model,subject", "--format", "json", "--n-resamples", "200")
     (extra,) = [note for note in json.loads(out)["notes"] if note["kind"] == "extra-columns"]
     assert extra["rows"] == ["difficulty"]
+
+
+def _token_records(models=("a", "b"), n_problems=20, n_samples=6, seed=1):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    records = []
+    for model in models:
+        for j in range(n_problems):
+            p = rng.random()
+            for s in range(n_samples):
+                correct = bool(rng.random() < p)
+                finished = correct or bool(rng.random() < 0.8)  # an unfinished sample ran to the limit, 100
+                records.append({"model": model, "task": "t", "problem_id": f"p{j:02d}", "sample_index": s,
+                                "correct": correct, "finished": finished, "subject": f"s{j % 4}",
+                                "output_tokens": int(rng.integers(10, 100)) if finished else 100})
+    return records
+
+
+@pytest.mark.parametrize("command", [["budget", "--budgets", "50,100"],
+                                     ["decompose", "--base", "a", "--model", "b", "--budgets", "50"]])
+def test_budget_and_decompose_print_no_escape_and_group_their_notes(run_cli, write_jsonl, command):
+    path = write_jsonl(_token_records())
+    code, out, err = run_cli(command[0], path, *command[1:], "--cluster-by", "subject", "--n-resamples", "200")
+    assert code == 0, err
+    assert not re.search(r"\\x[0-9a-f]{2}", out) and not re.search(r"&(amp|lt|gt|quot|#\d+);", out)
+    lines = _note_lines(out)
+    assert lines and all(re.match(r"  \[[a-z-]+\] ", line) for line in lines), lines
+    assert len({line.split("] ", 1)[1].split(": ", 1)[1] for line in lines}) == len(lines)  # each text once
