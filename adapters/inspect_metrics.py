@@ -251,7 +251,7 @@ def _details(report: Any, specs: Sequence[Any], prefix: str, cluster: str | None
             "n_excluded": int(row.n_excluded), **({"note": row.note} if row.note else {}),
         }
     return {"cluster": cluster, "confidence_level": confidence_level, "intervals": intervals,
-            "notes": [note.replace("inspect / inspect / ", "").replace("inspect / inspect: ", "") for note in report.notes]}
+            "notes": [inspect_warnings.note_record(note) for note in report.notes]}
 
 
 #: Keys already reported for one list of scores, by metric: Inspect hands the same list object

@@ -1,8 +1,9 @@
 """Warnings kpass's Inspect metrics give in the run: the seed trap (K identical epochs), few clusters.
 
-Intervals over fewer than 10 clusters get the note the CLI prints (:func:`warn_few_clusters`), logged
-once per process at warning level, which Inspect shows on the console (the log keeps the notes in the
-metrics' ``kpass`` params). Both log under ``kpass.adapters.inspect_metrics``: the metrics speak.
+Intervals over fewer than 10 clusters get one short line per metric (:func:`warn_few_clusters`: the
+first clause of the note the CLI prints and where its full text is), logged once per process at
+warning level, which Inspect shows on the console; the log keeps the notes in full, as records, in
+the metrics' ``kpass`` params. Both log under ``kpass.adapters.inspect_metrics``: the metrics speak.
 
 The seed trap
 -------------
@@ -23,7 +24,8 @@ all-identical generations), on what the metrics can see of the generations:
 When the rule fires, the first kpass metric of a scorer adds :data:`IDENTICAL_EPOCHS_KEY` (the share
 of problems whose epochs are one generation) to Inspect's results, every kpass metric adds a
 ``"seed_trap"`` entry to its ``kpass`` params in the log (next to the notes, which carry ``kpass
-report``'s note), and one warning line goes to the console once per task.
+report``'s note), and one short warning line goes to the console once per task
+(:func:`seed_trap_line`; the full warning is the ``seed_trap`` entry's ``"warning"``).
 Inspect calls metrics with an empty list at start-up and with partial scores while samples run: those
 calls stay quiet; the check speaks once every sample-epoch of the task has ended (or, outside a run,
 at once).
@@ -62,15 +64,47 @@ class _Progress:
 LOGGED_NOTES: set[str] = set()
 
 
+#: Where the console's short line sends the reader for the full text.
+FULL_TEXT = "full note in the log's kpass params"
+
+
+def short_line(subject: str, text: str, kind: str) -> str:
+    """One console line for a note: its first clause (before ``": "``), where its full text is and
+    its doc section, e.g. ``pass@8: only 3 clusters (full note in the log's kpass params;
+    docs/notes.md#few-clusters)``."""
+    head = text.split(": ", 1)[0].rstrip(".")
+    return f"{subject}: {head} ({FULL_TEXT}; docs/notes.md#{kind})"
+
+
+def note_record(note: Any) -> dict[str, Any]:
+    """A note of a metric's one-group report (model and task ``inspect``) as the record the log
+    keeps, its rows without the group (``inspect / inspect / pass@8`` is ``pass@8``)."""
+    record = note.as_dict()
+    rows = [row.replace("inspect / inspect / ", "").replace("inspect / inspect", "").strip() for row in record["rows"]]
+    return {**record, "rows": [row for row in rows if row]}
+
+
+def seed_trap_line(trap: Any) -> str:
+    """The console's short line for the seed trap (the full warning is the log's ``seed_trap`` entry)."""
+    return (f"{trap.n_identical} of {trap.n_problems} problems got {trap.k} identical epochs: pass@k = pass@1; "
+            f"drop --seed or sample with temperature > 0 ({FULL_TEXT}, seed_trap; docs/notes.md#seed-trap)")
+
+
 def warn_few_clusters(report: Any) -> None:
-    """Log the note the CLI prints for intervals over fewer than 10 clusters
-    (:func:`kpass.metrics.few_clusters_note`), once per process."""
+    """One short console line per kpass metric whose interval rests on fewer than 10 clusters
+    (the note the CLI prints, :func:`kpass.metrics.few_clusters_note`, is in the log's ``kpass``
+    params in full), once per process."""
     from kpass.metrics import few_clusters_note
 
-    notes = {few_clusters_note(row.n_clusters, row.method) for row in report.rows}
-    for note in sorted(note for note in notes if note is not None and note not in LOGGED_NOTES):
-        LOGGED_NOTES.add(note)
-        logger.warning("kpass metrics: %s", note)
+    lines: dict[str, None] = {}
+    for row in report.rows:
+        note = few_clusters_note(row.n_clusters, row.method)
+        if note is not None:
+            lines.setdefault(short_line(row.metric, note, "few-clusters"), None)
+    for line in lines:
+        if line not in LOGGED_NOTES:
+            LOGGED_NOTES.add(line)
+            logger.warning("kpass metrics: %s", line)
 
 
 #: eval_id -> progress of the tasks running in this process (kept by kpass's task hook).
@@ -172,7 +206,7 @@ def check(table: Any, scores: list[Any], runs: list[str],
     warned = (tuple(runs), message)
     if warned not in _WARNED:
         _WARNED.add(warned)
-        logger.warning("kpass metrics: %s", message)
+        logger.warning("kpass metrics: %s", seed_trap_line(trap))
     share = trap.n_identical / trap.n_problems
     detail = {"problems_identical": trap.n_identical, "problems": trap.n_problems, "epochs": trap.k,
               "warning": message}

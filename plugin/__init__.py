@@ -26,7 +26,7 @@ __all__ = [
     "__version__",
     # the host: sample tables, readers, specs, plugins, reports
     "Categorical", "Comparison", "ComparisonRow", "DataError", "Exclusion", "MetricFamily", "MetricSpec",
-    "MetricSpecError", "OutputError", "PluginConflictError", "PluginHookError", "PluginLoadError", "ProblemSet",
+    "MetricSpecError", "Note", "OutputError", "PluginConflictError", "PluginHookError", "PluginLoadError", "ProblemSet",
     "Registry", "Report", "ReportRow", "SCHEMA_COLUMNS", "SampleTable", "UnknownMetricError", "UsageError",
     "apply_answer_extractor", "choose_reader", "compute_comparison", "compute_report", "format_comparison",
     "format_report", "get_plugin_manager", "get_registry", "get_tokenizer", "hookimpl", "hookspec",
@@ -67,6 +67,7 @@ _HOST_NAMES: dict[str, str] = {
     "MetricFamily": "host.specs", "MetricSpec": "host.specs", "parse_metric_specs": "host.lookups",
     "Categorical": "data.table", "SampleTable": "data.table", "SCHEMA_COLUMNS": "data.table",
     "format_comparison": "render.formatting", "format_report": "render.formatting",
+    "Note": "notes",
 }
 
 if TYPE_CHECKING:  # static tools see the eager imports
@@ -84,6 +85,7 @@ if TYPE_CHECKING:  # static tools see the eager imports
     from kpass.data.table import SCHEMA_COLUMNS, Categorical, SampleTable
     from kpass.render.formatting import format_comparison, format_report
     from kpass.errors import OutputError, PluginHookError
+    from kpass.notes import Note
 
 
 def __getattr__(name: str) -> Any:

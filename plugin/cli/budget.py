@@ -20,8 +20,8 @@ method; :func:`kpass.reports.options.interval_options`). Every warning of the co
 exclusions), and on stderr with ``--format csv``. ``kpass budget -k K`` leaves out, and lists,
 the problems with fewer than K samples; K above every problem's n is a data error.
 
-The per-sample token arrays come from :class:`kpass.reports.budget.BudgetSamples`, the tables
-from :mod:`kpass.render.tables`, the plots from :mod:`kpass.render.plot`. :func:`run_budget` and
+The per-sample token arrays come from :class:`kpass.reports.budget.BudgetSamples`, the text
+from :mod:`kpass.render.budget_text`, the plots from :mod:`kpass.render.plot`. :func:`run_budget` and
 :func:`run_decompose` return the exit code (0); errors are raised for :func:`kpass.cli.main`.
 """
 
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 import warnings
 from collections.abc import Sequence
@@ -53,10 +52,9 @@ from kpass.metrics import (
     budget_curve,
     decompose_budget_counts,
 )
-from kpass.render.formatting import exclusion_lines, format_tail
-from kpass.render.numbers import MISSING, format_interval, format_level, format_number
+from kpass.notes import Note, as_notes, warning_note
+from kpass.render.budget_text import budget_table, budget_tail, decompose_block, records_text
 from kpass.render.plot import plot_budget_curves, plot_decomposition
-from kpass.render.tables import render_table
 from kpass.data.reduction import Needs, ProblemStatistics
 from kpass.reports.budget import BudgetSamples, StatisticsBudgetSamples
 from kpass.reports.columns import judge_of
@@ -177,38 +175,6 @@ def _write(text: str, output: str | None) -> None:
     emit(text if text.endswith("\n") else text + "\n", output)
 
 
-def _records_text(records: list[dict[str, Any]], fmt: str, *, exclusions: Sequence[Exclusion] | None = None,
-                  notes: Sequence[str] = ()) -> str:
-    """JSON ``{"rows": [...], "exclusions": [...], "notes": [...]}`` or CSV of the rows (a CSV has
-    no room for exclusions and notes: they go to stderr, never lost)."""
-    if fmt == "json":
-        data: dict[str, Any] = {"rows": records}
-        if exclusions is not None:
-            data["exclusions"] = [exclusion.as_dict() for exclusion in exclusions]
-        data["notes"] = list(notes)
-        return json.dumps(data, indent=2, default=_json_default)
-    for line in exclusion_lines(exclusions or ()):
-        print(f"kpass: excluded: {line}", file=sys.stderr)
-    for note in notes:
-        print(f"kpass: note: {note}", file=sys.stderr)
-    header = list(records[0]) if records else []
-    return render_table(header, [["" if v is None else v for v in record.values()] for record in records], "csv")
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, (np.floating, np.integer)):
-        return value.item()
-    if isinstance(value, (tuple, set)):
-        return list(value)
-    if isinstance(value, Fraction):
-        return str(value)
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
-
-
-def _budget_label(budget: int | None) -> str:
-    return "as-run" if budget is None else str(budget)
-
-
 # ----------------------------------------------------------------------------------------------
 # kpass budget
 
@@ -221,7 +187,7 @@ def run_budget(args: argparse.Namespace) -> int:
 
 
 def _task_group_rows(samples: BudgetSamples, by: Sequence[str], args: argparse.Namespace,
-                     notes: list[str]) -> list[tuple[str, str, np.ndarray, np.ndarray, dict[str, Any]]]:
+                     notes: list[Note]) -> list[tuple[str, str, np.ndarray, np.ndarray, dict[str, Any]]]:
     """The rows of the data's task groups (lm-eval's ``--tasks <group>``, :mod:`kpass.reports.task_groups`):
     ``(model, group, problems, subtask of each problem in counts order, interval options)``; notes added."""
     from kpass.reports.task_groups import task_group_problems
@@ -234,7 +200,7 @@ def _task_group_rows(samples: BudgetSamples, by: Sequence[str], args: argparse.N
         options = interval_options(method=args.method, confidence_level=args.confidence, rng=args.seed,
                                    n_resamples=args.n_resamples, clustered=True)
     except UsageError as exc:
-        notes.append(f"no group rows: {exc}")
+        notes.append(Note("task-groups", (), f"no group rows: {exc}"))
         return []
     tasks = samples.table.category_values("task")
     out = []
@@ -271,7 +237,7 @@ def _budget(args: argparse.Namespace) -> None:
     points: list[tuple[str, str, Any]] = []
     judges: dict[tuple[str, str], str | None] = {}  # the task metric that judged each row's samples (lm-eval)
     exclusions: list[Exclusion] = []
-    notes = list(samples.table.notes)
+    notes = as_notes(samples.table.notes)
     skipped: list[str] = []
     plans: list[tuple[str, str, np.ndarray, np.ndarray | None, dict[str, Any]]] = [
         (samples.models[key // len(samples.tasks)] if "model" in by else "*",
@@ -300,6 +266,8 @@ def _budget(args: argparse.Namespace) -> None:
             if keep.sum() < 2:
                 skipped.append(f"{where}, k = {','.join(map(str, ks))}: {int(keep.sum())} problem(s) with enough "
                                "samples; an interval needs 2, so no row")
+                notes.append(Note("budget", (f"{model} / {task} / k = {','.join(map(str, ks))}",),
+                                  f"{int(keep.sum())} problem(s) with enough samples; an interval needs 2, so no row"))
                 continue
             chosen = counts if keep.all() else dataclasses.replace(
                 counts, problem_ids=tuple(ids[keep].tolist()), n_samples=counts.n_samples[keep],
@@ -312,7 +280,7 @@ def _budget(args: argparse.Namespace) -> None:
                 except ValueError as exc:  # options were checked: the data cannot give these intervals
                     raise DataError(f"{where}: {exc}", source=samples.source) from exc
             for warning in caught:
-                notes.append(f"{where}: {warning.message}")
+                notes.append(warning_note(warning, (f"{model} / {task}",)))
                 if issubclass(warning.category, UndefinedBudgetMetricWarning):
                     print(f"warning: {where}: {warning.message}", file=sys.stderr)
             group_points.extend(curve)
@@ -322,7 +290,7 @@ def _budget(args: argparse.Namespace) -> None:
     if not points:
         raise DataError(f"no row has 2 problems with enough samples for an interval: {'; '.join(skipped[:3])}",
                         source=samples.source, field="sample_index")
-    notes = list(dict.fromkeys(notes + skipped))
+    notes = list(dict.fromkeys(notes))
     judged = any(judge is not None for judge in judges.values())  # a judge column only where the input names one
 
     records = [
@@ -339,27 +307,12 @@ def _budget(args: argparse.Namespace) -> None:
         for model, task, point in points
     ]
     if args.format in ("csv", "json"):
-        text = _records_text(records, args.format, exclusions=exclusions, notes=notes)
+        text = records_text(records, args.format, exclusions=exclusions, notes=notes)
     else:
-        level = format_level(args.confidence)
-        ks = sorted({point.k for _, _, point in points})
-        k_label = str(ks[0]) if len(ks) == 1 else "k"
-        headers = ["model", "task"] + (["judge"] if judged else []) + ["budget"] + (["k"] if len(ks) > 1 else []) + [
-            f"fin@{k_label}", f"{level} interval", f"pass@{k_label}", f"{level} interval",
-            f"pass@{k_label} | fin", f"{level} interval", "problems", "samples"]
-        rows = []
-        for model, task, point in points:
-            row = [model, task] + ([judges[model, task] or MISSING] if judged else []) + [
-                _budget_label(point.budget)] + ([str(point.k)] if len(ks) > 1 else [])
-            for result in (point.fin_at_k, point.pass_at_k, point.pass_given_fin):
-                row += [format_number(result.estimate), format_interval(result.low, result.high)]
-            rows.append(row + [str(point.n_problems), str(point.n_samples)])
-        text = render_table(headers, rows, args.format,
-                       title=f"token budgets: fin@{k_label}, pass@{k_label} ({options['method']} intervals) and "
-                             f"pass@{k_label} | fin = pass / fin ({args.ratio_method} over "
-                             f"{'clusters' if args.cluster_by else 'problems'}, {args.n_resamples} resamples, "
-                             f"seed {args.seed})")
-        text += _tail(exclusions, notes, args.format)
+        text = budget_table(points, judges if judged else None, args.format, confidence_level=args.confidence,
+                            method=options["method"], ratio_method=args.ratio_method,
+                            clustered=bool(args.cluster_by), n_resamples=args.n_resamples, seed=args.seed)
+        text += budget_tail(exclusions, notes, args.format)
     _write(text, args.output)
     if args.plot:
         save_figure(plot_budget_curves(points), args.plot)
@@ -375,28 +328,8 @@ def _ks_by_eligible_problems(n_samples: np.ndarray, ks: Sequence[int]) -> list[t
     return list(sets.values())
 
 
-def _tail(exclusions: Sequence[Exclusion], notes: Sequence[str], fmt: str) -> str:
-    """The exclusions and notes after a table (the same layout as ``kpass report``)."""
-    if not exclusions and not notes:
-        return ""
-    return "\n" + format_tail("Excluded problems (not in the estimates)", exclusions, notes,
-                              fmt == "markdown", say_none=False)
-
-
 # ----------------------------------------------------------------------------------------------
 # kpass decompose
-
-_TERMS = (
-    ("base_pass", "pass@1 base", False),
-    ("model_pass", "pass@1 model", False),
-    ("delta", "delta pass@1", True),
-    ("base_fin", "fin@1 base", False),
-    ("model_fin", "fin@1 model", False),
-    ("finishing", "F finishing", True),
-    ("reliability", "P reliability", True),
-    ("reach", "reach", True),
-)
-
 
 def run_decompose(args: argparse.Namespace) -> int:
     """``kpass decompose``; errors as :func:`run_budget`."""
@@ -428,7 +361,7 @@ def _decompose(args: argparse.Namespace) -> None:
             raise DataError(f"models {args.baseline!r} and {args.model!r} have no task in common "
                             f"(base: {sorted(base_tasks)}, model: {sorted(model_tasks)})", source=samples.source)
     results: list[tuple[str, Any]] = []
-    notes = list(samples.table.notes)
+    notes = as_notes(samples.table.notes)
     for task in tasks:
         base_counts = samples.counts(samples.problems(args.baseline, task), args.budgets)
         model_counts = samples.counts(samples.problems(args.model, task), args.budgets)
@@ -445,7 +378,7 @@ def _decompose(args: argparse.Namespace) -> None:
             except ValueError as exc:  # unmatched problems, too few problems: the data's problem
                 raise DataError(f"task {task!r}: {exc}", source=samples.source) from exc
         for warning in caught:
-            notes.append(f"task {task!r}: {warning.message}")
+            notes.append(warning_note(warning, (task,)))
             if issubclass(warning.category, UndefinedDecompositionWarning):
                 print(f"warning: task {task!r}: {warning.message}", file=sys.stderr)
         results.extend((task, d) for d in decomposition)
@@ -453,56 +386,11 @@ def _decompose(args: argparse.Namespace) -> None:
 
     if args.format in ("csv", "json"):
         records = [{"task": task, "base": args.baseline, "model": args.model, **d.as_dict()} for task, d in results]
-        text = _records_text(records, args.format, notes=notes)
+        text = records_text(records, args.format, notes=notes)
     else:
-        blocks = [_decompose_block(task, d, args) for task, d in results]
-        text = "\n\n".join(blocks) + _tail((), notes, args.format)
+        blocks = [decompose_block(task, d, model=args.model, base=args.baseline, seed=args.seed, fmt=args.format)
+                  for task, d in results]
+        text = "\n\n".join(blocks) + budget_tail((), notes, args.format)
     _write(text, args.output)
     if args.plot:
         save_figure(plot_decomposition(results, model=args.model, base=args.baseline), args.plot)
-
-
-def _decompose_block(task: str, d: Any, args: argparse.Namespace) -> str:
-    level = format_level(d.confidence_level)
-    method = "percentile" if d.method == "bootstrap" else "BCa"
-    unit = "clusters" if d.n_clusters else "problems"
-    reach_method = d.reach.method if d.reach.method == "score" else f"{method} bootstrap"
-    title = (f"task {task}, budget {_budget_label(d.budget)}: {args.model} vs {args.baseline}, {d.n_problems} "
-             f"problems (|R|={d.n_reached} base-unreached, |M|={d.n_mirror} mirror, |S|={d.n_rest} rest)\n"
-             f"{level} intervals, paired over {unit}, {d.n_resamples} resamples, seed {args.seed}: "
-             f"pass, fin, delta {d.delta.method}; F, P, spread, matched {method} bootstrap; reach, robust "
-             f"reach, lone wins {reach_method}")
-    rows: list[list[str]] = []
-    for name, label, signed in _TERMS:
-        result = getattr(d, name)
-        if name in ("finishing", "reliability"):
-            label = f"{label} ({d.attribution})"
-        rows.append([label, format_number(result.estimate, signed=signed),
-                     format_interval(result.low, result.high, signed=signed)])
-    rows.append(["F + P + reach",
-                 format_number(d.finishing.estimate + d.reliability.estimate + d.reach.estimate, signed=True), ""])
-    for attribution, (finishing, reliability) in d.attributions.items():
-        if attribution == d.attribution:
-            continue
-        rows.append([f"F, P ({attribution})",
-                     f"{format_number(finishing.estimate, signed=True)}, {format_number(reliability.estimate, signed=True)}",
-                     f"{format_interval(finishing.low, finishing.high, signed=True)}, "
-                     f"{format_interval(reliability.low, reliability.high, signed=True)}"])
-    extra = (
-        ("attribution_spread", "attribution spread |I|", False, ""),
-        ("robust_reach", "robust reach", False, f"{d.n_robust_reach} of {d.n_reached} problems in R"),
-        ("robust_reach_mirror", "robust reach (mirror)", False, f"{d.n_robust_reach_mirror} of {d.n_mirror} in M"),
-        ("lone_wins_model", "lone wins model", False, f"{d.n_lone_wins_model} problems"),
-        ("lone_wins_base", "lone wins base", False, f"{d.n_lone_wins_base} problems"),
-        ("matched_reliability_base", "matched pass@1|fin base", False, f"{d.n_matched} matched problems"),
-        ("matched_reliability_model", "matched pass@1|fin model", False, ""),
-        ("matched_reliability_delta", "matched reliability delta", True, ""),
-    )
-    for name, label, signed, note in extra:
-        result = getattr(d, name)
-        rows.append([label, format_number(result.estimate, signed=signed),
-                     format_interval(result.low, result.high, signed=signed), note])
-    headers = ["term", "estimate", f"{level} interval", "note"]
-    for row in rows:
-        row.extend([""] * (len(headers) - len(row)))
-    return render_table(headers, rows, args.format, title=title)

@@ -12,7 +12,8 @@ from kpass.cli.deprecated import add_deprecated_alias
 from kpass.cli.output import emit, save_figure
 from kpass.host.lookups import parse_metric_specs
 from kpass.render.analysis_plots import plot_crossover
-from kpass.reports.crossover import compute_crossover, format_crossover
+from kpass.render.crossover_text import format_crossover
+from kpass.reports.crossover import compute_crossover
 
 __all__ = ["HELP", "add_arguments", "run"]
 

@@ -13,7 +13,8 @@ from kpass.errors import UsageError
 from kpass.cli.output import emit, save_figure
 from kpass.host.lookups import parse_metric_specs
 from kpass.render.analysis_plots import plot_frontier
-from kpass.reports.frontier import UNITS, compute_frontier, format_frontier
+from kpass.render.frontier_text import format_frontier
+from kpass.reports.frontier import UNITS, compute_frontier
 
 __all__ = ["HELP", "add_arguments", "model_values", "run"]
 

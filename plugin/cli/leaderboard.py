@@ -20,6 +20,8 @@ from kpass.data.reduction import ProblemStatistics
 from kpass.data.table import SampleTable
 from kpass.errors import UsageError
 from kpass.reports.leaderboard import PAIRS, build_leaderboard
+from kpass.render.leaderboard_html import render_html
+from kpass.render.leaderboard_text import extend_leaderboard, render_csv, render_json, render_markdown
 
 __all__ = ["LEADERBOARD_HELP", "OUTPUT_FORMATS", "add_leaderboard_arguments", "run_leaderboard"]
 
@@ -103,11 +105,11 @@ def run_leaderboard(args: argparse.Namespace) -> int:
         budgets=args.budgets, selected_on_this_set=args.selected_on_this_set, budget_curves=budget_curves)
     extended = None
     if existing is not None:
-        extended = leaderboard.extend(existing, args.key)
+        extended = extend_leaderboard(leaderboard.data, existing, args.key)
         print(f"kpass leaderboard --extend {args.extend}: {extended.report()}", file=sys.stderr)
-    renderers = {"markdown": leaderboard.to_markdown, "csv": leaderboard.to_csv,
-                 "json": leaderboard.to_json,
-                 "html": lambda: leaderboard.to_html(title=args.title)}
+    data = leaderboard.data
+    renderers = {"markdown": lambda: render_markdown(data), "csv": lambda: render_csv(data),
+                 "json": lambda: render_json(data), "html": lambda: render_html(data, title=args.title)}
     texts = [(path, extended.text if extended is not None and existing is not None
               and (path is None or fmt == existing.format) else renderers[fmt]()) for path, fmt in targets]
     files = [(path, text) for path, text in texts if path is not None]

@@ -16,6 +16,7 @@ from kpass.cli.arguments import add_engine_arguments, add_run_arguments, read_ta
 from kpass.cli.deprecated import add_deprecated_alias
 from kpass.cli.output import add_output_argument, emit
 from kpass.errors import DataError, UsageError
+from kpass.notes import Note
 from kpass.host import lookups
 from kpass.render.formatting import format_power
 from kpass.reports.power import power_inputs_from_table
@@ -62,7 +63,7 @@ def run_power(args: argparse.Namespace) -> int:
 
 def compute_power(args: argparse.Namespace) -> dict[str, Any]:
     """Run ``kpass power`` on parsed arguments; returns the rows to print."""
-    notes: list[str] = []
+    notes: list[Note] = []
     result: dict[str, Any] = {}
     if args.files:
         table = read_tables(args, lookups.parse_metric_specs("pass@1"), by=("model", "task"))
@@ -117,5 +118,5 @@ def compute_power(args: argparse.Namespace) -> dict[str, Any]:
             raise DataError(f"the pilot gives inputs the power formula cannot use: {exc}",
                             source=table.error_location()["source"]) from exc
         raise UsageError(str(exc)) from exc
-    result["notes"] = notes
+    result["notes"] = [note.as_dict() for note in notes]  # JSON records (kpass.Note.as_dict)
     return result

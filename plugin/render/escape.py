@@ -8,8 +8,9 @@ renderer passes each text cell through the function of its format:
   formula (OWASP, "CSV Injection"); numbers, and text that reads as a number (``-0.5``), stay
   as they are. Control characters other than tab and newline are shown escaped (``\\x0d``,
   ``\\x1b``): Python's csv module leaves a bare carriage return unquoted, which splits the row.
-- :func:`markdown_text`: ``&``, ``<``, ``>`` become HTML entities (a CommonMark renderer passes
-  raw HTML through), ``|`` is escaped (it would split the table cell) and control characters
+- :func:`markdown_text`: a ``<`` that would open a tag, a comment or an autolink and an ``&``
+  that would start a character reference become HTML entities (a CommonMark renderer passes raw
+  HTML through; ``n >= k`` and ``Cameron & Miller`` stay as written), ``|`` is escaped (it would split the table cell) and control characters
   are shown escaped as in :func:`terminal_text`.
 - :func:`terminal_text`: control characters (C0 except the ones kept, DEL, C1, and the Unicode
   bidirectional overrides) are shown as ``\\x1b`` / ``\\u202e`` instead of being sent to the
@@ -92,16 +93,24 @@ def terminal_text(text: Any, *, keep: str = "") -> str:
     return _CONTROL.sub(_escaped_control, text)
 
 
+#: Where a CommonMark renderer would read raw HTML or a character reference: ``<`` before a tag
+#: name, ``/``, ``!`` or ``?`` (tags, comments, declarations, autolinks), and ``&`` before an
+#: entity or numeric reference. Only these are escaped, so ``n >= k`` or ``Cameron & Miller``
+#: stay as written (also where Markdown is printed to a terminal).
+_MARKDOWN_HTML = re.compile(r"<(?=[A-Za-z/!?])|&(?=#?[A-Za-z0-9]+;)")
+
+
 def markdown_text(text: Any, *, pipes: bool = True) -> str:
-    """Text for a Markdown table cell or line: HTML special characters as entities, ``|``
-    escaped (unless ``pipes=False``: the caller escapes them), control characters shown escaped.
+    """Text for a Markdown table cell or line: what would start raw HTML or a character reference
+    (``<tag``, ``</``, ``<!--``, ``&amp;``) as entities, ``|`` escaped (unless ``pipes=False``: the
+    caller escapes them), control characters shown escaped.
 
     Examples
     --------
-    >>> markdown_text('<img src=x onerror=alert(1)> | a&b')
-    '&lt;img src=x onerror=alert(1)&gt; \\\\| a&amp;b'
+    >>> markdown_text('<img src=x onerror=alert(1)> | a&b &amp; n >= k')
+    '&lt;img src=x onerror=alert(1)> \\\\| a&b &amp;amp; n >= k'
     """
-    text = terminal_text(html.escape(str(text), quote=False))
+    text = terminal_text(_MARKDOWN_HTML.sub(lambda m: "&lt;" if m.group() == "<" else "&amp;", str(text)))
     return text.replace("|", "\\|") if pipes else text
 
 

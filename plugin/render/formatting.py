@@ -6,7 +6,9 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from kpass.notes import Note
 from kpass.render.escape import markdown_text, terminal_text
+from kpass.render.notes import note_lines, notes_block
 from kpass.render.numbers import MISSING, format_interval, format_level, format_number, format_p_value, format_raw
 from kpass.render.tables import markdown_lines, render_table
 
@@ -32,21 +34,20 @@ def exclusion_lines(exclusions: Sequence[Exclusion]) -> list[str]:
     return lines
 
 
-def format_tail(title_exclusions: str, exclusions: Sequence[Exclusion], notes: Sequence[str], markdown: bool,
+def format_tail(title_exclusions: str, exclusions: Sequence[Exclusion], notes: Sequence[Note | str], markdown: bool,
                 say_none: bool = True) -> str:
     """The text after a table: the excluded problems (or, with ``say_none``, that there are
-    none) and the notes, as plain text or Markdown."""
+    none) and the notes grouped by kind (:func:`kpass.render.notes.notes_block`), as plain text or Markdown."""
     parts = []
     bullet = "- " if markdown else "  "
-    escape = markdown_text if markdown else terminal_text  # notes and ids carry names from the files
-    notes = [escape(note) for note in notes]
+    escape = markdown_text if markdown else terminal_text  # ids carry names from the files
     if exclusions:
         parts.append(("\n**" + title_exclusions + "**\n" if markdown else "\n" + title_exclusions + ":")
                      + "\n" + "\n".join(bullet + escape(line) for line in exclusion_lines(exclusions)))
     elif say_none:
         parts.append("\nNo problem was excluded.")
     if notes:
-        parts.append(("\n**Notes**\n" if markdown else "\nNotes:") + "\n" + "\n".join(bullet + n for n in notes))
+        parts.append(notes_block(notes, "markdown" if markdown else "table"))
     return "\n".join(parts)
 
 
@@ -174,5 +175,5 @@ def format_power(result: dict[str, Any], fmt: str = "table") -> str:
     else:
         width = max(len(k) for k, _ in items)
         lines = [f"{k:<{width}}  {escape(_quantity(v))}" for k, v in items]
-    lines += [f"note: {escape(note)}" for note in result.get("notes", [])]
+    lines += [f"note: {line}" for line in note_lines(result.get("notes", []), "markdown" if fmt == "markdown" else "table")]
     return "\n".join(lines) + "\n"

@@ -22,7 +22,8 @@ import math
 from typing import Any, Mapping, Sequence
 
 from kpass.render.escape import html_json, html_text
-from kpass.render.leaderboard_text import format_number, format_p_value, format_rank, shown_comparisons
+from kpass.render.leaderboard_text import format_number, format_p_value, format_rank, leaderboard_notes, shown_comparisons
+from kpass.render.notes import note_lines
 from kpass.render.numbers import MISSING
 
 __all__ = ["render_html"]
@@ -431,12 +432,8 @@ def render_html(data: Mapping[str, Any], *, title: str = "kpass leaderboard") ->
             f"{level} intervals &middot; rank intervals and comparisons from {data['n_resamples']:,} "
             f"paired bootstrap resamples of {cluster}"
             + (f" (seed {data['seed']})" if data.get("seed") is not None else ""))
-    notes = list(data.get("notes", []))
-    for exclusion in data.get("exclusions", []):
-        notes.append(f"{exclusion['model']} / {exclusion['column']}: {exclusion['n_problems']} "
-                     f"problem(s) excluded ({exclusion['reason']}).")
-    notes_html = ("<h2>Notes</h2><ul class=\"kp-notes\">"
-                  + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>") if notes else ""
+    notes = leaderboard_notes(data)
+    notes_html = ("<h2>Notes</h2><ul class=\"kp-notes\">" + "".join(note_lines(notes, "html")) + "</ul>") if notes else ""
     payload = html_json(data, allow_nan=False)  # <, > and & as \u escapes: no name ends the element
     explanation = (
         f"Each cell: estimate and {level} interval; the bar draws the interval on a scale shared "

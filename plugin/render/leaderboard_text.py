@@ -12,14 +12,18 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from kpass.data.leaderboard_tables import ExtendResult, LeaderboardTable, extend_table
+from kpass.notes import Note, as_notes
 from kpass.render import numbers
-from kpass.render.escape import csv_row, markdown_text
+from kpass.render.escape import csv_cell, csv_row, markdown_text
 from kpass.render.numbers import format_level, format_p_value, format_rank, format_raw
+from kpass.render.notes import note_lines
 from kpass.render.tables import markdown_lines
 
 __all__ = [
     "LEADERBOARD_DIGITS", "MAX_SHOWN_COMPARISONS", "csv_columns", "format_cell", "format_number", "format_p_value",
-    "format_rank", "markdown_columns", "render_csv", "render_json", "render_markdown", "shown_comparisons",
+    "extend_leaderboard", "format_rank", "leaderboard_notes", "markdown_columns", "render_csv", "render_json", "render_markdown",
+    "shown_comparisons",
 ]
 
 #: Decimals of a leaderboard cell: each carries an estimate and its interval, for every metric
@@ -137,13 +141,19 @@ def render_markdown(data: Mapping[str, Any]) -> str:
                      for c in shown]
         lines += markdown_lines(["model A", "model B", f"A - B ({level} CI)", "p", "p (Holm)",
                                   "problems"], pair_rows, ["-", "-", "-", "r", "r", "r"])
-    notes = list(data.get("notes", []))
-    for exclusion in data.get("exclusions", []):
-        notes.append(f"{exclusion['model']} / {exclusion['column']}: {exclusion['n_problems']} "
-                     f"problem(s) excluded ({exclusion['reason']}).")
+    notes = leaderboard_notes(data)
     if notes:
-        lines += ["", *[f"- {markdown_text(note)}" for note in notes]]
+        lines += ["", *note_lines(notes, "markdown")]
     return "\n".join(lines) + "\n"
+
+
+def leaderboard_notes(data: Mapping[str, Any]) -> list[Note]:
+    """The notes of a leaderboard's JSON form (records), then its exclusions as notes."""
+    notes = as_notes(data.get("notes", []))
+    notes += [Note("exclusions", (f"{exclusion['model']} / {exclusion['column']}",),
+                   f"{exclusion['n_problems']} problem(s) excluded ({exclusion['reason']}).")
+              for exclusion in data.get("exclusions", [])]
+    return notes
 
 
 def render_csv(data: Mapping[str, Any]) -> str:
@@ -163,3 +173,17 @@ def render_json(data: Mapping[str, Any]) -> str:
     return json.dumps(data, indent=2, allow_nan=False) + "\n"
 
 
+
+
+def extend_leaderboard(data: Mapping[str, Any], table: LeaderboardTable, key: str) -> ExtendResult:
+    """Join a leaderboard's columns (its JSON form, :attr:`kpass.reports.leaderboard.Leaderboard.data`)
+    onto an existing table (see :func:`kpass.data.leaderboard_tables.extend_table`).
+
+    Markdown tables get the human-readable columns ("estimate [low, high]", rank interval),
+    CSV tables the machine-readable ones (estimate, low, high, se, problems, ranks).
+    """
+    header, cells = markdown_columns(data) if table.format == "markdown" else csv_columns(data)
+    escape = ((lambda cell: markdown_text(cell, pipes=False)) if table.format == "markdown"  # extend_table
+              else csv_cell)                                                           # escapes pipes
+    return extend_table(table, key, [escape(h) for h in header],
+                        {model: [escape(c) for c in row] for model, row in cells.items()})

@@ -64,7 +64,7 @@ def render_table(header: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str 
         Per column ``l``, ``r``, ``c`` (centred in Markdown) or ``-`` (no alignment marker in
         Markdown, left in text); overrides ``right``.
     title : str, optional
-        A line before the table (bold in Markdown).
+        Lines before the table (one bold line in Markdown).
     """
     if fmt not in TABLE_FORMATS:
         raise ValueError(f"`fmt` must be one of {', '.join(TABLE_FORMATS)}; got {fmt!r}.")
@@ -77,8 +77,10 @@ def render_table(header: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str 
         return buffer.getvalue()
     right = set(right)
     columns = align if align is not None else ["r" if i in right else "l" for i in range(len(header))]
+    title_lines = title.splitlines() if title else []  # a title of several lines: each line its own
     if fmt == "markdown":
-        lines = ([f"**{markdown_text(title)}**", ""] if title else []) + markdown_lines(header, rows, columns)
+        lines = ([f"**{markdown_text(' '.join(title_lines))}**", ""] if title else []) + markdown_lines(
+            header, rows, columns)
     else:
-        lines = ([terminal_text(title)] if title else []) + _aligned_lines(header, rows, columns)
+        lines = [terminal_text(line) for line in title_lines] + _aligned_lines(header, rows, columns)
     return "\n".join(lines)

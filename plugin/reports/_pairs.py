@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kpass.errors import DataError, UsageError
+from kpass.notes import Note
 from kpass.data.table import SampleTable
 
 __all__ = ["PairedCounts", "check_models", "paired_counts"]
@@ -73,12 +74,12 @@ def paired_counts(table: SampleTable, base: str, model: str) -> list[PairedCount
     return out
 
 
-def unmatched_notes(pairs: PairedCounts, base: str, model: str) -> list[str]:
+def unmatched_notes(pairs: PairedCounts, base: str, model: str) -> list[Note]:
     """Notes naming the problems left out because only one model has them."""
     notes = []
     for who, only in ((base, pairs.only_base), (model, pairs.only_model)):
         if only:
             shown = ", ".join(only[:_SHOWN]) + (f", ... and {len(only) - _SHOWN} more" if len(only) > _SHOWN else "")
-            notes.append(f"{pairs.task}: {len(only)} problem{'s' if len(only) != 1 else ''} only under {who!r} "
-                         f"left out (not paired): {shown}")
+            notes.append(Note("unmatched", (pairs.task,), f"{len(only)} problem{'s' if len(only) != 1 else ''} only "
+                              f"under {who!r} left out (not paired): {shown}"))
     return notes

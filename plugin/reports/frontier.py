@@ -28,16 +28,14 @@ import numpy as np
 from kpass import metrics as core
 
 from kpass.errors import DataError, UsageError
-from kpass.render.formatting import json_if_asked
-from kpass.render.numbers import MISSING, format_interval, format_level, format_number
-from kpass.render.tables import render_table
+from kpass.notes import Note, warning_note
 from kpass.reports.report import DEFAULT_N_RESAMPLES, compute_report, interval_options, replaying_violations
 from kpass.reports.seeds import seed_for_call
 from kpass.host.lookups import parse_metric_specs
 from kpass.data.reduction import ProblemStatistics
 from kpass.data.table import SampleTable
 
-__all__ = ["FrontierReport", "UNITS", "UNIT_LABELS", "compute_frontier", "format_frontier"]
+__all__ = ["FrontierReport", "UNITS", "UNIT_LABELS", "compute_frontier"]
 
 UNITS = ("tokens", "flops", "dollars")
 UNIT_LABELS = {"tokens": "output tokens per problem", "flops": "FLOPs per problem", "dollars": "dollars per problem"}
@@ -55,14 +53,14 @@ class FrontierReport:
     leaders : list of dict
         One per (task, compute level): leader and runner-up with their configurations and the
         paired difference with its interval.
-    notes : list of str
+    notes : list of Note
     confidence_level : float
     """
 
     unit: str
     points: list[dict[str, Any]]
     leaders: list[dict[str, Any]]
-    notes: list[str]
+    notes: list[Note]
     confidence_level: float
 
     @property
@@ -72,7 +70,8 @@ class FrontierReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": "kpass.frontier", "unit": self.unit, "confidence_level": self.confidence_level,
-                "points": self.points, "leaders": self.leaders, "notes": list(self.notes)}
+                "points": self.points, "leaders": self.leaders,
+                "notes": [note.as_dict() for note in self.notes]}
 
 
 def _default_specs(table: SampleTable) -> str:
@@ -218,7 +217,7 @@ def compute_frontier(table: SampleTable, metrics: str | Sequence[str] | None = N
     return FrontierReport(unit, points, leaders, notes, float(confidence_level))
 
 
-def _paired(report, lead: dict[str, Any], second: dict[str, Any], options: dict[str, Any], notes: list[str]):
+def _paired(report, lead: dict[str, Any], second: dict[str, Any], options: dict[str, Any], notes: list[Note]):
     ids_a, a = report.per_problem[((("model", lead["model"]), ("task", lead["task"])), lead["metric"])]
     ids_b, b = report.per_problem[((("model", second["model"]), ("task", second["task"])), second["metric"])]
     import warnings
@@ -232,7 +231,8 @@ def _paired(report, lead: dict[str, Any], second: dict[str, Any], options: dict[
         return {"difference": float(np.mean(a) - np.mean(b)), "low": None, "high": None,
                 "note": f"no interval: {exc}"}
     for w in caught:
-        note = f"{lead['task']}: {lead['model']} {lead['metric']} vs {second['model']} {second['metric']}: {w.message}"
+        note = warning_note(w, (f"{lead['task']} / {lead['model']} {lead['metric']} vs {second['model']} "
+                                f"{second['metric']}",))
         if note not in notes:
             notes.append(note)
     return {"difference": float(result.estimate), "low": _none(result.low), "high": _none(result.high),
@@ -241,49 +241,3 @@ def _paired(report, lead: dict[str, Any], second: dict[str, Any], options: dict[
 
 def _none(value: float) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
-
-
-def _compute_text(value: float, unit: str) -> str:
-    if unit == "dollars":
-        return f"${value:.4g}"
-    if unit == "tokens":
-        return f"{value:,.0f}"
-    return f"{value:.4g}"
-
-
-def format_frontier(report: FrontierReport, fmt: str = "table") -> str:
-    """Render a :class:`FrontierReport` (``fmt`` in ``table``, ``markdown``, ``csv``, ``json``)."""
-    text = json_if_asked(report, fmt)
-    if text is not None:
-        return text
-    if fmt == "csv":
-        header = ["task", "compute", "leader", "leader_metric", "leader_estimate", "runner_up", "runner_up_metric",
-                  "runner_up_estimate", "difference", "low", "high", "p_value"]
-        return render_table(header, [["" if row.get(h) is None else row.get(h) for h in header]
-                                     for row in report.leaders], "csv")
-    level = f"{format_level(report.confidence_level)} CI"
-    parts = []
-    for task in dict.fromkeys(p["task"] for p in report.points):
-        points = sorted((p for p in report.points if p["task"] == task), key=lambda p: (p["compute"], p["model"]))
-        rows = [[p["model"], p["metric"], _compute_text(p["compute"], report.unit), format_number(p["estimate"]),
-                 format_interval(p["low"], p["high"]), "yes" if p.get("on_frontier") else ""] for p in points]
-        header = ["model", "metric", report.unit_label, "estimate", level, "Pareto"]
-        lead_rows = []
-        for entry in (e for e in report.leaders if e["task"] == task):
-            lead_rows.append([
-                _compute_text(entry["compute"], report.unit),
-                f"{entry['leader']} {entry['leader_metric']}" if entry["leader"] else MISSING,
-                format_number(entry.get("leader_estimate")),
-                f"{entry['runner_up']} {entry['runner_up_metric']}" if entry.get("runner_up") else MISSING,
-                format_number(entry.get("runner_up_estimate")), format_number(entry.get("difference"), signed=True),
-                format_interval(entry.get("low"), entry.get("high"), signed=True)])
-        lead_header = ["compute <=", "leader", "score", "runner-up", "score", "difference", f"{level} (paired)"]
-        parts.append(render_table(header, rows, fmt, right={2, 3, 4}, title=f"{task}: configurations ({report.unit})")
-                     + "\n\n" + render_table(lead_header, lead_rows, fmt, right={0, 2, 4, 5, 6},
-                                              title=f"{task}: best configuration of each model within each "
-                                                    "compute level"))
-    text = "\n\n".join(parts) + "\n"
-    if report.notes:
-        bullet = "- " if fmt == "markdown" else "  "
-        text += "\nNotes:\n" + "\n".join(bullet + note for note in report.notes) + "\n"
-    return text

@@ -29,9 +29,11 @@ standard_error, n_problems, ..., ``judge`` as the column's, and ``ranks[key]`` =
 probability_first, of),
 ``comparisons`` (model_a, model_b, difference, low, high, p_value, p_value_holm, correlation,
 n_problems, note), ``comparison_family``, ``curves`` (pass@k against k), ``budget_curves``
-(pass@1 and fin@1 against the token budget), ``exclusions`` and ``notes``. Markdown and CSV show
-the table (Markdown also the comparisons and notes; :mod:`kpass.render.leaderboard_text`); the
-HTML page (:mod:`kpass.render.leaderboard_html`) shows all of it.
+(pass@1 and fin@1 against the token budget), ``exclusions`` and ``notes`` (records of
+:class:`kpass.Note`). Markdown and CSV show the table (Markdown also the comparisons and notes;
+:mod:`kpass.render.leaderboard_text`, which also joins a leaderboard onto an existing table:
+:func:`~kpass.render.leaderboard_text.extend_leaderboard`); the HTML page
+(:mod:`kpass.render.leaderboard_html`) shows all of it.
 
 Ranks and ties
 --------------
@@ -61,11 +63,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kpass import __version__
-from kpass.data.leaderboard_tables import ExtendResult, LeaderboardTable, extend_table
 from kpass.data.reduction import ProblemStatistics
 from kpass.data.table import SampleTable
 from kpass.errors import UsageError
 from kpass.host.lookups import parse_metric_specs
+from kpass.notes import Note, as_notes, warning_note
 from kpass.metrics import (
     DegenerateIntervalWarning,
     FewDifferencesWarning,
@@ -82,9 +84,6 @@ from kpass.metrics._ranks import (  # the rank and Holm statistics live in the m
     rank_intervals,
     reconcile_rank_intervals,
 )
-from kpass.render.escape import csv_cell, markdown_text
-from kpass.render.leaderboard_html import render_html
-from kpass.render.leaderboard_text import csv_columns, markdown_columns, render_csv, render_json, render_markdown
 from kpass.reports.columns import _clusters_for, _column_matrix, _problem_clusters
 from kpass.reports.report import DEFAULT_N_RESAMPLES, compute_report, interval_options, replaying_violations
 from kpass.reports.seeds import seed_for_call
@@ -134,36 +133,7 @@ class Leaderboard:
 
     def as_dict(self) -> dict[str, Any]:
         """A deep copy of the JSON form."""
-        return json.loads(render_json(self.data))
-
-    def to_markdown(self) -> str:
-        """Markdown: the table, the pairwise comparisons and the notes."""
-        return render_markdown(self.data)
-
-    def to_csv(self) -> str:
-        """CSV: one row per model, machine-readable columns."""
-        return render_csv(self.data)
-
-    def to_json(self) -> str:
-        """JSON (no NaN: undefined numbers are ``null``)."""
-        return render_json(self.data)
-
-    def to_html(self, *, title: str = "kpass leaderboard") -> str:
-        """One self-contained HTML page (see :mod:`kpass.render.leaderboard_html`)."""
-        return render_html(self.data, title=title)
-
-    def extend(self, table: LeaderboardTable, key: str) -> ExtendResult:
-        """Join this leaderboard's columns onto an existing table (see :func:`extend_table`).
-
-        Markdown tables get the human-readable columns ("estimate [low, high]", rank interval),
-        CSV tables the machine-readable ones (estimate, low, high, se, problems, ranks).
-        """
-        header, cells = (markdown_columns(self.data) if table.format == "markdown"
-                         else csv_columns(self.data))
-        escape = ((lambda cell: markdown_text(cell, pipes=False)) if table.format == "markdown"  # extend_table
-                  else csv_cell)                                                           # escapes pipes
-        return extend_table(table, key, [escape(h) for h in header],
-                            {model: [escape(c) for c in row] for model, row in cells.items()})
+        return json.loads(json.dumps(self.data, allow_nan=False))
 
 
 def _cell_of(row: Any) -> dict[str, Any]:
@@ -202,7 +172,7 @@ def _pair_note(result: Any) -> str:
 
 def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], matrix: NDArray[np.float64],
                    clusters: Any, *, column: str, method: str | None, confidence_level: float,
-                   n_resamples: int | None, rng: int | np.random.Generator | None) -> tuple[list[dict[str, Any]], list[str]]:
+                   n_resamples: int | None, rng: int | np.random.Generator | None) -> tuple[list[dict[str, Any]], list[Note]]:
     """Paired differences ``a - b`` of the given pairs, Holm-adjusted over the whole family.
 
     Calls :func:`kpass.metrics.paired_difference` on blocks of pairs at once (its 2-D form, one
@@ -214,7 +184,7 @@ def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], mat
                                paired=True, clustered=clusters is not None)
     options["clusters"] = clusters
     comparisons = []
-    other_warnings: list[str] = []
+    other_warnings: list[Note] = []
     for start in range(0, len(pairs), _PAIRS_PER_CALL):
         block = pairs[start:start + _PAIRS_PER_CALL]
         a = matrix[[position[model_a] for model_a, _ in block]].T
@@ -225,7 +195,8 @@ def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], mat
         # the per-pair caveats (a degenerate interval, tiny or few differences) are each pair's note
         # (_pair_note); the 2-D call's warnings name its block's columns, which mean nothing here
         per_pair = (DegenerateIntervalWarning, TinyDifferencesWarning, FewDifferencesWarning)
-        other_warnings += [f"{column} comparisons: {w.message}" for w in caught if not issubclass(w.category, per_pair)]
+        other_warnings += [warning_note(w, (f"{column} comparisons",)) for w in caught
+                           if not issubclass(w.category, per_pair)]
         for (model_a, model_b), result in zip(block, results):
             comparisons.append({
                 "column": column, "model_a": model_a, "model_b": model_b,
@@ -243,7 +214,7 @@ def _compare_pairs(pairs: Sequence[tuple[str, str]], present: Sequence[str], mat
     adjusted = holm_adjust([comparisons[i]["p_value"] for i in tested])
     for i, value in zip(tested, adjusted.tolist()):
         comparisons[i]["p_value_holm"] = value
-    return comparisons, sorted(set(other_warnings))
+    return comparisons, list(dict.fromkeys(other_warnings))
 
 
 def _resolve_sort(sort: str | None, columns: Sequence[Mapping[str, Any]], plugin_manager: Any) -> str:
@@ -272,7 +243,7 @@ def _powers_of_two_up_to(limit: int) -> list[int]:
 
 
 def _pass_at_k_curves(table: Any, models: Sequence[str], tasks: Sequence[str], options: Mapping[str, Any],
-                      plugin_manager: Any) -> tuple[dict[str, Any], list[str]]:
+                      plugin_manager: Any) -> tuple[dict[str, Any], list[Note]]:
     """pass@k against k per model: k = 1, 2, 4, ... up to the fewest samples of the model's problems,
     so that every point of a curve averages over the same problems."""
     index = table.problem_index
@@ -300,7 +271,8 @@ def _pass_at_k_curves(table: Any, models: Sequence[str], tasks: Sequence[str], o
     for key, per_model in curves.items():
         short = sorted(model for model, points in per_model.items() if len(points) < 2)
         if short:
-            notes.append(f"{key} curve: {', '.join(short)} drawn at k = 1 only (a problem has a single sample).")
+            notes.append(Note("curves", tuple(f"{model} / {key}" for model in short),
+                              "curve drawn at k = 1 only (a problem has a single sample)."))
     return curves, notes
 
 
@@ -337,7 +309,7 @@ def _auto_budgets(output_tokens, answer_token, finished) -> list[int]:
 
 
 def _budget_curves(table: Any, models: Sequence[str], tasks: Sequence[str], cluster_map: Any,
-                   budgets: Sequence[int] | None, options: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+                   budgets: Sequence[int] | None, options: Mapping[str, Any]) -> tuple[dict[str, Any], list[Note]]:
     """fin@1(B) and pass@1(B) per model, from the token-budget core (kpass.metrics.budget_curve)."""
     output_tokens = _nullable_column(table, "output_tokens")
     answer_token = _nullable_column(table, "answer_token")
@@ -362,7 +334,7 @@ def _budget_curves(table: Any, models: Sequence[str], tasks: Sequence[str], clus
                 columns.get("output_tokens"), columns.get("answer_token"), columns.get("finished"))
             label = f"{model}" + (f" / {task}" if len(tasks) > 1 else "")
             if not grid:
-                notes.append(f"{label}: no budget curve (no token positions recorded).")
+                notes.append(Note("budget", (label,), "no budget curve (no token positions recorded)."))
                 continue
             try:
                 counts = budget_counts(np.repeat(ids[index.problem_codes[problems]], np.diff(offsets)),
@@ -372,7 +344,7 @@ def _budget_curves(table: Any, models: Sequence[str], tasks: Sequence[str], clus
                     warnings.simplefilter("always")
                     points = budget_curve(counts, k=1, clusters=clusters, **options)
             except ValueError as error:
-                notes.append(f"{label}: no budget curve ({error}).")
+                notes.append(Note("budget", (label,), f"no budget curve ({error})."))
                 continue
             for name, attribute in (("pass@1", "pass_at_k"), ("fin@1", "fin_at_k")):
                 key = name if len(tasks) == 1 else f"{task}: {name}"
@@ -503,18 +475,18 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
                       rank_dropped_problems=int(dropped.size))
         if dropped.size:
             shown = ", ".join(dropped[:5].tolist()) + (", ..." if dropped.size > 5 else "")
-            notes.append(f"{column['key']}: rank intervals and comparisons use the {common.size} problems "
-                         f"every model has; {dropped.size} problem(s) that some model lacks are left out "
-                         f"({shown}).")
+            notes.append(Note("ranks", (column["key"],), f"rank intervals and comparisons use the {common.size} "
+                              f"problems every model has; {dropped.size} problem(s) that some model lacks are left "
+                              f"out ({shown})."))
         if not present:
             continue
         clusters = _clusters_for(group_clusters if column["task"] in group_clusters else cluster_map, column["task"],
                                  common)
         if common.size < 2:
-            notes.append(f"{column['key']}: no rank intervals (fewer than 2 problems shared by the models).")
+            notes.append(Note("ranks", (column["key"],), "no rank intervals (fewer than 2 problems shared by the models)."))
             continue
         if clusters is not None and np.unique(clusters).size < 2:
-            notes.append(f"{column['key']}: no rank intervals (the shared problems are in one cluster).")
+            notes.append(Note("ranks", (column["key"],), "no rank intervals (the shared problems are in one cluster)."))
             continue
         ranks[column["key"]] = rank_intervals(
             matrix, models=present, clusters=clusters, confidence_level=confidence_level,
@@ -567,8 +539,9 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
             shown_ranks[sort_key], widened = reconcile_rank_intervals(ranks[sort_key], not_distinguished)
             if widened:
                 shown = ", ".join(f"{a} / {b}" for a, b in widened[:10]) + (", ..." if len(widened) > 10 else "")
-                notes.append(f"{sort_key}: rank intervals widened to overlap where the paired interval holds 0 "
-                             f"({len(widened)} pair(s): {shown}); the rank bootstrap alone had ordered them.")
+                notes.append(Note("ranks", (sort_key,), f"rank intervals widened to overlap where the paired "
+                                  f"interval holds 0 ({len(widened)} pair(s): {shown}); the rank bootstrap alone had "
+                                  "ordered them."))
 
     index = table.problem_index
     problems_per_model = np.bincount(index.model_codes, minlength=len(models))
@@ -582,7 +555,7 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
             row = rows.get((model, column["task"], column["metric"]))
             metrics_of_model[column["key"]] = None if row is None else _cell_of(row)
             if row is not None and row.note:
-                notes.append(f"{model} / {column['key']}: {row.note}.")
+                notes.append(Note("metric", (f"{model} / {column['key']}",), f"{row.note}."))
             result = shown_ranks.get(column["key"])
             if result is not None and model in result.models:
                 i = result.models.index(model)
@@ -603,8 +576,8 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
         cell_judges = {cell.get("judge") for entry in entries for cell in [entry["metrics"][column["key"]]] if cell}
         if len(cell_judges) > 1:
             named = ", ".join(sorted(judge or "none named" for judge in cell_judges))
-            notes.append(f"{column['key']}: the models' samples were judged by different metrics ({named}): "
-                         "their ranks and comparisons set one scoring against another.")
+            notes.append(Note("ranks", (column["key"],), f"the models' samples were judged by different metrics "
+                              f"({named}): their ranks and comparisons set one scoring against another."))
 
     exclusions = []
     for exclusion in report.exclusions:
@@ -647,6 +620,6 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
         "curves": curve_data,
         "budget_curves": budget_data,
         "exclusions": exclusions,
-        "notes": notes,
+        "notes": [note.as_dict() for note in as_notes(notes)],
     }
     return Leaderboard(data=data, report=report, ranks=ranks)

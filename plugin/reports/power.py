@@ -15,6 +15,7 @@ import numpy as np
 from kpass import metrics as core
 
 from kpass.errors import DataError
+from kpass.notes import Note, as_notes, warning_note
 from kpass.data.table import SampleTable
 from kpass.reports.report import replaying_violations
 
@@ -54,21 +55,21 @@ def power_inputs_from_table(table: SampleTable, *, model: str, baseline: str, ta
             raise DataError(f"task {task!r} is not in the pilot; tasks: {', '.join(tasks)}",
                             **table.error_location(), field="task")
         keep &= index.task_codes == tasks.index(task)
-    notes = []
+    notes: list[Note] = []
     pilot_models = np.isin(index.model_codes, [models.index(model), models.index(baseline)])
     pooled = table.category_values("task")[np.unique(index.task_codes[keep & pilot_models])]
     if task is None and pooled.size > 1:
-        notes.append(f"the pilot pools the problems of {pooled.size} tasks ({', '.join(pooled.tolist())}) as one "
-                     "benchmark; their variances may differ, so to plan a benchmark of one task give --task "
-                     "(Python: task=...)")
+        notes.append(Note("power", tuple(pooled.tolist()), f"the pilot pools the problems of {pooled.size} tasks "
+                          "as one benchmark; their variances may differ, so to plan a benchmark of one task give "
+                          "--task (Python: task=...)"))
     n_ids = max(len(table.categories("problem_id")), 1)
     key = index.task_codes * n_ids + index.problem_codes
     a = np.flatnonzero(keep & (index.model_codes == models.index(model)))
     b = np.flatnonzero(keep & (index.model_codes == models.index(baseline)))
     common, at_a, at_b = np.intersect1d(key[a], key[b], return_indices=True)
     if len(a) - len(common) or len(b) - len(common):
-        notes.append(f"left out: {len(a) - len(common)} problems only under {model!r}, "
-                     f"{len(b) - len(common)} only under {baseline!r}")
+        notes.append(Note("unmatched", (f"{model} vs {baseline}",), f"left out: {len(a) - len(common)} problems "
+                          f"only under {model!r}, {len(b) - len(common)} only under {baseline!r}"))
     if common.size < 2:
         raise DataError(f"the pilot needs at least 2 problems shared by {model!r} and {baseline!r}; found "
                         f"{common.size}", **table.error_location(), field="problem_id")
@@ -89,5 +90,5 @@ def power_inputs_from_table(table: SampleTable, *, model: str, baseline: str, ta
                 n_samples_b=index.n_samples[b], n_correct_b=index.n_correct[b])
         except ValueError as exc:  # the pilot's counts cannot give the inputs
             raise DataError(f"pilot {model!r} vs {baseline!r}: {exc}", **table.error_location()) from exc
-    notes.extend(str(w.message) for w in caught)
-    return inputs, [*table.notes, *notes]
+    notes.extend(warning_note(w, (f"{model} vs {baseline}",)) for w in caught)
+    return inputs, [*as_notes(table.notes), *notes]

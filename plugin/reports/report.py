@@ -23,6 +23,7 @@ from kpass import metrics as core
 
 from kpass.data.problems import ProblemSet, problem_attribute
 from kpass.errors import DataError, MetricSpecError, UsageError
+from kpass.notes import Note, as_notes, warning_note
 from kpass.data.reduction import ProblemStatistics, Violation, raise_violation
 from kpass.host.lookups import parse_metric_specs
 from kpass.host.specs import MetricSpec
@@ -159,10 +160,10 @@ class Report:
         One per (group, metric), groups in order of first appearance, metrics in spec order.
     exclusions : list of Exclusion
         Every problem left out of a metric, with the reason.
-    notes : list of str
-        Facts about the data a reader should know: the table's own notes first
-        (:attr:`SampleTable.notes`, e.g. epochs a reader left out), extra columns kept as
-        metadata, ragged n, and every warning of the interval core.
+    notes : list of Note
+        Facts about the data a reader should know (:class:`kpass.Note`: kind, rows, text, doc):
+        the table's own notes first (:attr:`SampleTable.notes`, e.g. epochs a reader left out),
+        extra columns kept as metadata, ragged n, and every warning of the interval core.
     metrics : list of MetricSpec
     by : tuple of str
     cluster_by : str or None
@@ -177,7 +178,7 @@ class Report:
 
     rows: list[ReportRow]
     exclusions: list[Exclusion]
-    notes: list[str]
+    notes: list[Note]
     metrics: list[MetricSpec]
     by: tuple[str, ...]
     cluster_by: str | None
@@ -200,7 +201,7 @@ class Report:
             "metrics": [spec.name for spec in self.metrics],
             "rows": [row.as_dict() for row in self.rows],
             "exclusions": [exclusion.as_dict() for exclusion in self.exclusions],
-            "notes": list(self.notes),
+            "notes": [note.as_dict() for note in as_notes(self.notes)],
             **({"selection_bias": [entry.as_dict() for entry in self.selection_bias]} if self.selection_bias else {}),
         }
 
@@ -270,7 +271,7 @@ class Comparison:
 
     rows: list[ComparisonRow]
     exclusions: list[Exclusion]
-    notes: list[str]
+    notes: list[Note]
     metrics: list[MetricSpec]
     baseline: str
     by: tuple[str, ...]
@@ -283,7 +284,7 @@ class Comparison:
             "confidence_level": self.confidence_level, "metrics": [spec.name for spec in self.metrics],
             "rows": [row.as_dict() for row in self.rows],
             "exclusions": [exclusion.as_dict() for exclusion in self.exclusions],
-            "notes": list(self.notes),
+            "notes": [note.as_dict() for note in as_notes(self.notes)],
         }
 
 
@@ -443,14 +444,14 @@ def _evaluate(table: SampleTable, spec: MetricSpec, problems: NDArray[np.int64],
     return eligible, values, exclusions
 
 
-def _family_notes(table: SampleTable, spec: MetricSpec, chosen: NDArray[np.int64], label: str) -> list[str]:
+def _family_notes(table: SampleTable, spec: MetricSpec, chosen: NDArray[np.int64], label: str) -> list[Note]:
     """What a family says about the problems a row rests on (``MetricFamily.notes``, e.g. cons@k's
     count of abstaining answers of unfinished generations), prefixed by the row's group."""
     notes = getattr(spec.implementation, "notes", None)
     if notes is None or chosen.size == 0:
         return []
-    prefix = f"{label} / " if label else ""
-    return [f"{prefix}{spec.name}: {note}" for note in notes(ProblemSet(table, chosen, budget=spec.budget), spec)]
+    row = (f"{label} / " if label else "") + spec.name
+    return [Note("metric", (row,), note) for note in notes(ProblemSet(table, chosen, budget=spec.budget), spec)]
 
 
 def _summarize(table: SampleTable, spec: MetricSpec, chosen: NDArray[np.int64],
@@ -469,15 +470,15 @@ def _summarize(table: SampleTable, spec: MetricSpec, chosen: NDArray[np.int64],
 
 
 def _interval(values: NDArray[np.float64], clusters: NDArray[np.int64] | None,
-              options: dict[str, Any]) -> tuple[Any, list[str]]:
-    """:func:`kpass.mean_ci` with checked ``options``; every warning it gives comes back as text."""
+              options: dict[str, Any]) -> tuple[Any, list[Any]]:
+    """:func:`kpass.mean_ci` with checked ``options``; every warning it gives comes back (caught)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = core.mean_ci(values, clusters=clusters, **options)
-    return result, [str(w.message) for w in caught]
+    return result, list(caught)
 
 
-def _mixed_n_notes(table: SampleTable, groups: list[Group], group_of_problem: NDArray[np.int64]) -> list[str]:
+def _mixed_n_notes(table: SampleTable, groups: list[Group], group_of_problem: NDArray[np.int64]) -> list[Note]:
     index = table.problem_index
     notes = []
     low = np.full(len(groups), np.iinfo(np.int64).max)
@@ -485,24 +486,25 @@ def _mixed_n_notes(table: SampleTable, groups: list[Group], group_of_problem: ND
     np.minimum.at(low, group_of_problem, index.n_samples)
     np.maximum.at(high, group_of_problem, index.n_samples)
     for g in np.flatnonzero(low != high).tolist():
-        label = ", ".join(f"{k}={v}" for k, v in groups[g]) or "all"
-        notes.append(f"{label}: samples per problem vary from {low[g]} to {high[g]}; each problem's estimate "
-                     "uses its own n (unbiased for every n >= k)")
+        label = " / ".join(v for _, v in groups[g]) or "all"
+        notes.append(Note("mixed-samples", (f"{label} ({low[g]} to {high[g]})",), "samples per problem vary; each "
+                          "problem's estimate uses its own n (unbiased for every n >= k)"))
     return notes
 
 
-def _table_notes(table: SampleTable) -> list[str]:
+def _table_notes(table: SampleTable, interpreted: Sequence[str | None] = ()) -> list[Note]:
     """The reader's notes on the table (:attr:`SampleTable.notes`), then the host's (extra columns
-    kpass does not interpret; the seed trap, :func:`kpass.reports.sample_checks.identical_samples_notes`)."""
+    kpass does not interpret, besides the ``interpreted`` ones (``by``, ``cluster_by``); the seed trap, :func:`kpass.reports.sample_checks.identical_samples_notes`)."""
     from kpass.data.sources import JUDGE_COLUMN, RUN_COLUMN
     from kpass.host.extractors import EXTRACTOR_COLUMN
     from kpass.reports.sample_checks import PIPELINE_OF_COLUMN, identical_samples_notes
 
-    notes = list(table.notes)
+    notes = as_notes(table.notes)
     uninterpreted = [name for name in table.extra_columns
-                     if name not in (EXTRACTOR_COLUMN, PIPELINE_OF_COLUMN, RUN_COLUMN, JUDGE_COLUMN)]
+                     if name not in (EXTRACTOR_COLUMN, PIPELINE_OF_COLUMN, RUN_COLUMN, JUDGE_COLUMN, *interpreted)]
     if uninterpreted:
-        notes.append(f"columns outside the schema kept as metadata (not interpreted): {', '.join(uninterpreted)}")
+        notes.append(Note("extra-columns", tuple(uninterpreted), "columns outside the schema, kept as metadata "
+                          "(usable with --by and --cluster-by)"))
     return notes + identical_samples_notes(table)
 
 
@@ -630,7 +632,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
     boundaries = np.searchsorted(group_of_problem[order], np.arange(len(groups) + 1))
     total = (len(groups) + len(task_groups)) * len(specs)
     done = 0
-    warning_notes: list[str] = []
+    warning_notes: list[Note] = []
 
     def add_rows(group: Group, problems: NDArray[np.int64], labels: NDArray[np.object_],
                  clusters_of: NDArray[np.int64] | None, options: dict[str, Any]) -> None:
@@ -656,8 +658,8 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
                                       "no problem has enough samples"))
             elif summary is not None:  # a model-based metric (pass@K[extrapolate]) gives its own number
                 result, summary_notes = summary
-                prefix = f"{label} / " if label else ""
-                warning_notes.extend(f"{prefix}{spec.name}: {message}" for message in summary_notes)
+                row_label = ((f"{label} / " if label else "") + spec.name,)
+                warning_notes.extend(Note("model-based", row_label, message) for message in summary_notes)
                 if result is None:
                     rows.append(ReportRow(group, spec.name, None, None, None, None, int(chosen.size), n_samples,
                                           n_clusters, None, n_excluded, summary_notes[-1]))
@@ -673,8 +675,8 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
                     rows.append(ReportRow(group, spec.name, float(values.mean()), None, None, None, int(chosen.size),
                                           n_samples, n_clusters, None, n_excluded, f"no interval: {exc}"))
                 else:
-                    prefix = f"{label} / " if label else ""
-                    warning_notes.extend(f"{prefix}{spec.name}: {message}" for message in caught)
+                    row_label = ((f"{label} / " if label else "") + spec.name,)
+                    warning_notes.extend(warning_note(w, row_label) for w in caught)
                     rows.append(ReportRow(group, spec.name, float(result.estimate), _nan_to_none(result.low),
                                           _nan_to_none(result.high), _nan_to_none(result.standard_error),
                                           int(chosen.size), n_samples, result.n_clusters, result.rule or result.method,
@@ -696,12 +698,12 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
             group_options = interval_options(method=method, confidence_level=confidence_level, rng=options["rng"],
                                              n_resamples=n_resamples, clustered=True)
         except UsageError as exc:  # a method that takes no clusters
-            group_notes.append(f"no group rows: {exc}")
+            group_notes.append(Note("task-groups", (), f"no group rows: {exc}"))
             task_groups = []
     for item in task_groups:
         add_rows(item.group, item.problems, _problem_labels(table, item.problems, True), item.clusters,
                  group_options if cluster_by is None else options)
-    notes = (_table_notes(table) + pooled_notes + group_notes + _mixed_n_notes(table, groups, group_of_problem)
+    notes = (_table_notes(table, (cluster_by, *by)) + pooled_notes + group_notes + _mixed_n_notes(table, groups, group_of_problem)
              + warning_notes)
     report = Report(rows, exclusions, notes, specs, by, cluster_by, options["confidence_level"], per_problem)
     if selection_bias:  # the winner's curse of several models on the same problems
@@ -801,7 +803,7 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
     with_task = "task" not in by
     total = len(groups) * len(specs) * len(others)
     done = 0
-    warning_notes: list[str] = []
+    warning_notes: list[Note] = []
     for g, group in enumerate(groups):
         in_group = group_of_problem == g
         base_problems = np.flatnonzero(in_group & (index.model_codes == base_code))
@@ -866,7 +868,7 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
                             note=f"no interval: {exc}"))
                     else:
                         label = " / ".join(value for _, value in label_group)
-                        warning_notes.extend(f"{label} / {spec.name} vs {baseline}: {w.message}" for w in caught)
+                        warning_notes.extend(warning_note(w, (f"{label} / {spec.name} vs {baseline}",)) for w in caught)
                         rows.append(pair_row(
                             n_problems=int(common.size), estimate=float(result.estimate),
                             low=_nan_to_none(result.low), high=_nan_to_none(result.high),
@@ -877,5 +879,5 @@ def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequen
                 done += 1
                 if progress is not None:
                     progress(done, total)
-    notes = _table_notes(table) + warning_notes
+    notes = _table_notes(table, (cluster_by, *by)) + warning_notes
     return Comparison(rows, exclusions, notes, specs, baseline, by, cluster_by, options["confidence_level"])

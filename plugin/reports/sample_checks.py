@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from kpass.notes import Note
+
 if TYPE_CHECKING:  # pragma: no cover
     from kpass.data.table import SampleTable
 
@@ -63,15 +65,16 @@ def _output_codes(table: SampleTable) -> NDArray[np.int64] | None:
     return codes
 
 
-def identical_samples_notes(table: SampleTable) -> list[str]:
-    """A note per ``(model, task)`` where most problems' samples are identical generations
-    (:func:`identical_sample_groups`)."""
-    return [
-        f"{found.model} / {found.task}: {found.n_identical} of {found.n_problems} problems have {found.k} identical "
-        "samples (temperature 0, or one seed sent with every repeat to a server that honours it?): their k-sample "
-        "metrics say no more than one sample (pass@k = pass@1). Sample with temperature > 0 and a seed per repeat "
-        "(kpass-lm-eval varies it; Inspect's --seed is one seed for every epoch)"
-        for found in identical_sample_groups(table)]
+def identical_samples_notes(table: SampleTable) -> list[Note]:
+    """A ``seed-trap`` note per ``(model, task)`` where most problems' samples are identical
+    generations (:func:`identical_sample_groups`); the counts are in the row label."""
+    return [Note("seed-trap", (f"{found.model} / {found.task} ({found.n_identical} of {found.n_problems} problems, "
+                               f"{found.k} identical samples)",),
+                 "most problems' samples are identical generations (temperature 0, or one seed sent with every repeat "
+                 "to a server that honours it?): their k-sample metrics say no more than one sample (pass@k = "
+                 "pass@1). Sample with temperature > 0 and a seed per repeat (kpass-lm-eval varies it; Inspect's "
+                 "--seed is one seed for every epoch)")
+            for found in identical_sample_groups(table)]
 
 
 def identical_sample_groups(table: SampleTable) -> list[IdenticalSamples]:
@@ -107,7 +110,7 @@ def identical_sample_groups(table: SampleTable) -> list[IdenticalSamples]:
     return found
 
 
-def pooled_pipeline_rows(table: SampleTable, by: Sequence[str]) -> tuple[NDArray[np.bool_] | None, list[str]]:
+def pooled_pipeline_rows(table: SampleTable, by: Sequence[str]) -> tuple[NDArray[np.bool_] | None, list[Note]]:
     """Problems to keep in rows pooled over tasks, so each document counts once, and notes.
 
     Returns ``(keep, notes)``: ``keep`` is a boolean per problem (:attr:`SampleTable.problem_index`
@@ -132,6 +135,6 @@ def pooled_pipeline_rows(table: SampleTable, by: Sequence[str]) -> tuple[NDArray
     tasks, owners = table.category_values("task"), table.category_values(PIPELINE_OF_COLUMN)
     for code in np.unique(owner[~keep]).tolist():
         dropped = sorted({tasks[t] for t in task[(owner == code) & ~keep].tolist()})
-        notes.append(f"rows pooled over tasks count each document of {owners[code]} once, scored through "
-                     f"{tasks[primary[code]]} (left out of them: {', '.join(dropped)})")
+        notes.append(Note("pooled", (), f"rows pooled over tasks count each document of {owners[code]} once, scored "
+                          f"through {tasks[primary[code]]} (left out of them: {', '.join(dropped)})"))
     return keep, notes

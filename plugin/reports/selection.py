@@ -20,6 +20,7 @@ import numpy as np
 from kpass import metrics as core
 
 from kpass.errors import UsageError
+from kpass.notes import Note
 from kpass.reports.columns import _clusters_for, _column_matrix, _problem_clusters
 from kpass.reports.seeds import seed_for_call
 
@@ -99,39 +100,41 @@ def check_selected(selected: Sequence[str], models: Sequence[str]) -> list[str]:
 
 def selection_bias(columns: Sequence[tuple[str, str, str, Sequence[str], Any, Any]], *,
                    selected: Sequence[str] = (), estimates: dict[tuple[str, str, str], float] | None = None,
-                   rng: int | np.random.Generator | None = None) -> tuple[list[SelectionBiasColumn], list[str]]:
+                   rng: int | np.random.Generator | None = None) -> tuple[list[SelectionBiasColumn], list[Note]]:
     """Entries and notes for each column ``(key, task, metric, models, values (M, N), clusters)``.
 
     ``estimates[(model, task, metric)]`` is the score shown for a model (default: the mean of
     its values on the common problems).
     """
     rng = seed_for_call(rng)  # one seed for every column
-    entries, notes = [], []
+    entries: list[SelectionBiasColumn] = []
+    notes: list[Note] = []
     for key, task, metric, models, matrix, clusters in columns:
         if len(models) < (2 if selected else AUTOMATIC_FROM) or matrix.shape[1] < 2:
             continue
         try:
             result = core.selection_inflation(matrix.T, clusters=clusters, rng=rng)
         except ValueError as exc:
-            notes.append(f"{key}: no selection-bias estimate ({exc})")
+            notes.append(Note("selection-bias", (key,), f"no selection-bias estimate ({exc})"))
             continue
         best = models[result.best]
         shown = (estimates or {}).get((best, task, metric), result.best_estimate)
         in_sigma = (f"{result.inflation_in_sigma:.2f} sigma; {result.independent_in_sigma:.2f} for {result.n_models} "
                     f"independent models, correlation {result.mean_correlation:.2f}" if result.sigma > 0 else
                     "no noise")
-        notes.append(f"{key}: selection bias: the best of {result.n_models} models on these {result.n_problems} "
-                     f"problems ({best}, {shown:.4f}) is expected to be inflated by about {result.inflation:.4f} "
-                     f"({in_sigma}) if they are equally good; use a fresh test set to confirm a winner")
+        notes.append(Note("selection-bias", (key,), f"the best of {result.n_models} models on these "
+                          f"{result.n_problems} problems ({best}, {shown:.4f}) is expected to be inflated by about "
+                          f"{result.inflation:.4f} ({in_sigma}) if they are equally good; use a fresh test set to "
+                          "confirm a winner"))
         chosen = []
         for model in selected:
             if model not in models:
                 continue
             score = (estimates or {}).get((model, task, metric), float(matrix[list(models).index(model)].mean()))
             chosen.append(SelectedModel(model, score, score - result.inflation))
-            notes.append(f"{key}: {model} was selected on this set: its {metric} {score:.4f} is expected to be "
-                         f"about {result.inflation:.4f} too high (best of {result.n_models}); corrected about "
-                         f"{score - result.inflation:.4f}")
+            notes.append(Note("selection-bias", (key,), f"{model} was selected on this set: its {metric} "
+                              f"{score:.4f} is expected to be about {result.inflation:.4f} too high (best of "
+                              f"{result.n_models}); corrected about {score - result.inflation:.4f}"))
         entries.append(SelectionBiasColumn(
             column=key, task=task, metric=metric, models=tuple(models), n_models=result.n_models,
             n_problems=result.n_problems, best=best, inflation=result.inflation, sigma=result.sigma,
@@ -145,7 +148,7 @@ def _finite(value: float) -> float | None:
 
 
 def selection_bias_of_report(table: Any, report: Any, *, selected: Sequence[str] = (),
-                             rng: int | np.random.Generator | None = None) -> tuple[list[SelectionBiasColumn], list[str]]:
+                             rng: int | np.random.Generator | None = None) -> tuple[list[SelectionBiasColumn], list[Note]]:
     """:func:`selection_bias` of every (task, metric) of a report grouped by model and task, on
     the problems every model has (clustered when the report is)."""
     if "model" not in report.by or "task" not in report.by or len(report.by) != 2:
@@ -154,8 +157,8 @@ def selection_bias_of_report(table: Any, report: Any, *, selected: Sequence[str]
     selected = check_selected(selected, models)
     if len(models) < 2:
         if selected:
-            return [], [f"{', '.join(selected)} was selected on this set, but the input holds no other model to "
-                        "estimate the selection bias from"]
+            return [], [Note("selection-bias", tuple(selected), "selected on this set, but the input holds no other "
+                             "model to estimate the selection bias from")]
         return [], []
     cluster_map = _problem_clusters(table, report.cluster_by) if report.cluster_by is not None else None
     estimates = {(row.model, row.task, row.metric): row.estimate for row in report.rows if row.estimate is not None}

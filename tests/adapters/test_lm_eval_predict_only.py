@@ -46,6 +46,14 @@ SPECS = "pass@1,8 cons@8"
 AIME_ANSWER = re.compile(r"\\boxed\{\s*(-?[0-9]+)\s*\}")
 
 
+def _texts(notes):
+    """Notes (``kpass.Note`` or their JSON records) as ``rows: text`` lines, to search in."""
+    from kpass.notes import as_note
+
+    return [str(as_note(note)) for note in notes]
+
+
+
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("lm_eval_predict_only")
@@ -159,7 +167,7 @@ def test_plain_predict_only_equals_lm_eval_own_scores(runs, workspace):
 
 def test_predict_only_post_hoc_says_where_the_scoring_came_from(runs, workspace):
     report = _report(runs["k8_predict"], SPECS, workspace / "tasks")
-    notes = "\n".join(report["notes"])
+    notes = "\n".join(_texts(report["notes"]))
     assert "task 'aime24' was run with --predict_only; scored post hoc with its process_results from " \
            f"{(workspace / 'tasks' / 'aime' / 'aime24.yaml').resolve()}" in notes
     assert "task 'arith_gen' was run with --predict_only; scored post hoc with metric_list exact_match from" in notes

@@ -38,6 +38,14 @@ DOCS = [  # (doc, target, K generations)
 ]
 
 
+def _texts(notes):
+    """Notes (``kpass.Note`` or their JSON records) as ``rows: text`` lines, to search in."""
+    from kpass.notes import as_note
+
+    return [str(as_note(note)) for note in notes]
+
+
+
 def _first_answer(pipeline, generation):
     """What lm-eval's pipeline makes of generation 0 (regex step or raw text), for the logged score."""
     steps = [step for step in pipeline.get("filter", []) if step["function"] == "regex"]
@@ -210,7 +218,7 @@ def test_non_generation_tasks_are_skipped_with_a_warning(tmp_path):
     (note,) = [note for note in table.notes if "skipping" in note]
     assert "results_" in note and "skipping lm-eval task 'mc' (multiple_choice)" in note
     report = kpass.compute_report(table, "pass@1", rng=0)
-    assert note in report.notes and note in report.as_dict()["notes"]
+    assert note in _texts(report.notes) and note in _texts(report.as_dict()["notes"])
     write_run(tmp_path / "only_mc", {"mc": (mc, [({"id": 0}, "0", ["x"])])})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -366,7 +374,7 @@ def test_fewer_documents_than_the_results_file_counts_get_a_note(tmp_path):
     table = read_lm_eval_output(tmp_path)
     (note,) = [note for note in table.notes if "n-samples" in note]
     assert "holds 3 of the 100 documents" in note and "task 'arith'" in note
-    assert note in kpass.compute_report(table, "pass@1", rng=0).notes
+    assert note in _texts(kpass.compute_report(table, "pass@1", rng=0).notes)
 
 
 def test_identical_pipelines_are_one_task_and_pooled_rows_count_documents_once(tmp_path):
@@ -384,7 +392,7 @@ def test_identical_pipelines_are_one_task_and_pooled_rows_count_documents_once(t
     (row,) = pooled.rows
     assert row.n_problems == 6  # 3 documents of sc + 3 of arith, not 9
     assert any("count each document of arith once, scored through arith/strict-match (left out of them: "
-               "arith/maj@4)" in note for note in pooled.notes)
+               "arith/maj@4)" in note.text and note.kind == "pooled" for note in pooled.notes)
     per_task = kpass.compute_report(table, "pass@1", rng=0)
     assert [r.n_problems for r in per_task.rows] == [3, 3, 3]
 
@@ -499,9 +507,9 @@ def test_group_rows_pool_subtasks_once_each_subtask_a_cluster(tmp_path, layout):
     assert (inner.n_problems, inner.n_samples, inner.n_clusters) == (5, 20, 2)
     assert inner.estimate == pytest.approx((3 * subtask["arith_a"].estimate + 2 * subtask["arith_b"].estimate) / 5)
     assert subtask["arith_a"].n_clusters is None
-    assert "group inner: problems of arith_a/strict-match, arith_b/strict-match pooled, each subtask one cluster " \
-           "(as lm-eval's own group rows pool them)" in report.notes
-    assert any(note.startswith("fake / inner / pass@1: only 2 clusters") for note in report.notes)
+    assert kpass.Note("task-groups", ("inner",), "problems of arith_a/strict-match, arith_b/strict-match pooled, "
+                      "each subtask one cluster (as lm-eval's own group rows pool them)") in report.notes
+    assert any(note.startswith("fake / inner / pass@1: only 2 clusters") for note in _texts(report.notes))
     assert "a_tag" not in {row.task for row in report.rows}
     if layout == "0.4.0":  # those files do not record groups of groups
         assert "outer" not in {row.task for row in report.rows}
@@ -510,8 +518,8 @@ def test_group_rows_pool_subtasks_once_each_subtask_a_cluster(tmp_path, layout):
     assert (outer.n_problems, outer.n_clusters) == (7, 3)
     assert outer.estimate == pytest.approx(sum(len(GROUP_DOCS[name]) * row.estimate for name, row in subtask.items())
                                            / 7)
-    assert any(note.startswith("group outer: a group of groups (inner); its row pools their leaf subtasks, each "
-                               "document once") for note in report.notes)
+    assert any(note.startswith("outer: a group of groups (inner); its row pools their leaf subtasks, each "
+                               "document once") for note in _texts(report.notes))
     # pooled over tasks there is no group row, and each document counts once
     (pooled,) = kpass.compute_report(read_lm_eval_output(tmp_path), "pass@1", by=("model",), rng=0).rows
     assert pooled.n_problems == 7
@@ -543,3 +551,22 @@ def test_leaf_task_groups_expand_nesting_once_and_stop_at_cycles():
                                        "task_only": []})
     assert leaves == {"top": ("t1", "t3", "t2"), "mid": ("t1", "t3"), "loop": ("t4",)}
     assert nested == {"top": ("mid",), "loop": ("loop",)}
+
+
+#: At most this many note lines in a 5-model leaderboard over lm-eval runs (issue #35: it was 152).
+LEADERBOARD_NOTE_BUDGET = 30
+
+
+def test_a_five_model_leaderboard_over_lm_eval_runs_keeps_its_notes_short(tmp_path, capsys):
+    from kpass.cli import main
+
+    for i in range(5):
+        write_run(tmp_path, model=f"m{i}")
+    assert main(["leaderboard", str(tmp_path), "-m", "pass@1,4", "--n-resamples", "200", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    notes = [line for line in out.splitlines() if line.startswith("- **")]
+    assert 0 < len(notes) <= LEADERBOARD_NOTE_BUDGET, "\n".join(notes)
+    # the reader's notes of the five runs are one line each, naming the five files
+    (judged,) = [line for line in notes if "samples judged by exact_match" in line]
+    assert judged.startswith("- **reader** ") and all(f"m{i}/results_" in judged for i in range(5))
+    assert not re.search(r"&(amp|lt|gt|quot|#\d+);", out) and not re.search(r"\\x[0-9a-f]{2}", out)

@@ -71,6 +71,14 @@ _solve = shipped_tasks.solve
 _copy_task = shipped_tasks.copy_task
 
 
+def _texts(notes):
+    """Notes (``kpass.Note`` or their JSON records) as ``rows: text`` lines, to search in."""
+    from kpass.notes import as_note
+
+    return [str(as_note(note)) for note in notes]
+
+
+
 def write_tasks(root: Path) -> Path:
     """Copies of lm-eval's own task configs over local JSONL data; returns the include path."""
     import lm_eval
@@ -228,7 +236,7 @@ def test_post_hoc_on_plain_runs_equals_lm_eval_own_exact_match(runs):
     assert 0 < rows[("aime24", "pass@1")] < 1
     # one sample per problem: the verdicts are lm-eval's own, and the report says so
     assert any("task 'aime24' has one sample per problem: each verdict is lm-eval's own logged exact_match" in note
-               for note in report.notes)
+               for note in _texts(report.notes))
 
 
 def test_seed_trap_and_pipelines_post_hoc(runs):
@@ -237,10 +245,11 @@ def test_seed_trap_and_pipelines_post_hoc(runs):
                                 "--format", "json"], capture_output=True, text=True, check=False)
     assert completed.returncode == 0, completed.stderr
     report = json.loads(completed.stdout)
-    notes = report["notes"]
+    notes = _texts(report["notes"])
     # 64 identical samples per problem under one seed: said in the JSON notes (and so in every format)
-    assert any("gsm8k_cot_self_consistency/score-first: 6 of 6 problems have 64 identical samples" in note
-               for note in notes), notes
+    assert any(note["kind"] == "seed-trap" and note["rows"] == [
+        "fake / gsm8k_cot_self_consistency/score-first (6 of 6 problems, 64 identical samples)"]
+        for note in report["notes"]), report["notes"]
     # three pipelines that are one once their selection steps go: one set of problems
     tasks = {row["task"] for row in report["rows"]}
     assert {task for task in tasks if task.startswith("gsm8k")} == {"gsm8k_cot_self_consistency/score-first"}
@@ -360,8 +369,8 @@ def test_group_row_post_hoc_pools_the_subtasks_clustered_by_subtask_as_live(runs
         for field in ("n_problems", "n_samples", "n_clusters", "method"):
             assert row[field] == live_row[field], (metric, field)
     assert rows[(GROUP, "pass@1")]["low"] < expected["pass@1"] < rows[(GROUP, "pass@1")]["high"]
-    for notes in (post_hoc["notes"], live.results()["kpass"]["report"]["notes"]):
-        assert f"group {GROUP}: problems of aime24, minerva_math_algebra pooled, each subtask one cluster (as " \
+    for notes in (_texts(post_hoc["notes"]), _texts(live.results()["kpass"]["report"]["notes"])):
+        assert f"{GROUP}: problems of aime24, minerva_math_algebra pooled, each subtask one cluster (as " \
                "lm-eval's own group rows pool them)" in notes
         assert any(note.startswith(f"fake / {GROUP} / pass@1: only 2 clusters: with fewer than 10 clusters")
                    for note in notes), notes

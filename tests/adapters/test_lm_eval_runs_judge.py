@@ -45,6 +45,14 @@ fake_server = runs_module.load_fake_server()
 _console_script = runs_module.console_script
 
 
+def _texts(notes):
+    """Notes (``kpass.Note`` or their JSON records) as ``rows: text`` lines, to search in."""
+    from kpass.notes import as_note
+
+    return [str(as_note(note)) for note in notes]
+
+
+
 def _gold_text(i: int, value: int) -> str:
     """The boxed gold of math problem i: every other one with a leading zero (``033``)."""
     return f"0{value}" if i % 2 == 0 else str(value)
@@ -150,9 +158,9 @@ def test_reruns_of_one_model_side_by_side_and_paired(workspace, runs):
     rows = {(row["model"], row["task"]): row for row in report["rows"]}
     assert rows[("fake [out1]", "arith_gen/strict-match")]["estimate"] == pytest.approx(np.mean(list(first.values())))
     assert rows[("fake [out2]", "arith_gen/strict-match")]["estimate"] == pytest.approx(np.mean(list(second.values())))
-    assert any("2 runs of model 'fake' on task 'arith_gen' (out1, out2)" in note for note in report["notes"])
-    (extra,) = [note for note in report["notes"] if "outside the schema" in note]
-    assert not {"run", "judge"} & set(extra.split(": ", 1)[1].split(", "))  # kpass's own columns, not metadata
+    assert any("2 runs of model 'fake' on task 'arith_gen' (out1, out2)" in note for note in _texts(report["notes"]))
+    (extra,) = [note for note in report["notes"] if note["kind"] == "extra-columns"]
+    assert not {"run", "judge"} & set(extra["rows"])  # kpass's own columns, not metadata
     # compare pairs the two runs problem by problem: the correlation is that of the per-doc values matched by doc_id
     comparison = _json(workspace, "compare", "out1", "out2", "-m", "pass@1")
     (row,) = [row for row in comparison["rows"] if row["task"] == "arith_gen/strict-match"]
@@ -253,7 +261,7 @@ def test_post_hoc_judges_with_the_metric_the_live_run_recorded(workspace, runs):
     (row,) = report["rows"]
     assert (row["judge"], row["estimate"]) == ("math_verify", pytest.approx(hand["math_verify"]))
     assert any("samples judged by math_verify (minerva_math_algebra: as the kpass-lm-eval run recorded)" in note
-               for note in report["notes"])
+               for note in _texts(report["notes"]))
     printed = _kpass(workspace, "report", "mathout", "-m", "pass@1", "--include-path", "math_tasks")
     assert re.search(rf"minerva_math_algebra\s+pass@1\s+math_verify\s+{hand['math_verify']:.4f}", printed.stdout)
     csv = _kpass(workspace, "report", "mathout", "-m", "pass@1", "--include-path", "math_tasks", "-f", "csv")
@@ -264,7 +272,7 @@ def test_post_hoc_judges_with_the_metric_the_live_run_recorded(workspace, runs):
     (row,) = switched["rows"]
     assert (row["judge"], row["estimate"]) == ("exact_match", pytest.approx(hand["exact_match"]))
     assert any("exact_match (minerva_math_algebra: --judge; the kpass-lm-eval run judged by math_verify)" in note
-               for note in switched["notes"])
+               for note in _texts(switched["notes"]))
     # the Python API says the same
     table = read_lm_eval_output(math_run.output, include_path=[workspace / "math_tasks"], judge="exact_match")
     assert table.categories("judge") == ["exact_match"]

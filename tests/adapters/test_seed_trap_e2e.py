@@ -16,6 +16,7 @@ line naming the tasks, the setting and ``--kpass-allow-greedy``; with that flag 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -39,7 +40,9 @@ BIN = Path(sys.executable).parent
 EPOCHS = 4
 N_QUESTIONS = 10
 TRAP_KEY = "warning/identical_epochs"
-CONSOLE = f"kpass metrics: {N_QUESTIONS} of {N_QUESTIONS} problems got {EPOCHS} identical epochs"
+CONSOLE = (f"kpass metrics: {N_QUESTIONS} of {N_QUESTIONS} problems got {EPOCHS} identical epochs: pass@k = pass@1; "
+           "drop --seed or sample with temperature > 0 (full note in the log's kpass params, seed_trap; "
+           "docs/notes.md#seed-trap)")  # one short line
 
 
 @pytest.fixture(scope="module")
@@ -104,9 +107,10 @@ def test_seeded_run_warns_in_results_log_and_once_on_the_console(inspect_runs):
         trap = dict(details["seed_trap"])
         warning = trap.pop("warning")
         assert trap == {"problems_identical": N_QUESTIONS, "problems": N_QUESTIONS, "epochs": EPOCHS}
-        assert f"kpass metrics: {warning}" in run["console"] and "Drop --seed" in warning
+        assert "Drop --seed" in warning and warning not in run["console"]  # the full text is in the log
         # kpass report's note (the same rule) is in the log's notes too
-        assert any(note.startswith(f"{N_QUESTIONS} of {N_QUESTIONS} problems have {EPOCHS} identical samples")
+        assert any(note["kind"] == "seed-trap"
+                   and note["rows"] == [f"({N_QUESTIONS} of {N_QUESTIONS} problems, {EPOCHS} identical samples)"]
                    for note in details["notes"]), details["notes"]
     assert "cons@4" in _metrics(run["logs"]["seed_kpass"])  # the key is added once, not instead of a metric
     assert run["console"].count(CONSOLE) == 2, run["console"][-3000:]  # once per task, not per live update
@@ -129,7 +133,9 @@ def test_kpass_report_on_the_seeded_log_applies_the_same_rule(inspect_runs, tmp_
     completed = subprocess.run([str(BIN / "kpass"), "report", log.location, "-m", "pass@1,4", "--format", "json"],
                                capture_output=True, text=True, timeout=300)
     assert completed.returncode == 0, completed.stderr[-2000:]
-    assert f"{N_QUESTIONS} of {N_QUESTIONS} problems have {EPOCHS} identical samples" in completed.stdout
+    (note,) = [note for note in json.loads(completed.stdout)["notes"] if note["kind"] == "seed-trap"]
+    assert note["rows"][0].endswith(f"({N_QUESTIONS} of {N_QUESTIONS} problems, {EPOCHS} identical samples)")
+    assert note["text"].startswith("most problems' samples are identical generations")
 
 
 def test_the_metric_is_quiet_on_partial_scores_and_warns_once(monkeypatch, caplog):

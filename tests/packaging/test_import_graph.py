@@ -24,8 +24,8 @@ MAX_LINES = 900
 LONG_FILE_EXCEPTIONS: dict[str, str] = {}  # metrics/_intervals.py was split by concern (issue #16)
 
 #: The rooms of ``plugin/`` from the top down: a room imports only rooms below it (and
-#: ``kpass.errors`` and ``kpass.metrics``, which are below every room).
-ROOMS = ("kpass.cli", "kpass.reports", "kpass.render", "kpass.host", "kpass.data")
+#: ``kpass.errors``, ``kpass.notes`` and ``kpass.metrics``, which are below every room).
+ROOMS = ("kpass.cli", "kpass.render", "kpass.reports", "kpass.host", "kpass.data")
 
 
 def _module_name(path: pathlib.Path) -> str:
@@ -212,6 +212,27 @@ def test_rooms_import_only_rooms_below_them():
 def test_errors_and_public_names_sit_below_every_room():
     arrows = [t for t, _, _ in GRAPH["kpass.errors"]]
     assert arrows == [], arrows
+
+
+def test_notes_sit_below_every_room():
+    """``kpass.notes`` (the note record) is made by readers, the host, reports and adapters alike."""
+    arrows = [t for t, _, _ in GRAPH["kpass.notes"]]
+    assert arrows == [], arrows
+
+
+def test_reports_never_import_render_not_even_for_types():
+    """Reports return typed results; the text for people is made in ``kpass.render`` alone."""
+    wrong = []
+    for module, path in SOURCES.items():
+        if not module.startswith("kpass.reports"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("kpass.render"):
+                wrong.append(f"{module}:{node.lineno} imports {node.module}")
+            elif isinstance(node, ast.Import):
+                wrong += [f"{module}:{node.lineno} imports {a.name}" for a in node.names
+                          if a.name.startswith("kpass.render")]
+    assert not wrong, wrong
 
 
 def test_no_source_file_is_too_long():

@@ -68,7 +68,7 @@ def test_crossover_simulation_with_known_truth_and_unpaired_problems(run_cli, wr
     code, out, err = run_cli("crossover", write_jsonl(records), "--baseline", "base", "--model", "rl",
                              "--n-resamples", "500")
     assert code == 0, err
-    assert "1 problem only under 'base' left out (not paired): extra" in out
+    assert "\n  [unmatched] t: 1 problem only under 'base' left out (not paired): extra (docs/notes.md#unmatched)\n" in out
     k = int(out.split("rl falls below base at k = ")[1].split(",")[0])
     assert abs(k - truth) <= 2
     assert "problems lost" in out and "robust" in out
@@ -113,7 +113,8 @@ def test_extrapolated_report_is_labelled_everywhere(run_cli, write_jsonl, tmp_pa
     data = json.loads(out)
     row = next(r for r in data["rows"] if r["metric"] == "pass@256[extrapolate]")
     assert row["method"] == "extrapolated" and row["low"] <= row["estimate"] <= row["high"]
-    assert any("pass@256[extrapolate]: extrapolated from a zero-inflated beta-binomial fit" in n for n in data["notes"])
+    assert any(n["kind"] == "model-based" and n["rows"] == ["m / t / pass@256[extrapolate]"]
+               and n["text"].startswith("extrapolated from a zero-inflated beta-binomial fit") for n in data["notes"])
     assert abs(row["estimate"] - np.mean(1 - (1 - p) ** 256)) < 0.12
     assert plot.exists()
 
@@ -227,7 +228,8 @@ def test_selection_bias_in_report_and_leaderboard(run_cli, write_jsonl):
     assert entry["n_models"] == 8 and entry["independent_in_sigma"] == pytest.approx(1.42, abs=0.01)
     selected, = entry["selected"]
     assert selected["corrected"] == pytest.approx(selected["estimate"] - entry["inflation"])
-    assert any("ckpt3 was selected on this set" in note for note in data["notes"])
+    assert any(note["kind"] == "selection-bias" and note["text"].startswith("ckpt3 was selected on this set")
+               for note in data["notes"])
     code, out, err = run_cli("leaderboard", path, "--format", "json", "--no-curves", "--n-resamples", "200",
                              "--selected-on-this-set", "ckpt3")
     assert code == 0, err

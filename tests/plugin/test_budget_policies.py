@@ -53,16 +53,17 @@ def test_budget_as_run_equals_report(run_cli, write_jsonl):
 def test_every_warning_becomes_a_note(run_cli, write_jsonl):
     path = write_jsonl(ragged_records(subject=lambda j: f"s{j % 4}"))
     data, err = run_json(run_cli, "budget", path, "--cluster-by", "subject", "--n-resamples", "200")
-    assert any("only 4 clusters" in note for note in data["notes"]), data["notes"]
-    assert all(note.startswith("model 'm', task 't': ") for note in data["notes"])
+    assert any(note["kind"] == "few-clusters" and note["text"].startswith("only 4 clusters")
+               for note in data["notes"]), data["notes"]
+    assert all(note["rows"] == ["m / t"] for note in data["notes"])
     code, out, _ = run_cli("budget", path, "--cluster-by", "subject", "--n-resamples", "200")
-    assert code == 0 and "\nNotes:\n  model 'm', task 't': only 4 clusters" in out
+    assert code == 0 and "\nNotes:\n  [few-clusters] m / t: only 4 clusters" in out
     code, out, err = run_cli("budget", path, "--cluster-by", "subject", "--n-resamples", "200", "--format", "csv")
-    assert code == 0 and "kpass: note: model 'm', task 't': only 4 clusters" in err  # a CSV has no room for notes
+    assert code == 0 and "kpass: note: [few-clusters] m / t: only 4 clusters" in err  # a CSV has no room for notes
     two = write_jsonl(ragged_records(models=("a", "b"), subject=lambda j: f"s{j % 4}"), name="two.jsonl")
     data, _ = run_json(run_cli, "decompose", two, "--baseline", "a", "--model", "b", "--cluster-by", "subject",
                        "--n-resamples", "50")
-    assert any(note.startswith("task 't': ") and "clusters" in note for note in data["notes"]), data["notes"]
+    assert any(note["rows"] == ["t"] and "clusters" in note["text"] for note in data["notes"]), data["notes"]
 
 
 def test_the_readers_notes_reach_budget_and_decompose(run_cli, write_jsonl, monkeypatch):
@@ -76,9 +77,11 @@ def test_the_readers_notes_reach_budget_and_decompose(run_cli, write_jsonl, monk
 
     monkeypatch.setattr(readers, "read_samples", read_with_notes)
     data, _ = run_json(run_cli, "budget", path, "--n-resamples", "50")
-    assert data["notes"][0] == "run.eval: 2 epochs left out"
+    assert data["notes"][0] == {"kind": "reader", "rows": ["run.eval"], "text": "2 epochs left out",
+                                "doc": "docs/notes.md#reader"}
     data, _ = run_json(run_cli, "decompose", path, "--baseline", "a", "--model", "b", "--n-resamples", "50")
-    assert data["notes"][0] == "run.eval: 2 epochs left out"
+    assert data["notes"][0] == {"kind": "reader", "rows": ["run.eval"], "text": "2 epochs left out",
+                                "doc": "docs/notes.md#reader"}
 
 
 def test_k_above_some_n_excludes_and_lists_those_problems(run_cli, write_jsonl):

@@ -104,7 +104,7 @@ def test_three_engines_give_the_same_statistics_and_reports(tmp_path, fmt, spark
     assert reference.n_cut_answers.sum() > 0
     assert not np.array_equal(reference.answer_classes_of("vote")[1], reference.n_invalid)
     assert any("answers come from unfinished generations (cut at the token limit) and abstain" in note
-               for note in expected.notes)
+               for note in map(str, expected.notes))
 
 
 def _cases():
@@ -447,11 +447,11 @@ def test_cons_at_k_counts_the_answers_whose_finished_is_unknown_on_every_engine(
     import re
 
     def counted(pattern):  # summed over the report's rows (one per model and task)
-        return sum(int(m.group(1)) for note in expected.notes if (m := re.search(pattern, note)))
+        return sum(int(m.group(1)) for note in map(str, expected.notes) if (m := re.search(pattern, note)))
 
     assert counted(r"cons@3: (\d+) of \d+ answers vote although whether their generation finished is unknown") == unknown
     assert counted(r"cons@3: (\d+) of \d+ answers come from unfinished generations .* and abstain") == cut
-    assert not any("[cut=vote]" in note and "unknown" in note for note in expected.notes)
+    assert not any("[cut=vote]" in note and "unknown" in note for note in map(str, expected.notes))
     for engine in ("duckdb", "spark"):
         statistics = reduce_samples([path], needs, engine=engine, options=EngineOptions(spark=spark_session))
         assert statistics.n_unknown_answers.sum() == unknown, engine

@@ -142,7 +142,7 @@ def test_one_intersect_flag_for_compare_and_decompose(run_cli, write_jsonl):
 def test_power_pilot_pooling_tasks_is_said(run_cli):
     code, out, err = run_cli("power", EXAMPLE, "--baseline", "base", "--effect", "0.05")
     assert code == 0, err
-    assert "note: the pilot pools the problems of 2 tasks (arith, logic) as one benchmark" in out
+    assert "\nnote: [power] arith; logic: the pilot pools the problems of 2 tasks as one benchmark" in out
     code, out, err = run_cli("power", EXAMPLE, "--baseline", "base", "--effect", "0.05", "--task", "arith",
                              "-f", "json")
     assert code == 0, err

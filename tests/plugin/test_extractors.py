@@ -82,8 +82,9 @@ def test_cli_answer_extractor_is_checked_before_reading(tmp_path, capsys):
 def test_identical_samples_get_a_note_in_every_report(key):
     trap = _table([["same"] * 4, ["same"] * 4, ["a", "b", "a", "a"]], key=key)
     (note,) = identical_samples_notes(trap)
-    assert note.startswith("m / t: 2 of 3 problems have 4 identical samples")
+    assert note.kind == "seed-trap" and note.rows == ("m / t (2 of 3 problems, 4 identical samples)",)
+    assert note.text.startswith("most problems' samples are identical generations")
     report = kpass.compute_report(trap, "pass@1", rng=0)
-    assert note in report.notes and note in report.as_dict()["notes"]
+    assert note in report.notes and note.as_dict() in report.as_dict()["notes"]
     assert identical_samples_notes(_table([["same"] * 4, ["a", "b", "a", "a"]], key=key)) == []  # half is not most
     assert identical_samples_notes(_table([["x"], ["y"]], key=key)) == []  # one sample says nothing

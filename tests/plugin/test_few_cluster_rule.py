@@ -59,7 +59,8 @@ def test_the_cli_shows_the_same_interval_and_note(run_cli, write_jsonl):
     result, _ = _api()
     assert (row["estimate"], row["low"], row["high"], row["standard_error"]) == pytest.approx(
         (result.estimate, result.low, result.high, result.standard_error), abs=1e-12)
-    assert any(few_clusters_note(3) in note for note in data["notes"])
+    assert {"kind": "few-clusters", "rows": ["m / t / pass@8"], "text": few_clusters_note(3),
+            "doc": "docs/notes.md#few-clusters"} in data["notes"]
 
 
 def test_lm_eval_stderr_is_the_same_and_logs_the_note(caplog):
@@ -90,11 +91,21 @@ def test_inspect_metrics_give_the_same_interval_stderr_and_note(caplog):
 
     inspect_warnings.LOGGED_NOTES.clear()
     with caplog.at_level(logging.WARNING, logger=im.__name__):
-        value = im.kpass_metrics("pass@8", cluster="topic", rng=SEED)(scores)
+        metric = im.kpass_metrics("pass@8", cluster="topic", rng=SEED)
+        value = metric(scores)
     result, _ = _api()
     assert (value["pass@8"], value["pass@8_lower"], value["pass@8_upper"], value["pass@8_stderr"]) == pytest.approx(
         (result.estimate, result.low, result.high, result.standard_error), abs=1e-12)
-    assert any(few_clusters_note(3) in record.getMessage() for record in caplog.records)
+    # one short line on Inspect's console, the full note in the metric's kpass params (the log)
+    messages = [record.getMessage() for record in caplog.records]
+    assert ("kpass metrics: pass@8: only 3 clusters (full note in the log's kpass params; "
+            "docs/notes.md#few-clusters)") in messages
+    assert not any(few_clusters_note(3) in message for message in messages)
+    from kpass.adapters.inspect_compat import metric_params
+
+    notes = metric_params(metric)["kpass"]["notes"]
+    assert {"kind": "few-clusters", "rows": ["pass@8"], "text": few_clusters_note(3),
+            "doc": "docs/notes.md#few-clusters"} in notes
 
 
 def test_paired_comparisons_follow_the_rule_too():

@@ -49,8 +49,9 @@ def _run(run_cli, *args):
 
 
 LEADERBOARD = ("-m", "pass@1", "--no-curves", "--n-resamples", "200")
-MIXED_NOTE = ("gsm/pass@1: the models' samples were judged by different metrics (exact_match, llm_judge): their "
-              "ranks and comparisons set one scoring against another.")
+MIXED_NOTE = {"kind": "ranks", "rows": ["gsm/pass@1"], "doc": "docs/notes.md#ranks",
+              "text": "the models' samples were judged by different metrics (exact_match, llm_judge): their "
+                      "ranks and comparisons set one scoring against another."}
 
 
 @pytest.mark.parametrize("engine", ["numpy", "duckdb"])
@@ -69,7 +70,7 @@ def test_leaderboard_names_the_judge_in_every_output(run_cli, inputs, engine):
     rows = {line.split("|")[2].strip(): line for line in markdown[2:5]}
     assert "(judged by exact_match)" in rows["a"] and "(judged by llm_judge)" in rows["c"]
     assert "math_verify" not in "".join(rows.values())
-    assert f"- {MIXED_NOTE}" in markdown
+    assert f"- **ranks** gsm/pass@1: {MIXED_NOTE['text']} (`docs/notes.md#ranks`)" in markdown
     table = list(csv.DictReader(io.StringIO(outputs["csv"])))
     assert {(row["model"], row["gsm/pass@1 judge"], row["math/pass@1 judge"]) for row in table} == {
         ("a", "exact_match", "math_verify"), ("b", "exact_match", "math_verify"), ("c", "llm_judge", "math_verify")}

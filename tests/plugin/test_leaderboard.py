@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kpass.data.leaderboard_tables import extend_table, read_leaderboard_table
-from kpass.render.leaderboard_text import render_csv, render_markdown
+from kpass.render.leaderboard_html import render_html
+from kpass.render.leaderboard_text import extend_leaderboard, render_csv, render_json, render_markdown
 from kpass.metrics import (  # the rank and Holm statistics live in the metric core (issue #16)
     TIE_TOLERANCE,
     bootstrap_weights,
@@ -410,7 +411,9 @@ def test_problems_missing_for_a_model_are_reported_and_left_out_of_ranks():
     columns = {c["key"]: c for c in data["columns"]}
     assert columns["pass@1"]["rank_problems"] == 22 and columns["pass@1"]["rank_dropped_problems"] == 2
     assert columns["pass@4"]["rank_problems"] == 21 and columns["pass@4"]["rank_dropped_problems"] == 3
-    assert any("q000, q001" in note for note in data["notes"])
+    dropped = [note for note in data["notes"] if "q000, q001" in note["text"]]
+    assert [(note["kind"], note["rows"], note["doc"]) for note in dropped] == [
+        ("ranks", ["pass@1"], "docs/notes.md#ranks"), ("ranks", ["pass@4"], "docs/notes.md#ranks")]
     exclusion, = [e for e in data["exclusions"] if e["column"] == "pass@4"]
     assert exclusion["model"] == "alpha" and exclusion["problem_ids"] == ["q005"]
     markdown = render_markdown(data)
@@ -455,15 +458,15 @@ def test_curves_and_budget_curves():
 
 def test_outputs_agree(four_models):
     board = build_leaderboard(four_models, "pass@1,4", n_resamples=100, curves=False, rng=0)
-    data = json.loads(board.to_json())
+    data = json.loads(render_json(board.data))
     assert data == board.as_dict()
-    rows = list(csv.DictReader(io.StringIO(board.to_csv())))
+    rows = list(csv.DictReader(io.StringIO(render_csv(board.data))))
     assert [r["model"] for r in rows] == [e["model"] for e in data["models"]]
     for row, entry in zip(rows, data["models"]):
         assert float(row["pass@4"]) == entry["metrics"]["pass@4"]["estimate"]
         assert float(row["pass@1 high"]) == entry["metrics"]["pass@1"]["high"]
         assert int(row["pass@1 rank low"]) == entry["ranks"]["pass@1"]["low"]
-    markdown = board.to_markdown()
+    markdown = render_markdown(board.data)
     first = data["models"][0]
     cell = first["metrics"]["pass@1"]
     rank = first["ranks"]["pass@1"]
@@ -479,13 +482,13 @@ def test_many_comparisons_show_neighbours_in_tables_and_all_in_json():
                               "pass@1", n_resamples=50, curves=False, rng=0)
     data = board.data
     assert len(data["comparisons"]) == data["comparison_family"]["size"] == 136
-    markdown = board.to_markdown()
+    markdown = render_markdown(board.data)
     assert "the 16 between neighbours shown, all 136 in the JSON output" in markdown
     order = [e["model"] for e in data["models"]]
     for a, b in zip(order[:-1], order[1:]):
         assert f"| {a} | {b} |" in markdown
     assert f"| {order[0]} | {order[2]} |" not in markdown
-    assert board.to_html().count("data-model-a=") == 16
+    assert render_html(board.data).count("data-model-a=") == 16
 
 
 def test_build_leaderboard_iv(four_models):
@@ -554,7 +557,7 @@ def test_extend_csv_keeps_rows_and_columns(tmp_path, small_board):
     path = tmp_path / "board.csv"
     path.write_bytes(EXISTING_CSV.encode())
     existing = read_leaderboard_table(path, key="model")
-    result = small_board.extend(existing, "model")
+    result = extend_leaderboard(small_board.data, existing, "model")
     original_rows = list(csv.reader(io.StringIO(EXISTING_CSV, newline="")))
     extended_rows = list(csv.reader(io.StringIO(result.text, newline="")))
     from kpass.render.leaderboard_text import csv_columns
@@ -584,7 +587,7 @@ def test_extend_markdown_keeps_rows_columns_and_text(tmp_path, small_board):
     path.write_text(EXISTING_MARKDOWN)
     existing = read_leaderboard_table(path, key="model")       # matches the column "Model"
     assert existing.header == ("#", "Model", "Org", "MMLU", "Notes")
-    result = small_board.extend(existing, "model")
+    result = extend_leaderboard(small_board.data, existing, "model")
     from kpass.data.leaderboard_tables import _split_markdown_row
     from kpass.render.leaderboard_text import markdown_columns
 
@@ -608,7 +611,7 @@ def test_extend_markdown_keeps_rows_columns_and_text(tmp_path, small_board):
 def test_extend_new_column_names_do_not_clash(tmp_path, small_board):
     path = tmp_path / "board.csv"
     path.write_text("model,pass@1\nalpha,0.5\n")
-    result = small_board.extend(read_leaderboard_table(path), "model")
+    result = extend_leaderboard(small_board.data, read_leaderboard_table(path), "model")
     header = next(csv.reader(io.StringIO(result.text)))
     assert header[:3] == ["model", "pass@1", "pass@1 (kpass)"]
     assert header.count("pass@1") == 1
@@ -739,7 +742,7 @@ def test_several_tasks_curves_and_page():
     assert set(data["curves"]) == {"math: pass@k", "code: pass@k"}
     assert [p["k"] for p in data["curves"]["code: pass@k"]["beta"]] == [1, 2]
     assert set(data["budget_curves"]) == {"math: pass@1", "math: fin@1", "code: pass@1", "code: fin@1"}
-    page = board.to_html()
+    page = render_html(board.data)
     ids = re.findall(r'\bid="([^"]*)"', page)
     assert "kp-curve-code:-pass@k" in ids and "kp-budget-math:-fin@1" in ids
     assert all(not re.search(r"\s", i) for i in ids) and len(ids) == len(set(ids))
@@ -786,7 +789,8 @@ def test_models_a_paired_interval_cannot_tell_apart_never_get_disjoint_ranks(fou
         assert not _disjoint(ranks[c["model_a"]], ranks[c["model_b"]]), c
     for model in raw.models:   # widening only
         assert ranks[model]["low"] <= raw_of(model)["low"] and raw_of(model)["high"] <= ranks[model]["high"]
-    assert any("rank intervals widened" in note for note in board.data["notes"])
+    (widened,) = [note for note in board.data["notes"] if "rank intervals widened" in note["text"]]
+    assert widened["kind"] == "ranks" and widened["rows"] == ["pass@1"]
 
 
 def test_reconcile_rank_intervals_chains_and_leaves_separated_pairs_alone():
@@ -818,7 +822,7 @@ def test_leaderboard_notes_a_pair_resting_on_tiny_differences_on_that_pair():
     assert "100.0% of the difference comes from per-problem differences below 0.05" in pair["note"]
     others = [c for c in board.data["comparisons"] if "beta-near" not in (c["model_a"], c["model_b"])]
     assert all("per-problem differences below" not in c["note"] for c in others)
-    assert not any("tiny_difference_share" in note or "columns [" in note for note in board.data["notes"])
+    assert not any("tiny_difference_share" in note["text"] or "columns [" in note["text"] for note in board.data["notes"])
 
 
 def test_leaderboard_notes_a_pair_that_differs_on_one_problem_on_that_pair():
@@ -833,4 +837,4 @@ def test_leaderboard_notes_a_pair_that_differs_on_one_problem_on_that_pair():
     assert f"the interval rests on the one problem of {pair['n_problems']} where the two models differ" in pair["note"]
     others = [c for c in board.data["comparisons"] if "beta-one" not in (c["model_a"], c["model_b"])]
     assert all("where the two models differ" not in c["note"] for c in others)
-    assert not any("where the two models differ" in note for note in board.data["notes"])
+    assert not any("where the two models differ" in note["text"] for note in board.data["notes"])

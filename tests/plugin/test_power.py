@@ -55,8 +55,9 @@ def test_pilot_table_equals_power_inputs_from_pilot(run_cli):
     table = kpass.read_samples(EXAMPLE, plugin_manager=pm)
     inputs, notes = power_inputs_from_table(table, model="tuned", baseline="base")
     # the example has two tasks: pooling them is said, never silent
-    assert notes == ["the pilot pools the problems of 2 tasks (arith, logic) as one benchmark; their variances "
-                     "may differ, so to plan a benchmark of one task give --task (Python: task=...)"]
+    assert notes == [kpass.Note("power", ("arith", "logic"), "the pilot pools the problems of 2 tasks as one "
+                                "benchmark; their variances may differ, so to plan a benchmark of one task give "
+                                "--task (Python: task=...)")]
     records = [json.loads(line) for line in EXAMPLE.read_text().splitlines()]
 
     def counts(model):

@@ -151,11 +151,14 @@ def test_table_notes_are_kept_by_concat_and_copied_into_reports(pm):
     both = kpass.SampleTable.concat([a, b])
     assert both.notes == ("a.eval: 2 unscored epochs left out", "b.eval: task x skipped")
     report = kpass.compute_report(both, "pass@1", plugin_manager=pm, method="t", rng=0)
-    assert report.notes[:2] == list(both.notes)
-    assert json.loads(kpass.render.formatting.format_report(report, "json"))["notes"][:2] == list(both.notes)
-    assert "b.eval: task x skipped" in kpass.render.formatting.format_report(report, "table")
+    expected = [kpass.Note("reader", ("a.eval",), "2 unscored epochs left out"),
+                kpass.Note("reader", ("b.eval",), "task x skipped")]
+    assert report.notes[:2] == expected
+    assert json.loads(kpass.render.formatting.format_report(report, "json"))["notes"][:2] == [
+        note.as_dict() for note in expected]
+    assert "[reader] b.eval: task x skipped (docs/notes.md#reader)" in kpass.render.formatting.format_report(report, "table")
     comparison = kpass.compute_comparison(both, "pass@1", baseline="a", plugin_manager=pm, method="t", rng=0)
-    assert comparison.notes[:2] == list(both.notes)
+    assert comparison.notes[:2] == expected
     with pytest.raises(TypeError, match="`notes` must be an iterable of strings"):
         kpass.SampleTable.from_records(make_records(), source="x", notes="one string")
 

@@ -243,7 +243,7 @@ def test_mixed_n_per_problem_is_allowed_and_reported(run_cli, write_jsonl):
     path = write_jsonl(records)
     code, out, err = run_cli("report", path, "-m", "pass@1")
     assert code == 0, err
-    assert "samples per problem vary from 5 to 8" in out
+    assert "\n  [mixed-samples] m / t (5 to 8): samples per problem vary; each problem's estimate uses its own n" in out
     assert "No problem was excluded." in out
 
 
@@ -286,7 +286,9 @@ def test_unknown_columns_are_kept_and_misspelt_ones_are_errors(run_cli, write_js
     path = write_jsonl(make_records(subject=lambda j, s: f"s{j % 2}", temperature=0.7))
     code, out, err = run_cli("report", path, "--cluster-by", "subject")
     assert code == 0, err
-    assert "columns outside the schema kept as metadata (not interpreted): subject, temperature" in out
+    # subject is the cluster: interpreted, so only temperature is listed
+    assert ("\n  [extra-columns] temperature: columns outside the schema, kept as metadata (usable with --by and "
+            "--cluster-by) (docs/notes.md#extra-columns)\n") in out
     path = write_jsonl(make_records(answers=lambda j, s: "1"), name="typo.jsonl")
     code, _, err = run_cli("report", path)
     assert code == 1
