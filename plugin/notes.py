@@ -83,12 +83,16 @@ class Note:
         What it says, on one line, without the row names (they are in ``rows``).
     doc : str
         The ``docs/`` page and section that explain the kind; by default the kind's own.
+    detail : str
+        The whole message when ``text`` is its short form (a core warning that explains itself at
+        length); empty otherwise. Records and JSON carry it; printed notes show ``text``.
     """
 
     kind: str
     rows: tuple[str, ...] = ()
     text: str = ""
     doc: str = ""
+    detail: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in NOTE_KINDS:
@@ -101,8 +105,9 @@ class Note:
             object.__setattr__(self, "doc", NOTE_KINDS[self.kind].doc)
 
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-able record: ``kind``, ``rows`` (a list), ``text``, ``doc``."""
-        return {"kind": self.kind, "rows": list(self.rows), "text": self.text, "doc": self.doc}
+        """A JSON-able record: ``kind``, ``rows`` (a list), ``text``, ``doc`` (and ``detail`` when there is one)."""
+        record = {"kind": self.kind, "rows": list(self.rows), "text": self.text, "doc": self.doc}
+        return {**record, "detail": self.detail} if self.detail else record
 
     def __str__(self) -> str:
         where = " / ".join(self.rows) if len(self.rows) == 1 else "; ".join(self.rows)
@@ -119,7 +124,8 @@ def as_note(note: Note | Mapping[str, Any] | str, *, kind: str = "reader") -> No
     if isinstance(note, Note):
         return note
     if isinstance(note, Mapping):
-        return Note(note["kind"], tuple(note.get("rows", ())), note.get("text", ""), note.get("doc", ""))
+        return Note(note["kind"], tuple(note.get("rows", ())), note.get("text", ""), note.get("doc", ""),
+                    note.get("detail", ""))
     if not isinstance(note, str):
         raise TypeError(f"a note must be a str or a kpass.Note; got {type(note).__name__}.")
     named = _NAMES_ITS_FILE.match(note)  # "run.eval: 3 unscored epochs left out": the file is its row
@@ -145,4 +151,16 @@ def warning_note(warning: Any, rows: tuple[str, ...] = ()) -> Note:
         kind = "near-end"
     elif text.startswith("only ") and " clusters: " in text[:40]:  # kpass.metrics.few_clusters_note
         kind = "few-clusters"
+    if kind == "few-clusters":
+        return Note(kind, tuple(rows), _few_clusters_text(text), detail=text)
     return Note(kind, tuple(rows), text)
+
+
+def _few_clusters_text(text: str) -> str:
+    """One short text for every row with too few clusters (:func:`kpass.metrics.few_clusters_note` says
+    the count and the rule at length; the count is in the row's ``clusters`` column and the long
+    explanation in docs/notes.md#few-clusters), so that the rows share one line."""
+    unreliable = "fewer than 10 clusters: every cluster-robust interval is unreliable (Cameron & Miller 2015)"
+    if "is then usually too narrow" in text:  # a method other than the default
+        return f"{unreliable}; this method is then usually too narrow (the default uses the few-cluster score interval)"
+    return f"{unreliable}; the default is then the few-cluster score interval: treat it as rough"

@@ -369,10 +369,12 @@ def test_group_row_post_hoc_pools_the_subtasks_clustered_by_subtask_as_live(runs
         for field in ("n_problems", "n_samples", "n_clusters", "method"):
             assert row[field] == live_row[field], (metric, field)
     assert rows[(GROUP, "pass@1")]["low"] < expected["pass@1"] < rows[(GROUP, "pass@1")]["high"]
-    for notes in (_texts(post_hoc["notes"]), _texts(live.results()["kpass"]["report"]["notes"])):
+    for records in (post_hoc["notes"], live.results()["kpass"]["report"]["notes"]):
+        notes = _texts(records)
         assert f"{GROUP}: problems of aime24, minerva_math_algebra pooled, each subtask one cluster (as " \
                "lm-eval's own group rows pool them)" in notes
-        assert any(note.startswith(f"fake / {GROUP} / pass@1: only 2 clusters: with fewer than 10 clusters")
-                   for note in notes), notes
+        assert any(record["rows"] == [f"fake / {GROUP} / pass@1"] and record["kind"] == "few-clusters"
+                   and record["detail"].startswith("only 2 clusters: with fewer than 10 clusters")
+                   for record in records), records
     # the subtask rows are unchanged by the group: each subtask's own problems, unclustered
     assert rows[("aime24", "pass@1")]["n_clusters"] is None

@@ -53,13 +53,13 @@ def test_budget_as_run_equals_report(run_cli, write_jsonl):
 def test_every_warning_becomes_a_note(run_cli, write_jsonl):
     path = write_jsonl(ragged_records(subject=lambda j: f"s{j % 4}"))
     data, err = run_json(run_cli, "budget", path, "--cluster-by", "subject", "--n-resamples", "200")
-    assert any(note["kind"] == "few-clusters" and note["text"].startswith("only 4 clusters")
+    assert any(note["kind"] == "few-clusters" and note["detail"].startswith("only 4 clusters")
                for note in data["notes"]), data["notes"]
     assert all(note["rows"] == ["m / t"] for note in data["notes"])
     code, out, _ = run_cli("budget", path, "--cluster-by", "subject", "--n-resamples", "200")
-    assert code == 0 and "\nNotes:\n  [few-clusters] m / t: only 4 clusters" in out
+    assert code == 0 and "\nNotes:\n  [few-clusters] m / t: fewer than 10 clusters" in out
     code, out, err = run_cli("budget", path, "--cluster-by", "subject", "--n-resamples", "200", "--format", "csv")
-    assert code == 0 and "kpass: note: [few-clusters] m / t: only 4 clusters" in err  # a CSV has no room for notes
+    assert code == 0 and "kpass: note: [few-clusters] m / t: fewer than 10 clusters" in err  # a CSV has no room for notes
     two = write_jsonl(ragged_records(models=("a", "b"), subject=lambda j: f"s{j % 4}"), name="two.jsonl")
     data, _ = run_json(run_cli, "decompose", two, "--baseline", "a", "--model", "b", "--cluster-by", "subject",
                        "--n-resamples", "50")
