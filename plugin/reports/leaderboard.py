@@ -356,6 +356,248 @@ def _budget_curves(table: Any, models: Sequence[str], tasks: Sequence[str], clus
     return curves, notes
 
 
+@dataclass(frozen=True)
+class _Resampling:
+    """The interval options every bootstrap of one leaderboard shares."""
+
+    method: str | None
+    confidence_level: float
+    n_resamples: int
+    rng: int | np.random.Generator
+
+
+@dataclass(frozen=True)
+class _ColumnData:
+    """One column's models, per-problem matrix and clusters, as its ranks and comparisons use them."""
+
+    present: list[str]
+    matrix: NDArray[np.float64]
+    clusters: Any
+
+
+def _check_arguments(table: Any, pairs: str, curves: bool, budget_curves: bool) -> None:
+    """Refuse a table that is not one, budget curves the table cannot give and unknown ``pairs``."""
+    if not isinstance(table, (SampleTable, ProblemStatistics)):
+        raise TypeError(f"`table` must be a kpass.SampleTable or ProblemStatistics; got {type(table).__name__}.")
+    if (curves and budget_curves and isinstance(table, ProblemStatistics)
+            and (table.has_column("output_tokens") or table.has_column("answer_token"))):
+        raise UsageError(f"the leaderboard's budget curves need every sample's token positions, which the "
+                         f"{table.engine} engine reduces away; add --no-budget-curves (Python: budget_curves=False) or use --engine numpy")
+    if pairs not in PAIRS:
+        raise ValueError(f"`pairs` must be one of {PAIRS}; got {pairs!r}.")
+
+
+def _leaderboard_columns(table: Any, report: Any, tasks: Sequence[str]) -> tuple[list[dict[str, Any]], dict[str, Any], bool]:
+    """The columns (task and metric) of the board, the lm-eval task groups' clusters and whether it has several tasks."""
+    from kpass.reports.task_groups import task_group_clusters
+
+    group_clusters = task_group_clusters(table) if isinstance(table, SampleTable) else {}  # lm-eval groups
+    column_tasks = [*tasks, *(name for name in group_clusters if any(row.task == name for row in report.rows))]
+    multi_task = len(column_tasks) > 1
+    columns = [{"key": f"{task}/{spec.name}" if multi_task else spec.name, "task": task,
+                "metric": spec.name,
+                "higher_is_better": bool(getattr(spec.implementation, "higher_is_better", True))}
+               for task in column_tasks for spec in report.metrics]
+    return columns, group_clusters, multi_task
+
+
+def _rank_column(column: dict[str, Any], report: Any, models: Sequence[str], cluster_source: Any,
+                 resampling: _Resampling) -> tuple[RankIntervals | None, _ColumnData | None, list[Note]]:
+    """Rank intervals of one column over the problems every model has (adds its rank_* counts to ``column``)."""
+    notes = []
+    present, common, matrix, dropped = _column_matrix(report, models, column["task"], column["metric"])
+    column.update(rank_problems=int(common.size), rank_models=len(present),
+                  rank_dropped_problems=int(dropped.size))
+    if dropped.size:
+        shown = ", ".join(dropped[:5].tolist()) + (", ..." if dropped.size > 5 else "")
+        notes.append(Note("ranks", (column["key"],), f"rank intervals and comparisons use the {common.size} "
+                          f"problems every model has; {dropped.size} problem(s) that some model lacks are left "
+                          f"out ({shown})."))
+    if not present:
+        return None, None, notes
+    clusters = _clusters_for(cluster_source, column["task"], common)
+    if common.size < 2:
+        notes.append(Note("ranks", (column["key"],), "no rank intervals (fewer than 2 problems shared by the models)."))
+        return None, None, notes
+    if clusters is not None and np.unique(clusters).size < 2:
+        notes.append(Note("ranks", (column["key"],), "no rank intervals (the shared problems are in one cluster)."))
+        return None, None, notes
+    result = rank_intervals(
+        matrix, models=present, clusters=clusters, confidence_level=resampling.confidence_level,
+        n_resamples=resampling.n_resamples or DEFAULT_N_RESAMPLES, rng=resampling.rng,
+        higher_is_better=column["higher_is_better"])
+    return result, _ColumnData(present, matrix, clusters), notes
+
+
+def _rank_columns(columns: Sequence[dict[str, Any]], report: Any, models: Sequence[str], group_clusters: Any,
+                  cluster_map: Any, resampling: _Resampling
+                  ) -> tuple[dict[str, RankIntervals], dict[str, _ColumnData], list[Note]]:
+    """Rank intervals and per-problem data of every column that has them, with the notes on the others."""
+    ranks: dict[str, RankIntervals] = {}
+    matrices: dict[str, _ColumnData] = {}
+    notes: list[Note] = []
+    for column in columns:
+        cluster_source = group_clusters if column["task"] in group_clusters else cluster_map
+        result, data, column_notes = _rank_column(column, report, models, cluster_source, resampling)
+        notes += column_notes
+        if result is not None and data is not None:
+            ranks[column["key"]] = result
+            matrices[column["key"]] = data
+    return ranks, matrices, notes
+
+
+def _selection_bias_of(columns: Sequence[Mapping[str, Any]], matrices: Mapping[str, _ColumnData],
+                       selected_on_this_set: Sequence[str], models: Sequence[str], rows: Mapping[Any, Any],
+                       rng: Any) -> tuple[list[Any], list[Note]]:
+    """The expected selection bias of every ranked column (:func:`kpass.reports.selection.selection_bias`)."""
+    from kpass.reports.selection import check_selected, selection_bias
+
+    return selection_bias(
+        [(key, column["task"], column["metric"], data.present, data.matrix, data.clusters)
+         for column in columns for key in [column["key"]] if key in matrices
+         for data in [matrices[key]]],
+        selected=check_selected(selected_on_this_set, models),
+        estimates={key: row.estimate for key, row in rows.items() if row.estimate is not None},
+        rng=rng)
+
+
+def _leaderboard_order(models: Sequence[str], rows: Mapping[Any, Any], sort_column: Mapping[str, Any]) -> list[str]:
+    """The models best first in the sort column, those without a value last, ties by name."""
+    def order_key(model: str):
+        row = rows.get((model, sort_column["task"], sort_column["metric"]))
+        if row is None or row.estimate is None:
+            return (1, 0.0, model)
+        return (0, -row.estimate if sort_column["higher_is_better"] else row.estimate, model)
+
+    return sorted(models, key=order_key)
+
+
+def _pairs_to_compare(in_order: Sequence[str], present: Sequence[str], baseline: str | None, pairs: str,
+                      sort_key: str) -> list[tuple[str, str]]:
+    """The comparison family: every model against ``baseline``, neighbours or all pairs."""
+    if baseline is not None:
+        if baseline not in present:
+            raise ValueError(f"baseline model {baseline!r} has no values in column {sort_key!r}.")
+        return [(m, baseline) for m in in_order if m != baseline]
+    if pairs == "adjacent":
+        return list(zip(in_order[:-1], in_order[1:]))
+    return [(a, b) for i, a in enumerate(in_order) for b in in_order[i + 1:]]
+
+
+def _reconciled_ranks(result: RankIntervals, comparisons: Sequence[Mapping[str, Any]],
+                      sort_key: str) -> tuple[RankIntervals, list[Note]]:
+    """The sort column's rank intervals widened to overlap where the paired interval shown holds 0."""
+    # ranks must not order two models that the paired comparison shown cannot tell apart
+    not_distinguished = [(c["model_a"], c["model_b"]) for c in comparisons
+                         if c["low"] is not None and c["high"] is not None and c["low"] <= 0.0 <= c["high"]]
+    reconciled, widened = reconcile_rank_intervals(result, not_distinguished)
+    notes = []
+    if widened:
+        shown = ", ".join(f"{a} / {b}" for a, b in widened[:10]) + (", ..." if len(widened) > 10 else "")
+        notes.append(Note("ranks", (sort_key,), f"rank intervals widened to overlap where the paired "
+                          f"interval holds 0 ({len(widened)} pair(s): {shown}); the rank bootstrap alone had "
+                          "ordered them."))
+    return reconciled, notes
+
+
+def _sort_column_comparisons(sort_key: str, ordered: Sequence[str], matrices: Mapping[str, _ColumnData],
+                             ranks: Mapping[str, RankIntervals], baseline: str | None, pairs: str,
+                             resampling: _Resampling
+                             ) -> tuple[list[dict[str, Any]], dict[str, RankIntervals], list[Note]]:
+    """The sort column's paired comparisons and the rank intervals shown (the sort column's reconciled)."""
+    comparisons: list[dict[str, Any]] = []
+    shown_ranks = dict(ranks)  # the bootstrap's rank intervals, the sort column's reconciled below
+    notes: list[Note] = []
+    if sort_key in matrices:
+        data = matrices[sort_key]
+        in_order = [m for m in ordered if m in data.present]
+        pair_list = _pairs_to_compare(in_order, data.present, baseline, pairs, sort_key)
+        comparisons, comparison_notes = _compare_pairs(
+            pair_list, data.present, data.matrix, data.clusters, column=sort_key, method=resampling.method,
+            confidence_level=resampling.confidence_level, n_resamples=resampling.n_resamples, rng=resampling.rng)
+        notes += comparison_notes
+        if sort_key in ranks:
+            shown_ranks[sort_key], reconcile_notes = _reconciled_ranks(ranks[sort_key], comparisons, sort_key)
+            notes += reconcile_notes
+    return comparisons, shown_ranks, notes
+
+
+def _rank_cell(result: RankIntervals | None, model: str) -> dict[str, float] | None:
+    """A model's rank, rank interval and probability of being first in one column (None without one)."""
+    if result is None or model not in result.models:
+        return None
+    i = result.models.index(model)
+    return {"rank": int(result.rank[i]), "low": int(result.low[i]), "high": int(result.high[i]),
+            "probability_first": float(result.probability_first[i]), "of": len(result.models)}
+
+
+def _model_entries(table: Any, models: Sequence[str], ordered: Sequence[str], columns: Sequence[Mapping[str, Any]],
+                   rows: Mapping[Any, Any], shown_ranks: Mapping[str, RankIntervals]
+                   ) -> tuple[list[dict[str, Any]], list[Note]]:
+    """One entry per model in leaderboard order: its counts, cells and ranks, with the cells' notes."""
+    index = table.problem_index
+    problems_per_model = np.bincount(index.model_codes, minlength=len(models))
+    samples_per_model = np.bincount(index.model_codes, weights=index.n_samples, minlength=len(models))
+    entries: list[dict[str, Any]] = []
+    notes: list[Note] = []
+    for model in ordered:
+        code = models.index(model)
+        metrics_of_model: dict[str, Any] = {}
+        ranks_of_model: dict[str, dict[str, float] | None] = {}
+        for column in columns:
+            row = rows.get((model, column["task"], column["metric"]))
+            metrics_of_model[column["key"]] = None if row is None else _cell_of(row)
+            if row is not None and row.note:
+                notes.append(Note("metric", (f"{model} / {column['key']}",), f"{row.note}."))
+            ranks_of_model[column["key"]] = _rank_cell(shown_ranks.get(column["key"]), model)
+        entries.append({"model": model, "n_problems": int(problems_per_model[code]),
+                        "n_samples": int(samples_per_model[code]), "metrics": metrics_of_model,
+                        "ranks": ranks_of_model})
+    return entries, notes
+
+
+def _note_judges(columns: Sequence[dict[str, Any]], entries: Sequence[Mapping[str, Any]]) -> list[Note]:
+    """Name each column's judges (when the input names them); a note where the models' judges differ."""
+    notes = []
+    for column in columns:
+        judges = sorted({name for entry in entries for cell in [entry["metrics"][column["key"]]]
+                         if cell is not None and "judge" in cell for name in cell["judge"].split(", ")})
+        if judges:
+            column["judge"] = ", ".join(judges)
+        cell_judges = {cell.get("judge") for entry in entries for cell in [entry["metrics"][column["key"]]] if cell}
+        if len(cell_judges) > 1:
+            named = ", ".join(sorted(judge or "none named" for judge in cell_judges))
+            notes.append(Note("ranks", (column["key"],), f"the models' samples were judged by different metrics "
+                              f"({named}): their ranks and comparisons set one scoring against another."))
+    return notes
+
+
+def _exclusion_records(report: Any, multi_task: bool) -> list[dict[str, Any]]:
+    """The report's exclusions as JSON records, each naming its leaderboard column."""
+    exclusions = []
+    for exclusion in report.exclusions:
+        key = f"{exclusion.task}/{exclusion.metric}" if multi_task else exclusion.metric
+        exclusions.append({"model": exclusion.model, "task": exclusion.task, "column": key,
+                           "metric": exclusion.metric, "n_problems": len(exclusion.problem_ids),
+                           "problem_ids": list(exclusion.problem_ids[:20]), "reason": exclusion.reason})
+    return exclusions
+
+
+def _all_curves(table: Any, models: Sequence[str], tasks: Sequence[str], options: Mapping[str, Any],
+                plugin_manager: Any, cluster_map: Any, budgets: Sequence[int] | None, budget_curves: bool,
+                resampling: _Resampling) -> tuple[dict[str, Any], dict[str, Any], list[Note]]:
+    """The pass@k curves and, with ``budget_curves``, the fin@1 and pass@1 curves against the token budget."""
+    budget_data: dict[str, Any] = {}
+    curve_data, curve_notes = _pass_at_k_curves(table, models, tasks, options, plugin_manager)
+    budget_options = interval_options(method=resampling.method, confidence_level=resampling.confidence_level,
+                                      rng=resampling.rng, n_resamples=resampling.n_resamples,
+                                      clustered=cluster_map is not None)
+    if budget_curves:
+        budget_data, budget_notes = _budget_curves(table, models, tasks, cluster_map, budgets, budget_options)
+        curve_notes += budget_notes
+    return curve_data, budget_data, curve_notes
+
+
 @replaying_violations
 def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] = "pass@1", *,
                       sort: str | None = None, baseline: str | None = None, pairs: str = "all",
@@ -435,166 +677,42 @@ def build_leaderboard(table: Any, metrics: str | Sequence[str] | Sequence[Any] =
     kpass.UsageError
         Budget curves asked of an engine's statistics whose input has token columns.
     """
-    if not isinstance(table, (SampleTable, ProblemStatistics)):
-        raise TypeError(f"`table` must be a kpass.SampleTable or ProblemStatistics; got {type(table).__name__}.")
-    if (curves and budget_curves and isinstance(table, ProblemStatistics)
-            and (table.has_column("output_tokens") or table.has_column("answer_token"))):
-        raise UsageError(f"the leaderboard's budget curves need every sample's token positions, which the "
-                         f"{table.engine} engine reduces away; add --no-budget-curves (Python: budget_curves=False) or use --engine numpy")
-    if pairs not in PAIRS:
-        raise ValueError(f"`pairs` must be one of {PAIRS}; got {pairs!r}.")
+    _check_arguments(table, pairs, curves, budget_curves)
     confidence_level = _check_confidence_level(confidence_level)
     models = table.categories("model")
     tasks = table.categories("task")
     if baseline is not None and baseline not in models:
         raise ValueError(f"baseline model {baseline!r} is not in the table; models: {', '.join(models)}.")
     rng = seed_for_call(rng)
+    resampling = _Resampling(method=method, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng)
     options = {"cluster_by": cluster_by, "method": method, "confidence_level": confidence_level,
                "rng": rng, "n_resamples": n_resamples}
     report = compute_report(table, metrics, by=("model", "task"), plugin_manager=plugin_manager,
                             selection_bias=False, **options)  # the leaderboard's own, over its columns
-    from kpass.reports.task_groups import task_group_clusters
-
-    group_clusters = task_group_clusters(table) if isinstance(table, SampleTable) else {}  # lm-eval groups
-    column_tasks = [*tasks, *(name for name in group_clusters if any(row.task == name for row in report.rows))]
-    multi_task = len(column_tasks) > 1
-    columns = [{"key": f"{task}/{spec.name}" if multi_task else spec.name, "task": task,
-                "metric": spec.name,
-                "higher_is_better": bool(getattr(spec.implementation, "higher_is_better", True))}
-               for task in column_tasks for spec in report.metrics]
+    columns, group_clusters, multi_task = _leaderboard_columns(table, report, tasks)
     sort_key = _resolve_sort(sort, columns, plugin_manager)
     cluster_map = _problem_clusters(table, cluster_by) if cluster_by is not None else None
     rows = {(row.model, row.task, row.metric): row for row in report.rows}
     notes = list(report.notes)
 
-    ranks: dict[str, RankIntervals] = {}
-    matrices = {}
-    for column in columns:
-        present, common, matrix, dropped = _column_matrix(report, models, column["task"], column["metric"])
-        column.update(rank_problems=int(common.size), rank_models=len(present),
-                      rank_dropped_problems=int(dropped.size))
-        if dropped.size:
-            shown = ", ".join(dropped[:5].tolist()) + (", ..." if dropped.size > 5 else "")
-            notes.append(Note("ranks", (column["key"],), f"rank intervals and comparisons use the {common.size} "
-                              f"problems every model has; {dropped.size} problem(s) that some model lacks are left "
-                              f"out ({shown})."))
-        if not present:
-            continue
-        clusters = _clusters_for(group_clusters if column["task"] in group_clusters else cluster_map, column["task"],
-                                 common)
-        if common.size < 2:
-            notes.append(Note("ranks", (column["key"],), "no rank intervals (fewer than 2 problems shared by the models)."))
-            continue
-        if clusters is not None and np.unique(clusters).size < 2:
-            notes.append(Note("ranks", (column["key"],), "no rank intervals (the shared problems are in one cluster)."))
-            continue
-        ranks[column["key"]] = rank_intervals(
-            matrix, models=present, clusters=clusters, confidence_level=confidence_level,
-            n_resamples=n_resamples or DEFAULT_N_RESAMPLES, rng=rng,
-            higher_is_better=column["higher_is_better"])
-        matrices[column["key"]] = (present, matrix, clusters)
-
-    from kpass.reports.selection import check_selected, selection_bias
-
-    selection_entries, selection_notes = selection_bias(
-        [(key, column["task"], column["metric"], present, matrix, clusters)
-         for column in columns for key in [column["key"]] if key in matrices
-         for present, matrix, clusters in [matrices[key]]],
-        selected=check_selected(selected_on_this_set, models),
-        estimates={key: row.estimate for key, row in rows.items() if row.estimate is not None},
-        rng=rng)
+    ranks, matrices, rank_notes = _rank_columns(columns, report, models, group_clusters, cluster_map, resampling)
+    notes += rank_notes
+    selection_entries, selection_notes = _selection_bias_of(columns, matrices, selected_on_this_set, models, rows, rng)
     notes += selection_notes
-
-    sort_column = next(c for c in columns if c["key"] == sort_key)
-
-    def order_key(model: str):
-        row = rows.get((model, sort_column["task"], sort_column["metric"]))
-        if row is None or row.estimate is None:
-            return (1, 0.0, model)
-        return (0, -row.estimate if sort_column["higher_is_better"] else row.estimate, model)
-
-    ordered = sorted(models, key=order_key)
-
-    comparisons: list[dict[str, Any]] = []
-    shown_ranks = dict(ranks)  # the bootstrap's rank intervals, the sort column's reconciled below
-    if sort_key in matrices:
-        present, matrix, clusters = matrices[sort_key]
-        in_order = [m for m in ordered if m in present]
-        if baseline is not None:
-            if baseline not in present:
-                raise ValueError(f"baseline model {baseline!r} has no values in column {sort_key!r}.")
-            pair_list = [(m, baseline) for m in in_order if m != baseline]
-        elif pairs == "adjacent":
-            pair_list = list(zip(in_order[:-1], in_order[1:]))
-        else:
-            pair_list = [(a, b) for i, a in enumerate(in_order) for b in in_order[i + 1:]]
-        comparisons, comparison_notes = _compare_pairs(
-            pair_list, present, matrix, clusters, column=sort_key, method=method,
-            confidence_level=confidence_level, n_resamples=n_resamples, rng=rng)
-        notes += comparison_notes
-        if sort_key in ranks:
-            # ranks must not order two models that the paired comparison shown cannot tell apart
-            not_distinguished = [(c["model_a"], c["model_b"]) for c in comparisons
-                                 if c["low"] is not None and c["high"] is not None and c["low"] <= 0.0 <= c["high"]]
-            shown_ranks[sort_key], widened = reconcile_rank_intervals(ranks[sort_key], not_distinguished)
-            if widened:
-                shown = ", ".join(f"{a} / {b}" for a, b in widened[:10]) + (", ..." if len(widened) > 10 else "")
-                notes.append(Note("ranks", (sort_key,), f"rank intervals widened to overlap where the paired "
-                                  f"interval holds 0 ({len(widened)} pair(s): {shown}); the rank bootstrap alone had "
-                                  "ordered them."))
-
-    index = table.problem_index
-    problems_per_model = np.bincount(index.model_codes, minlength=len(models))
-    samples_per_model = np.bincount(index.model_codes, weights=index.n_samples, minlength=len(models))
-    entries: list[dict[str, Any]] = []
-    for model in ordered:
-        code = models.index(model)
-        metrics_of_model: dict[str, Any] = {}
-        ranks_of_model: dict[str, dict[str, float] | None] = {}
-        for column in columns:
-            row = rows.get((model, column["task"], column["metric"]))
-            metrics_of_model[column["key"]] = None if row is None else _cell_of(row)
-            if row is not None and row.note:
-                notes.append(Note("metric", (f"{model} / {column['key']}",), f"{row.note}."))
-            result = shown_ranks.get(column["key"])
-            if result is not None and model in result.models:
-                i = result.models.index(model)
-                ranks_of_model[column["key"]] = {
-                    "rank": int(result.rank[i]), "low": int(result.low[i]), "high": int(result.high[i]),
-                    "probability_first": float(result.probability_first[i]),
-                    "of": len(result.models)}
-            else:
-                ranks_of_model[column["key"]] = None
-        entries.append({"model": model, "n_problems": int(problems_per_model[code]),
-                        "n_samples": int(samples_per_model[code]), "metrics": metrics_of_model,
-                        "ranks": ranks_of_model})
-    for column in columns:  # the judges of a column's cells, when the input names them
-        judges = sorted({name for entry in entries for cell in [entry["metrics"][column["key"]]]
-                         if cell is not None and "judge" in cell for name in cell["judge"].split(", ")})
-        if judges:
-            column["judge"] = ", ".join(judges)
-        cell_judges = {cell.get("judge") for entry in entries for cell in [entry["metrics"][column["key"]]] if cell}
-        if len(cell_judges) > 1:
-            named = ", ".join(sorted(judge or "none named" for judge in cell_judges))
-            notes.append(Note("ranks", (column["key"],), f"the models' samples were judged by different metrics "
-                              f"({named}): their ranks and comparisons set one scoring against another."))
-
-    exclusions = []
-    for exclusion in report.exclusions:
-        key = f"{exclusion.task}/{exclusion.metric}" if multi_task else exclusion.metric
-        exclusions.append({"model": exclusion.model, "task": exclusion.task, "column": key,
-                           "metric": exclusion.metric, "n_problems": len(exclusion.problem_ids),
-                           "problem_ids": list(exclusion.problem_ids[:20]), "reason": exclusion.reason})
+    ordered = _leaderboard_order(models, rows, next(c for c in columns if c["key"] == sort_key))
+    comparisons, shown_ranks, comparison_notes = _sort_column_comparisons(
+        sort_key, ordered, matrices, ranks, baseline, pairs, resampling)
+    notes += comparison_notes
+    entries, entry_notes = _model_entries(table, models, ordered, columns, rows, shown_ranks)
+    notes += entry_notes
+    notes += _note_judges(columns, entries)
+    exclusions = _exclusion_records(report, multi_task)
 
     curve_data: dict[str, Any] = {}
     budget_data: dict[str, Any] = {}
     if curves:
-        curve_data, curve_notes = _pass_at_k_curves(table, models, tasks, options, plugin_manager)
-        budget_options = interval_options(method=method, confidence_level=confidence_level, rng=rng,
-                                          n_resamples=n_resamples, clustered=cluster_map is not None)
-        if budget_curves:
-            budget_data, budget_notes = _budget_curves(table, models, tasks, cluster_map, budgets, budget_options)
-            curve_notes += budget_notes
+        curve_data, budget_data, curve_notes = _all_curves(table, models, tasks, options, plugin_manager, cluster_map,
+                                                           budgets, budget_curves, resampling)
         notes += curve_notes
 
     data = {
