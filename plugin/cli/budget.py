@@ -47,6 +47,7 @@ from kpass.errors import DataError, UsageError
 from kpass.metrics import (
     DEFAULT_INTERVAL_METHOD,
     INTERVAL_METHODS,
+    BudgetCounts,
     UndefinedBudgetMetricWarning,
     UndefinedDecompositionWarning,
     budget_curve,
@@ -211,21 +212,40 @@ def _task_group_rows(samples: BudgetSamples, by: Sequence[str], args: argparse.N
     return out
 
 
-def _budget(args: argparse.Namespace) -> None:
-    by = [part.strip() for part in args.by.split(",") if part.strip()]
-    unknown = [part for part in by if part not in ("model", "task")]
-    if unknown or not by:
-        raise UsageError(f"--by takes model and/or task; got {args.by!r}")
-    # the same interval options as kpass report, so that pass@k(as-run) here is report's pass@k
-    options = check_interval_arguments(args)
-    samples = _samples(args)
-    index = samples.index
-    largest = int(index.n_samples.max())
-    too_large = [k for k in args.k if k > largest]
+@dataclasses.dataclass(frozen=True)
+class _Collected:
+    """What the rows of ``kpass budget`` gather group by group: points, judges, exclusions, notes, skipped rows."""
+
+    points: list[tuple[str, str, Any]]
+    judges: dict[tuple[str, str], str | None]  # the task metric that judged each row's samples (lm-eval)
+    exclusions: list[Exclusion]
+    notes: list[Note]
+    skipped: list[str]
+
+
+def _by_fields(by: str) -> list[str]:
+    """The fields of ``--by``, each model or task (a usage error otherwise)."""
+    fields = [part.strip() for part in by.split(",") if part.strip()]
+    unknown = [part for part in fields if part not in ("model", "task")]
+    if unknown or not fields:
+        raise UsageError(f"--by takes model and/or task; got {by!r}")
+    return fields
+
+
+def _check_k_fits(samples: BudgetSamples, ks: Sequence[int]) -> None:
+    """A data error when some k exceeds every problem's number of samples."""
+    largest = int(samples.index.n_samples.max())
+    too_large = [k for k in ks if k > largest]
     if too_large:
         raise DataError(f"-k {','.join(map(str, too_large))}: k needs that many samples per problem, but no problem "
                         f"has more than {largest} (the largest n), so every problem would be excluded. Lower -k to "
                         f"at most {largest}", source=samples.source, field="sample_index")
+
+
+def _group_rows(samples: BudgetSamples, by: Sequence[str],
+                options: dict[str, Any]) -> list[tuple[str, str, np.ndarray, np.ndarray | None, dict[str, Any]]]:
+    """The rows of the ``--by`` groups: ``(model, task, problems, None, interval options)``, one model per group checked."""
+    index = samples.index
     group_models = index.model_codes if "model" in by else np.zeros_like(index.model_codes)
     group_tasks = index.task_codes if "task" in by else np.zeros_like(index.task_codes)
     keys, group_of_problem = np.unique(group_models * len(samples.tasks) + group_tasks, return_inverse=True)
@@ -233,89 +253,118 @@ def _budget(args: argparse.Namespace) -> None:
     groups = [tuple((field, samples.models[key // len(samples.tasks)] if field == "model"
                      else samples.tasks[key % len(samples.tasks)]) for field in by) for key in keys.tolist()]
     check_one_model_per_group(samples.table, group_of_problem, groups, by)
-    with_task = "task" not in by
-    points: list[tuple[str, str, Any]] = []
-    judges: dict[tuple[str, str], str | None] = {}  # the task metric that judged each row's samples (lm-eval)
-    exclusions: list[Exclusion] = []
-    notes = as_notes(samples.table.notes)
-    skipped: list[str] = []
-    plans: list[tuple[str, str, np.ndarray, np.ndarray | None, dict[str, Any]]] = [
-        (samples.models[key // len(samples.tasks)] if "model" in by else "*",
-         samples.tasks[key % len(samples.tasks)] if "task" in by else "*",
-         np.flatnonzero(group_of_problem == g), None, options) for g, key in enumerate(keys.tolist())]
-    plans += _task_group_rows(samples, by, args, notes)
-    for model, task, problems, subtasks, row_options in plans:
-        where = f"model {model!r}, task {task!r}"
-        pooled = with_task or subtasks is not None  # a group row's problems come from several tasks
-        counts = samples.counts(problems, args.budgets, with_task=pooled)
-        judges[model, task] = judge_of(samples.table, problems)
-        clusters = samples.clusters(problems, with_task=pooled) if subtasks is None else subtasks
-        if counts.n_problems < 2:
-            raise DataError(f"{where}: an interval needs at least 2 problems; got {counts.n_problems}",
-                            source=samples.source)
-        ids = np.asarray(counts.problem_ids, dtype=object)
-        group_points = []
-        for keep, ks in _ks_by_eligible_problems(counts.n_samples, args.k):
-            short_n = np.unique(counts.n_samples[~keep]).tolist()
-            for k in ks:  # problems with fewer samples than k are left out of k and listed, as in kpass report
-                for n in short_n:
-                    members = counts.n_samples == n
-                    exclusions.append(Exclusion((("model", model), ("task", task)), f"k={k}",
-                                                tuple(ids[members].tolist()),
-                                                f"{n} sample{'s' if n != 1 else ''}, k = {k} needs {k}"))
-            if keep.sum() < 2:
-                skipped.append(f"{where}, k = {','.join(map(str, ks))}: {int(keep.sum())} problem(s) with enough "
-                               "samples; an interval needs 2, so no row")
-                notes.append(Note("budget", (f"{model} / {task} / k = {','.join(map(str, ks))}",),
-                                  f"{int(keep.sum())} problem(s) with enough samples; an interval needs 2, so no row"))
-                continue
-            chosen = counts if keep.all() else dataclasses.replace(
-                counts, problem_ids=tuple(ids[keep].tolist()), n_samples=counts.n_samples[keep],
-                n_finished=counts.n_finished[keep], n_correct=counts.n_correct[keep])
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    curve = budget_curve(chosen, k=ks, clusters=None if clusters is None else clusters[keep],
-                                         ratio_method=args.ratio_method, **row_options)
-                except ValueError as exc:  # options were checked: the data cannot give these intervals
-                    raise DataError(f"{where}: {exc}", source=samples.source) from exc
-            for warning in caught:
-                notes.append(warning_note(warning, (f"{model} / {task}",)))
-                if issubclass(warning.category, UndefinedBudgetMetricWarning):
-                    print(f"warning: {where}: {warning.message}", file=sys.stderr)
-            group_points.extend(curve)
-        budget_order = {budget: i for i, budget in reversed(list(enumerate(args.budgets)))}
-        group_points.sort(key=lambda point: (budget_order[point.budget], args.k.index(point.k)))
-        points.extend((model, task, point) for point in group_points)
-    if not points:
-        raise DataError(f"no row has 2 problems with enough samples for an interval: {'; '.join(skipped[:3])}",
-                        source=samples.source, field="sample_index")
-    notes = list(dict.fromkeys(notes))
-    judged = any(judge is not None for judge in judges.values())  # a judge column only where the input names one
+    return [(samples.models[key // len(samples.tasks)] if "model" in by else "*",
+             samples.tasks[key % len(samples.tasks)] if "task" in by else "*",
+             np.flatnonzero(group_of_problem == g), None, options) for g, key in enumerate(keys.tolist())]
 
-    records = [
+
+def _budget(args: argparse.Namespace) -> None:
+    by = _by_fields(args.by)
+    # the same interval options as kpass report, so that pass@k(as-run) here is report's pass@k
+    options = check_interval_arguments(args)
+    samples = _samples(args)
+    _check_k_fits(samples, args.k)
+    plans = _group_rows(samples, by, options)
+    collected = _Collected(points=[], judges={}, exclusions=[], notes=as_notes(samples.table.notes), skipped=[])
+    plans += _task_group_rows(samples, by, args, collected.notes)
+    for plan in plans:
+        _add_group_points(samples, plan, "task" not in by, args, collected)
+    if not collected.points:
+        raise DataError("no row has 2 problems with enough samples for an interval: "
+                        f"{'; '.join(collected.skipped[:3])}", source=samples.source, field="sample_index")
+    notes = list(dict.fromkeys(collected.notes))
+    points, judges = collected.points, collected.judges
+    judged = any(judge is not None for judge in judges.values())  # a judge column only where the input names one
+    if args.format in ("csv", "json"):
+        text = records_text(_budget_records(points, judges if judged else None, args.confidence), args.format,
+                            exclusions=collected.exclusions, notes=notes)
+    else:
+        text = budget_table(points, judges if judged else None, args.format, confidence_level=args.confidence,
+                            method=options["method"], ratio_method=args.ratio_method,
+                            clustered=bool(args.cluster_by), n_resamples=args.n_resamples, seed=args.seed)
+        text += budget_tail(collected.exclusions, notes, args.format)
+    _write(text, args.output)
+    if args.plot:
+        save_figure(plot_budget_curves(points), args.plot)
+
+
+def _add_group_points(samples: BudgetSamples,
+                      plan: tuple[str, str, np.ndarray, np.ndarray | None, dict[str, Any]],
+                      with_task: bool, args: argparse.Namespace, collected: _Collected) -> None:
+    """One row's curve points, in budget and k order, added to ``collected`` with its exclusions and notes."""
+    model, task, problems, subtasks, row_options = plan
+    where = f"model {model!r}, task {task!r}"
+    pooled = with_task or subtasks is not None  # a group row's problems come from several tasks
+    counts = samples.counts(problems, args.budgets, with_task=pooled)
+    collected.judges[model, task] = judge_of(samples.table, problems)
+    clusters = samples.clusters(problems, with_task=pooled) if subtasks is None else subtasks
+    if counts.n_problems < 2:
+        raise DataError(f"{where}: an interval needs at least 2 problems; got {counts.n_problems}",
+                        source=samples.source)
+    ids = np.asarray(counts.problem_ids, dtype=object)
+    group_points = []
+    for keep, ks in _ks_by_eligible_problems(counts.n_samples, args.k):
+        collected.exclusions.extend(_short_exclusions(model, task, ids, counts.n_samples, keep, ks))
+        if keep.sum() < 2:
+            collected.skipped.append(f"{where}, k = {','.join(map(str, ks))}: {int(keep.sum())} problem(s) with "
+                                     "enough samples; an interval needs 2, so no row")
+            collected.notes.append(Note("budget", (f"{model} / {task} / k = {','.join(map(str, ks))}",),
+                                        f"{int(keep.sum())} problem(s) with enough samples; an interval needs 2, "
+                                        "so no row"))
+            continue
+        chosen = counts if keep.all() else dataclasses.replace(
+            counts, problem_ids=tuple(ids[keep].tolist()), n_samples=counts.n_samples[keep],
+            n_finished=counts.n_finished[keep], n_correct=counts.n_correct[keep])
+        group_points.extend(_curve_points(samples, chosen, ks, None if clusters is None else clusters[keep],
+                                          args.ratio_method, row_options, (model, task), collected.notes))
+    budget_order = {budget: i for i, budget in reversed(list(enumerate(args.budgets)))}
+    group_points.sort(key=lambda point: (budget_order[point.budget], args.k.index(point.k)))
+    collected.points.extend((model, task, point) for point in group_points)
+
+
+def _short_exclusions(model: str, task: str, ids: np.ndarray, n_samples: np.ndarray, keep: np.ndarray,
+                      ks: Sequence[int]) -> list[Exclusion]:
+    """The problems with fewer samples than each k, left out of k and listed (as in kpass report), one per n."""
+    short_n = np.unique(n_samples[~keep]).tolist()
+    return [Exclusion((("model", model), ("task", task)), f"k={k}", tuple(ids[n_samples == n].tolist()),
+                      f"{n} sample{'s' if n != 1 else ''}, k = {k} needs {k}")
+            for k in ks for n in short_n]
+
+
+def _curve_points(samples: BudgetSamples, counts: BudgetCounts, ks: list[int], clusters: np.ndarray | None,
+                  ratio_method: str, options: dict[str, Any], row: tuple[str, str], notes: list[Note]) -> list[Any]:
+    """:func:`~kpass.metrics.budget_curve` of one row's counts; its warnings become notes (and stderr lines)."""
+    model, task = row
+    where = f"model {model!r}, task {task!r}"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            curve = budget_curve(counts, k=ks, clusters=clusters, ratio_method=ratio_method, **options)
+        except ValueError as exc:  # options were checked: the data cannot give these intervals
+            raise DataError(f"{where}: {exc}", source=samples.source) from exc
+    for warning in caught:
+        notes.append(warning_note(warning, (f"{model} / {task}",)))
+        if issubclass(warning.category, UndefinedBudgetMetricWarning):
+            print(f"warning: {where}: {warning.message}", file=sys.stderr)
+    return list(curve)
+
+
+def _budget_records(points: Sequence[tuple[str, str, Any]], judges: dict[tuple[str, str], str | None] | None,
+                    confidence_level: float) -> list[dict[str, Any]]:
+    """The ``--format csv/json`` records of the points (a judge column only when ``judges`` is given)."""
+    return [
         {
-            "model": model, "task": task, **({"judge": judges[model, task]} if judged else {}),
+            "model": model, "task": task, **({"judge": judges[model, task]} if judges is not None else {}),
             "budget": point.budget, "k": point.k,
             "fin": point.fin_at_k.estimate, "fin_low": point.fin_at_k.low, "fin_high": point.fin_at_k.high,
             "pass": point.pass_at_k.estimate, "pass_low": point.pass_at_k.low, "pass_high": point.pass_at_k.high,
             "pass_given_fin": point.pass_given_fin.estimate, "pass_given_fin_low": point.pass_given_fin.low,
             "pass_given_fin_high": point.pass_given_fin.high, "n_problems": point.n_problems,
             "n_samples": point.n_samples, "method": point.pass_at_k.method,
-            "ratio_method": point.pass_given_fin.method, "confidence_level": args.confidence,
+            "ratio_method": point.pass_given_fin.method, "confidence_level": confidence_level,
         }
         for model, task, point in points
     ]
-    if args.format in ("csv", "json"):
-        text = records_text(records, args.format, exclusions=exclusions, notes=notes)
-    else:
-        text = budget_table(points, judges if judged else None, args.format, confidence_level=args.confidence,
-                            method=options["method"], ratio_method=args.ratio_method,
-                            clustered=bool(args.cluster_by), n_resamples=args.n_resamples, seed=args.seed)
-        text += budget_tail(exclusions, notes, args.format)
-    _write(text, args.output)
-    if args.plot:
-        save_figure(plot_budget_curves(points), args.plot)
 
 
 def _ks_by_eligible_problems(n_samples: np.ndarray, ks: Sequence[int]) -> list[tuple[np.ndarray, list[int]]]:
