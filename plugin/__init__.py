@@ -62,8 +62,8 @@ _HOST_NAMES: dict[str, str] = {
     "ProblemSet": "data.problems",
     "choose_reader": "host.lookups", "read_samples": "host.lookups", "get_tokenizer": "host.lookups",
     "apply_answer_extractor": "host.lookups", "resolve_answer_extractor": "host.lookups",
-    "Comparison": "reports.report", "ComparisonRow": "reports.report", "Exclusion": "reports.report", "Report": "reports.report",
-    "ReportRow": "reports.report", "compute_comparison": "reports.report", "compute_report": "reports.report",
+    "Comparison": "reports.compare", "ComparisonRow": "reports.compare", "Exclusion": "reports.report", "Report": "reports.report",
+    "ReportRow": "reports.report", "compute_comparison": "reports.compare", "compute_report": "reports.report",
     "MetricFamily": "host.specs", "MetricSpec": "host.specs", "parse_metric_specs": "host.lookups",
     "Categorical": "data.table", "SampleTable": "data.table", "SCHEMA_COLUMNS": "data.table",
     "format_comparison": "render.formatting", "format_report": "render.formatting",
@@ -80,7 +80,8 @@ if TYPE_CHECKING:  # static tools see the eager imports
     from kpass.host.lookups import (apply_answer_extractor, choose_reader, get_tokenizer, parse_metric_specs,
                                     read_samples, resolve_answer_extractor)
     from kpass.data.problems import ProblemSet
-    from kpass.reports.report import Comparison, ComparisonRow, Exclusion, Report, ReportRow, compute_comparison, compute_report
+    from kpass.reports.compare import Comparison, ComparisonRow, compute_comparison
+    from kpass.reports.report import Exclusion, Report, ReportRow, compute_report
     from kpass.host.specs import MetricFamily, MetricSpec
     from kpass.data.table import SCHEMA_COLUMNS, Categorical, SampleTable
     from kpass.render.formatting import format_comparison, format_report

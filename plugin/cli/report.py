@@ -22,7 +22,8 @@ from kpass.data.table import SampleTable
 from kpass.errors import UsageError
 from kpass.render.formatting import format_comparison, format_report
 from kpass.render.plot import plot_comparison, plot_report
-from kpass.reports.report import Comparison, Report, compute_comparison, compute_report
+from kpass.reports.compare import Comparison, compute_comparison
+from kpass.reports.report import Report, compute_report
 
 __all__ = ["add_compare_arguments", "add_report_arguments", "run_compare", "run_report"]
 

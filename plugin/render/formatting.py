@@ -13,7 +13,8 @@ from kpass.render.numbers import MISSING, format_interval, format_level, format_
 from kpass.render.tables import markdown_lines, render_table
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kpass.reports.report import Comparison, Exclusion, Report
+    from kpass.reports.compare import Comparison
+    from kpass.reports.report import Exclusion, Report
 
 __all__ = ["FORMATS", "exclusion_lines", "format_comparison", "format_power", "format_report", "format_tail",
            "json_if_asked", "render"]

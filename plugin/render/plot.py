@@ -28,7 +28,8 @@ from kpass.errors import UsageError
 from kpass.render.escape import legend_label, plot_text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kpass.reports.report import Comparison, Report
+    from kpass.reports.compare import Comparison
+    from kpass.reports.report import Report
 
 __all__ = ["plot_budget_curves", "plot_comparison", "plot_decomposition", "plot_report"]
 

@@ -1,10 +1,10 @@
-"""Reports: every metric per (model, task) with an interval, and paired comparisons of models.
+"""Reports: every metric per (model, task) with an interval.
 
 :func:`compute_report` reduces a :class:`~kpass.SampleTable` to per-problem counts, asks each
 metric family for per-problem values on the problems with enough samples, and aggregates them
-with :func:`kpass.mean_ci`; :func:`compute_comparison` does the same for two models on the same
-problems with :func:`kpass.paired_difference`. Every problem left out of a metric is listed in the
-result's ``exclusions`` with the reason; nothing is dropped silently.
+with :func:`kpass.mean_ci`; :func:`kpass.reports.compare.compute_comparison` does the same for two
+models on the same problems with :func:`kpass.paired_difference`. Every problem left out of a metric
+is listed in the result's ``exclusions`` with the reason; nothing is dropped silently.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pluggy
 
 __all__ = [
-    "Comparison", "ComparisonRow", "DEFAULT_N_RESAMPLES", "DEFAULT_SEED", "Exclusion", "Report", "ReportRow",
-    "check_one_model_per_group", "compute_comparison", "compute_report", "interval_options", "problem_attribute",
+    "DEFAULT_N_RESAMPLES", "DEFAULT_SEED", "Exclusion", "Report", "ReportRow",
+    "check_one_model_per_group", "compute_report", "interval_options", "problem_attribute",
 ]
 
 Group = tuple[tuple[str, str], ...]
@@ -203,88 +203,6 @@ class Report:
             "exclusions": [exclusion.as_dict() for exclusion in self.exclusions],
             "notes": [note.as_dict() for note in as_notes(self.notes)],
             **({"selection_bias": [entry.as_dict() for entry in self.selection_bias]} if self.selection_bias else {}),
-        }
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class ComparisonRow(_TaskOfGroup):
-    """``model - baseline`` on one metric in one group, paired over the common problems.
-
-    Built with keyword arguments only; a statistic the data cannot give stays ``None`` (and
-    ``note`` says why).
-
-    Attributes
-    ----------
-    group : tuple of (field, value)
-        Group without the model (``task`` by default).
-    metric, model, baseline : str
-    estimate, low, high, standard_error : float
-        The paired difference and its interval.
-    p_value, correlation : float
-        Two-sided p-value of "no difference"; correlation of the per-problem values.
-    estimate_model, estimate_baseline : float
-        Each model's mean on the common problems.
-    n_problems : int
-    n_clusters : int or None
-    method : str
-    n_excluded : int
-    judge, judge_baseline : str or None
-        The task metric that judged the model's and the baseline's samples (as
-        :attr:`ReportRow.judge`); a difference between two judges mixes two scorings.
-    """
-
-    group: Group
-    metric: str
-    model: str
-    baseline: str
-    n_problems: int
-    estimate: float | None = None
-    low: float | None = None
-    high: float | None = None
-    standard_error: float | None = None
-    p_value: float | None = None
-    correlation: float | None = None
-    estimate_model: float | None = None
-    estimate_baseline: float | None = None
-    n_clusters: int | None = None
-    method: str | None = None
-    n_excluded: int = 0
-    note: str = ""
-    result: Any = dataclasses.field(default=None, compare=False, repr=False)
-    judge: str | None = None
-    judge_baseline: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.group)
-        for name in ("metric", "model", "baseline", "estimate", "low", "high", "standard_error", "p_value",
-                     "correlation", "estimate_model", "estimate_baseline", "n_problems", "n_clusters", "method",
-                     "n_excluded", "note"):
-            out[name] = getattr(self, name)
-        if self.judge is not None or self.judge_baseline is not None:
-            out["judge"], out["judge_baseline"] = self.judge, self.judge_baseline
-        return out
-
-
-@dataclasses.dataclass
-class Comparison:
-    """What :func:`compute_comparison` returns (``rows``, ``exclusions``, ``notes`` as in :class:`Report`)."""
-
-    rows: list[ComparisonRow]
-    exclusions: list[Exclusion]
-    notes: list[Note]
-    metrics: list[MetricSpec]
-    baseline: str
-    by: tuple[str, ...]
-    cluster_by: str | None
-    confidence_level: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "baseline": self.baseline, "by": list(self.by), "cluster_by": self.cluster_by,
-            "confidence_level": self.confidence_level, "metrics": [spec.name for spec in self.metrics],
-            "rows": [row.as_dict() for row in self.rows],
-            "exclusions": [exclusion.as_dict() for exclusion in self.exclusions],
-            "notes": [note.as_dict() for note in as_notes(self.notes)],
         }
 
 
@@ -611,8 +529,7 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
 
         check_selected(selected_on_this_set, table.category_values("model").tolist())
     _check_requirements(table, specs)
-    index = table.problem_index
-    largest = int(index.n_samples.max())
+    largest = int(table.problem_index.n_samples.max())
     for spec in specs:
         if spec.min_samples > largest:
             raise _too_few_samples(table, spec, largest)
@@ -625,74 +542,15 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
 
     keep, pooled_notes = pooled_pipeline_rows(table, by)
     task_groups, group_notes = task_group_problems(table, by) if isinstance(table, SampleTable) else ([], [])
-    rows: list[ReportRow] = []
-    exclusions: list[Exclusion] = []
-    per_problem = {}
+    parts = _ReportParts(table, specs, progress, (len(groups) + len(task_groups)) * len(specs))
     order = np.argsort(group_of_problem, kind="stable")
     boundaries = np.searchsorted(group_of_problem[order], np.arange(len(groups) + 1))
-    total = (len(groups) + len(task_groups)) * len(specs)
-    done = 0
-    warning_notes: list[Note] = []
-
-    def add_rows(group: Group, problems: NDArray[np.int64], labels: NDArray[np.object_],
-                 clusters_of: NDArray[np.int64] | None, options: dict[str, Any]) -> None:
-        """The rows of every metric on ``problems`` (one group), their exclusions and notes."""
-        nonlocal done
-        label = " / ".join(value for _, value in group)
-        first_row, judge = len(rows), judge_of(table, problems)
-        for spec in specs:
-            eligible, values, excluded = _evaluate(table, spec, problems)
-            warning_notes.extend(_family_notes(table, spec, problems[eligible], label))
-            n_excluded = 0
-            for reason, members in excluded:
-                exclusions.append(Exclusion(group, spec.name, tuple(labels[members].tolist()), reason))
-                n_excluded += int(members.sum())
-            chosen = problems[eligible]
-            n_samples = int(index.n_samples[chosen].sum())
-            per_problem[(group, spec.name)] = (tuple(labels[eligible].tolist()), values)
-            row_clusters = None if clusters_of is None else clusters_of[eligible]
-            n_clusters = None if row_clusters is None else int(np.unique(row_clusters).size)
-            summary = None if chosen.size == 0 else _summarize(table, spec, chosen, row_clusters, options)
-            if chosen.size == 0:
-                rows.append(ReportRow(group, spec.name, None, None, None, None, 0, 0, n_clusters, None, n_excluded,
-                                      "no problem has enough samples"))
-            elif summary is not None:  # a model-based metric (pass@K[extrapolate]) gives its own number
-                result, summary_notes = summary
-                row_label = ((f"{label} / " if label else "") + spec.name,)
-                warning_notes.extend(Note("model-based", row_label, message) for message in summary_notes)
-                if result is None:
-                    rows.append(ReportRow(group, spec.name, None, None, None, None, int(chosen.size), n_samples,
-                                          n_clusters, None, n_excluded, summary_notes[-1]))
-                else:
-                    rows.append(ReportRow(group, spec.name, float(result.estimate), _nan_to_none(result.low),
-                                          _nan_to_none(result.high), _nan_to_none(result.standard_error),
-                                          int(chosen.size), n_samples, result.n_clusters, result.rule or result.method,
-                                          n_excluded, "", result))
-            else:
-                try:
-                    result, caught = _interval(values, row_clusters, options)
-                except ValueError as exc:  # options were checked: the data cannot give an interval
-                    rows.append(ReportRow(group, spec.name, float(values.mean()), None, None, None, int(chosen.size),
-                                          n_samples, n_clusters, None, n_excluded, f"no interval: {exc}"))
-                else:
-                    row_label = ((f"{label} / " if label else "") + spec.name,)
-                    warning_notes.extend(warning_note(w, row_label) for w in caught)
-                    rows.append(ReportRow(group, spec.name, float(result.estimate), _nan_to_none(result.low),
-                                          _nan_to_none(result.high), _nan_to_none(result.standard_error),
-                                          int(chosen.size), n_samples, result.n_clusters, result.rule or result.method,
-                                          n_excluded, "", result))
-            done += 1
-            if progress is not None:
-                progress(done, total)
-        if judge is not None:
-            rows[first_row:] = [dataclasses.replace(row, judge=judge) for row in rows[first_row:]]
-
     for g, group in enumerate(groups):
         problems = order[boundaries[g]:boundaries[g + 1]]
         if keep is not None:  # pooled over tasks: each document once, through its task's first pipeline
             problems = problems[keep[problems]]
-        add_rows(group, problems, _problem_labels(table, problems, with_task),
-                 None if clusters is None else clusters[problems], options)
+        _add_group_rows(parts, _GroupProblems(group, problems, _problem_labels(table, problems, with_task),
+                                              None if clusters is None else clusters[problems]), options)
     if task_groups and cluster_by is None:  # lm-eval groups: the subtasks' problems pooled, each subtask one cluster
         try:
             group_options = interval_options(method=method, confidence_level=confidence_level, rng=options["rng"],
@@ -701,11 +559,12 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
             group_notes.append(Note("task-groups", (), f"no group rows: {exc}"))
             task_groups = []
     for item in task_groups:
-        add_rows(item.group, item.problems, _problem_labels(table, item.problems, True), item.clusters,
-                 group_options if cluster_by is None else options)
+        _add_group_rows(parts, _GroupProblems(item.group, item.problems, _problem_labels(table, item.problems, True),
+                                              item.clusters), group_options if cluster_by is None else options)
     notes = (_table_notes(table, (cluster_by, *by)) + pooled_notes + group_notes + _mixed_n_notes(table, groups, group_of_problem)
-             + warning_notes)
-    report = Report(rows, exclusions, notes, specs, by, cluster_by, options["confidence_level"], per_problem)
+             + parts.warning_notes)
+    report = Report(parts.rows, parts.exclusions, notes, specs, by, cluster_by, options["confidence_level"],
+                    parts.per_problem)
     if selection_bias:  # the winner's curse of several models on the same problems
         report.selection_bias, bias_notes = selection_bias_of_report(table, report, selected=selected_on_this_set,
                                                                      rng=options["rng"])
@@ -713,171 +572,87 @@ def compute_report(table: SampleTable, metrics: str | Sequence[str] | Sequence[M
     return report
 
 
-@replaying_violations
-def compute_comparison(table: SampleTable, metrics: str | Sequence[str] | Sequence[MetricSpec], *,
-                       baseline: str, models: Sequence[str] | None = None, by: Sequence[str] = ("task",),
-                       cluster_by: str | None = None, method: str | None = None, confidence_level: float = 0.95,
-                       rng: int | np.random.Generator | None = None, n_resamples: int = DEFAULT_N_RESAMPLES,
-                       intersect: bool = False,
-                       plugin_manager: "pluggy.PluginManager | None" = None,
-                       progress: Callable[[int, int], None] | None = None, cut_answers: str | None = None) -> Comparison:
-    """Paired differences ``model - baseline`` per metric and group, over the same problems.
+@dataclasses.dataclass
+class _ReportParts:
+    """What a report gathers group by group: rows, exclusions, per-problem values, notes and progress."""
 
-    Problems are matched by ``(task, problem_id)``. A problem is compared only when both models
-    have enough samples for the metric; the others are listed in ``exclusions``.
+    table: SampleTable
+    specs: list[MetricSpec]
+    progress: Callable[[int, int], None] | None
+    total: int
+    done: int = 0
+    rows: list[ReportRow] = dataclasses.field(default_factory=list)
+    exclusions: list[Exclusion] = dataclasses.field(default_factory=list)
+    per_problem: dict[tuple[Group, str], tuple[tuple[str, ...], NDArray[np.float64]]] = dataclasses.field(
+        default_factory=dict)
+    warning_notes: list[Note] = dataclasses.field(default_factory=list)
 
-    Parameters
-    ----------
-    table : SampleTable
-    metrics : str, sequence of str, or sequence of MetricSpec
-    baseline : str
-        The reference model.
-    models : sequence of str, optional
-        Models to compare with the baseline (default: every other model in the table).
-    by : sequence of str, default: ("task",)
-        Grouping fields besides the model.
-    method : str, optional
-        Interval method of :func:`kpass.paired_difference` (``PAIRED_INTERVAL_METHODS``);
-        default: ``DEFAULT_PAIRED_METHOD``.
-    cluster_by, confidence_level, rng, n_resamples, plugin_manager, progress, cut_answers
-        As in :func:`compute_report` (fresh entropy once per call and 10,000 resamples by default).
-    intersect : bool, default: False
-        When a problem is present for one model only: ``False`` raises :class:`~kpass.DataError`
-        naming such problems; ``True`` compares the common problems and lists the others.
 
-    Returns
-    -------
-    Comparison
+@dataclasses.dataclass(frozen=True)
+class _GroupProblems:
+    """One report group: its label, its problems, their labels and clusters."""
 
-    Raises
-    ------
-    UsageError
-        An unknown baseline or model, or a bad interval option (a ``ValueError``).
-    DataError
-        As :func:`compute_report`; problems present for one model only (without ``intersect``);
-        a metric no problem can be compared on (k larger than every n of a model).
-    """
-    if not isinstance(table, (SampleTable, ProblemStatistics)):
-        raise TypeError(f"`table` must be a kpass.SampleTable or kpass.ProblemStatistics; got {type(table).__name__}.")
-    specs = _resolve_specs(metrics, plugin_manager, cut_answers)
-    extrapolated = [spec.name for spec in specs if spec.params.get("extrapolate")]
-    if extrapolated:
-        raise UsageError(f"{', '.join(extrapolated)}: an extrapolated (model-based) metric has no paired "
-                         "per-problem values to compare; use `kpass report` for each model")
-    by = tuple(field for field in by if field != "model")
-    options = interval_options(method=method, confidence_level=confidence_level, rng=seed_for_call(rng),
-                               n_resamples=n_resamples, paired=True, clustered=cluster_by is not None)
-    all_models = table.categories("model")
-    if baseline not in all_models:
-        raise UsageError(f"baseline model {baseline!r} is not in the table; models: {', '.join(all_models)}.")
-    others = [m for m in all_models if m != baseline] if models is None else list(models)
-    for model in others:
-        if model not in all_models:
-            raise UsageError(f"model {model!r} is not in the table; models: {', '.join(all_models)}.")
-        if model == baseline:
-            raise UsageError(f"model {model!r} is the baseline; compare it with another model.")
-    if not others:
-        raise UsageError(f"the table has only the baseline model {baseline!r}; nothing to compare.")
-    _check_requirements(table, specs)
-    index = table.problem_index
-    base_code = all_models.index(baseline)
-    largest_base = int(index.n_samples[index.model_codes == base_code].max())
-    largest_other, other = max((int(index.n_samples[index.model_codes == all_models.index(m)].max()), m)
-                               for m in others)
-    if largest_base < largest_other:
-        limiting, largest = f"no problem of the baseline {baseline!r}", largest_base
-    else:
-        limiting = f"no problem of {other!r}" if len(others) == 1 else "no problem of any compared model"
-        largest = largest_other
-    for spec in specs:
-        if spec.min_samples > largest:
-            raise _too_few_samples(table, spec, largest, limiting)
-    groups, group_of_problem = _groups(table, by)
-    clusters = None if cluster_by is None else problem_attribute(table, cluster_by, "--cluster-by")
-    # matching key of a problem across models: (group, task, problem_id)
-    n_tasks = max(table.n_categories("task"), 1)
-    n_ids = max(table.n_categories("problem_id"), 1)
-    match_key = (group_of_problem * n_tasks + index.task_codes) * n_ids + index.problem_codes
-    rows: list[ComparisonRow] = []
-    exclusions: list[Exclusion] = []
-    with_task = "task" not in by
-    total = len(groups) * len(specs) * len(others)
-    done = 0
-    warning_notes: list[Note] = []
-    for g, group in enumerate(groups):
-        in_group = group_of_problem == g
-        base_problems = np.flatnonzero(in_group & (index.model_codes == base_code))
-        base_labels = _problem_labels(table, base_problems, with_task)
-        for model in others:
-            model_problems = np.flatnonzero(in_group & (index.model_codes == all_models.index(model)))
-            if base_problems.size == 0 and model_problems.size == 0:
-                continue
-            model_labels = _problem_labels(table, model_problems, with_task)
-            label_group = (("model", model), *group)
-            only_model = ~np.isin(match_key[model_problems], match_key[base_problems])
-            only_base = ~np.isin(match_key[base_problems], match_key[model_problems])
-            if (only_model.any() or only_base.any()) and not intersect:
-                shown = (_problem_labels(table, model_problems[only_model][:5], True).tolist()
-                         + _problem_labels(table, base_problems[only_base][:5], True).tolist())
-                first = (model_problems[only_model] if only_model.any() else base_problems[only_base])[0]
-                raise DataError(
-                    f"models {model!r} and {baseline!r} do not have the same problems: {int(only_model.sum())} only "
-                    f"under {model!r}, {int(only_base.sum())} only under {baseline!r} (e.g. {', '.join(shown)}); a "
-                    "paired comparison needs the same problems (use --intersect to compare the common ones and list "
-                    "the others)",
-                    **table.error_location(int(index.order[index.starts[first]])), field="problem_id")
-            for spec in specs:
-                base_ok, base_values, base_excluded = _evaluate(table, spec, base_problems)
-                model_ok, model_values, model_excluded = _evaluate(table, spec, model_problems)
-                for who, only, labels in ((model, only_model, model_labels), (baseline, only_base, base_labels)):
-                    if only.any():
-                        partner = baseline if who == model else model
-                        exclusions.append(Exclusion(label_group, spec.name, tuple(labels[only].tolist()),
-                                                    f"only under {who!r}, not under {partner!r}"))
-                for who, excluded, labels in ((model, model_excluded, model_labels),
-                                              (baseline, base_excluded, base_labels)):
-                    for reason, members in excluded:  # the partner's samples of these problems are unused too
-                        exclusions.append(Exclusion(label_group, spec.name, tuple(labels[members].tolist()),
-                                                    f"{who}: {reason}"))
-                model_chosen, base_chosen = model_problems[model_ok], base_problems[base_ok]
-                for who, chosen in ((model, model_chosen), (baseline, base_chosen)):
-                    warning_notes.extend(_family_notes(table, spec, chosen, " / ".join(
-                        value for _, value in (("model", who), *group))))
-                common, at_model, at_base = np.intersect1d(match_key[model_chosen], match_key[base_chosen],
-                                                           return_indices=True)
-                n_excluded = int(np.union1d(match_key[model_problems], match_key[base_problems]).size - common.size)
-                a = model_values[at_model]
-                b = base_values[at_base]
-                row_clusters = None if clusters is None else clusters[model_chosen[at_model]]
-                pair_row = functools.partial(ComparisonRow, group=group, metric=spec.name, model=model,
-                                             baseline=baseline, n_excluded=n_excluded,
-                                             judge=judge_of(table, model_problems),
-                                             judge_baseline=judge_of(table, base_problems))
-                if common.size == 0:
-                    rows.append(pair_row(n_problems=0, note="no common problem qualifies"))
-                else:
-                    try:
-                        with warnings.catch_warnings(record=True) as caught:
-                            warnings.simplefilter("always")
-                            result = core.paired_difference(a, b, clusters=row_clusters, **options)
-                        assert isinstance(result, core.PairedResult)  # 1-D a and b: one result
-                    except ValueError as exc:  # options were checked: the data cannot give an interval
-                        rows.append(pair_row(
-                            n_problems=int(common.size), estimate=float(a.mean() - b.mean()),
-                            estimate_model=float(a.mean()), estimate_baseline=float(b.mean()),
-                            note=f"no interval: {exc}"))
-                    else:
-                        label = " / ".join(value for _, value in label_group)
-                        warning_notes.extend(warning_note(w, (f"{label} / {spec.name} vs {baseline}",)) for w in caught)
-                        rows.append(pair_row(
-                            n_problems=int(common.size), estimate=float(result.estimate),
-                            low=_nan_to_none(result.low), high=_nan_to_none(result.high),
-                            standard_error=_nan_to_none(result.standard_error),
-                            p_value=_nan_to_none(result.p_value), correlation=_nan_to_none(result.correlation),
-                            estimate_model=float(result.estimate_a), estimate_baseline=float(result.estimate_b),
-                            n_clusters=result.n_clusters, method=result.rule or result.method, result=result))
-                done += 1
-                if progress is not None:
-                    progress(done, total)
-    notes = _table_notes(table, (cluster_by, *by)) + warning_notes
-    return Comparison(rows, exclusions, notes, specs, baseline, by, cluster_by, options["confidence_level"])
+    group: Group
+    problems: NDArray[np.int64]
+    labels: NDArray[np.object_]
+    clusters: NDArray[np.int64] | None
+
+    @property
+    def label(self) -> str:
+        """The group's values joined by `` / `` (empty for the whole table)."""
+        return " / ".join(value for _, value in self.group)
+
+
+def _add_group_rows(parts: _ReportParts, group: _GroupProblems, options: dict[str, Any]) -> None:
+    """The rows of every metric on one group's problems, their exclusions and notes."""
+    first_row, judge = len(parts.rows), judge_of(parts.table, group.problems)
+    for spec in parts.specs:
+        parts.rows.append(_metric_row(parts, group, spec, options))
+        parts.done += 1
+        if parts.progress is not None:
+            parts.progress(parts.done, parts.total)
+    if judge is not None:
+        parts.rows[first_row:] = [dataclasses.replace(row, judge=judge) for row in parts.rows[first_row:]]
+
+
+def _metric_row(parts: _ReportParts, group: _GroupProblems, spec: MetricSpec, options: dict[str, Any]) -> ReportRow:
+    """The row of one metric in one group; its exclusions, per-problem values and notes go to ``parts``."""
+    table, problems, labels = parts.table, group.problems, group.labels
+    eligible, values, excluded = _evaluate(table, spec, problems)
+    parts.warning_notes.extend(_family_notes(table, spec, problems[eligible], group.label))
+    n_excluded = 0
+    for reason, members in excluded:
+        parts.exclusions.append(Exclusion(group.group, spec.name, tuple(labels[members].tolist()), reason))
+        n_excluded += int(members.sum())
+    chosen = problems[eligible]
+    n_samples = int(table.problem_index.n_samples[chosen].sum())
+    parts.per_problem[(group.group, spec.name)] = (tuple(labels[eligible].tolist()), values)
+    row_clusters = None if group.clusters is None else group.clusters[eligible]
+    n_clusters = None if row_clusters is None else int(np.unique(row_clusters).size)
+    summary = None if chosen.size == 0 else _summarize(table, spec, chosen, row_clusters, options)
+    row = functools.partial(ReportRow, group.group, spec.name)
+    row_label = ((f"{group.label} / " if group.label else "") + spec.name,)
+    if chosen.size == 0:
+        return row(None, None, None, None, 0, 0, n_clusters, None, n_excluded, "no problem has enough samples")
+    if summary is not None:  # a model-based metric (pass@K[extrapolate]) gives its own number
+        result, summary_notes = summary
+        parts.warning_notes.extend(Note("model-based", row_label, message) for message in summary_notes)
+        if result is None:
+            return row(None, None, None, None, int(chosen.size), n_samples, n_clusters, None, n_excluded,
+                       summary_notes[-1])
+        return _interval_row(row, result, (int(chosen.size), n_samples, n_excluded))
+    try:
+        result, caught = _interval(values, row_clusters, options)
+    except ValueError as exc:  # options were checked: the data cannot give an interval
+        return row(float(values.mean()), None, None, None, int(chosen.size), n_samples, n_clusters, None,
+                   n_excluded, f"no interval: {exc}")
+    parts.warning_notes.extend(warning_note(w, row_label) for w in caught)
+    return _interval_row(row, result, (int(chosen.size), n_samples, n_excluded))
+
+
+def _interval_row(row: Callable[..., ReportRow], result: Any, counts: tuple[int, int, int]) -> ReportRow:
+    """A row from an interval result, given ``(n_problems, n_samples, n_excluded)``."""
+    n_problems, n_samples, n_excluded = counts
+    return row(float(result.estimate), _nan_to_none(result.low), _nan_to_none(result.high),
+               _nan_to_none(result.standard_error), n_problems, n_samples, result.n_clusters,
+               result.rule or result.method, n_excluded, "", result)
