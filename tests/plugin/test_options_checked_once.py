@@ -58,7 +58,7 @@ def test_a_generator_is_an_rng_of_the_host_too():
 
 
 #: The public modules whose functions take the bootstrap's seed or generator.
-PUBLIC_MODULES = ("kpass", "kpass.metrics", "kpass.reports.report", "kpass.reports.leaderboard",
+PUBLIC_MODULES = ("kpass", "kpass.metrics", "kpass.reports.report", "kpass.reports.compare", "kpass.reports.leaderboard",
                   "kpass.reports.frontier", "kpass.reports.crossover", "kpass.reports.selection",
                   "kpass.adapters.inspect_metrics", "kpass.adapters.inspect_tasks")
 

@@ -29,7 +29,7 @@ def test_the_python_api_gives_what_kpass_report_prints(run_cli, table, selected)
     report = kpass.compute_report(table, "pass@1,4", selected_on_this_set=selected, rng=DEFAULT_SEED)
     assert json.loads(out) == json.loads(format_report(report, "json"))
     assert report.selection_bias and all(isinstance(entry, SelectionBiasColumn) for entry in report.selection_bias)
-    assert any("selection bias" in note for note in report.notes)
+    assert any(note.kind == "selection-bias" for note in report.notes)
     chosen = [model for entry in report.selection_bias for model in entry.selected]
     assert [model.model for model in chosen] == list(selected) * len(report.selection_bias)
     for model in chosen:
@@ -41,7 +41,7 @@ def test_the_selection_bias_can_be_left_out(table):
     without = kpass.compute_report(table, "pass@1", selection_bias=False)
     assert without.selection_bias == [] and "selection_bias" not in without.as_dict()
     assert [note for note in with_bias.notes if note not in without.notes] == \
-        [note for note in with_bias.notes if "selection bias" in note]
+        [note for note in with_bias.notes if note.kind == "selection-bias"]
     assert [row.estimate for row in with_bias.rows] == [row.estimate for row in without.rows]
 
 
